@@ -1,0 +1,60 @@
+# Helpers shared by every component's CMakeLists.txt.
+
+# huygens_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
+# One GoogleTest executable; each TEST becomes a CTest test. HUYGENS_FIXTURES is defined to the
+# shared fixtures folder.
+function(huygens_test name)
+  if(NOT HUYGENS_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main
+    huygens_warnings)
+  target_compile_definitions(${name} PRIVATE
+    HUYGENS_FIXTURES="${HUYGENS_FIXTURES_DIR}"
+    HUYGENS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  set(labels unit)
+  if(T_LABELS)
+    set(labels ${T_LABELS})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+endfunction()
+
+# huygens_benchmark(NAME SOURCES... LIBS libs...)
+function(huygens_benchmark name)
+  if(NOT HUYGENS_BUILD_BENCHMARKS)
+    return()
+  endif()
+  cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${B_SOURCES} ${B_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${B_LIBS} benchmark::benchmark benchmark::benchmark_main
+    huygens_warnings)
+  target_compile_definitions(${name} PRIVATE HUYGENS_FIXTURES="${HUYGENS_FIXTURES_DIR}")
+endfunction()
+
+# huygens_fuzzer(NAME SOURCE LIBS libs... [SEEDS dir])
+# A libFuzzer target (clang only). CTest runs each fuzzer for a bounded time (label `fuzz`).
+function(huygens_fuzzer name)
+  if(NOT HUYGENS_BUILD_FUZZERS)
+    return()
+  endif()
+  cmake_parse_arguments(F "" "SEEDS;SECONDS" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${F_SOURCES} ${F_UNPARSED_ARGUMENTS})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${name} PRIVATE ${F_LIBS})
+  if(NOT F_SECONDS)
+    set(F_SECONDS 20)
+  endif()
+  set(corpus "${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus")
+  set(seed_args "")
+  if(F_SEEDS)
+    set(seed_args "${F_SEEDS}")
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
+      sh -c "mkdir -p '${corpus}' && exec \"$0\" -max_total_time=${F_SECONDS} -rss_limit_mb=2048 -print_final_stats=1 '${corpus}' ${seed_args}"
+      $<TARGET_FILE:${name}>)
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300)
+endfunction()
