@@ -1,0 +1,68 @@
+// Take-by-topology: choosing exactly N CPUs out of an available set, in kubelet's order.
+//
+// What it is: two free functions matching kubelet's CPU manager (pkg/kubelet/cm/cpumanager,
+// cpu_assignment.go, 1.34+):
+//   - TakeByTopology: kubelet's takeByTopologyNUMAPacked. Whole NUMA nodes or sockets first
+//     (whichever is the larger unit), then whole cores, then single threads, with kubelet's
+//     preferences and tie-breaks; CPU sorting `packed` or `spread` (option
+//     distribute-cpus-across-cores); option prefer-align-cpus-by-uncorecache.
+//   - TakeByTopologyNumaDistributed: kubelet's takeByTopologyNUMADistributed (option
+//     distribute-cpus-across-numa), with kubelet's CPU group size and balance scoring over NUMA
+//     combinations. Unlike kubelet, it always terminates: where kubelet's loop can spin forever
+//     (CPU group size 2 with an odd number of free CPUs left on two or more NUMA nodes), this
+//     one hands out the remainder and answers, or fails cleanly.
+//
+// Both are pure functions of their arguments: deterministic, no state, no I/O.
+//
+// Thread-safety: thread-compatible (no shared state); any number of threads may call them.
+#ifndef HUYGENS_ALLOC_TAKE_H_
+#define HUYGENS_ALLOC_TAKE_H_
+
+#include "absl/status/statusor.h"
+#include "cpuset/cpuset.h"
+#include "topology/topology.h"
+
+namespace huygens {
+
+// Order of free CPUs within the take (kubelet's CPUSortingStrategy).
+enum class CpuSortingStrategy {
+  kPacked,  // kubelet CPUSortingStrategyPacked: fill cores before moving to the next
+  kSpread,  // kubelet CPUSortingStrategySpread: one thread per core first (option
+            // distribute-cpus-across-cores)
+};
+
+struct TakeOptions {
+  // Default kPacked; kSpread is kubelet's option distribute-cpus-across-cores.
+  CpuSortingStrategy cpu_sorting_strategy = CpuSortingStrategy::kPacked;
+  // Default false; true is kubelet's option prefer-align-cpus-by-uncorecache (take whole L3
+  // groups, then fit the request into the L3 group(s) with the fewest spare CPUs). Only
+  // applied, as in kubelet, with kPacked sorting.
+  bool prefer_align_by_uncore_cache = false;
+};
+
+// Exactly `num_cpus` CPUs out of `available`, in kubelet's takeByTopologyNUMAPacked order.
+// CPUs of `available` unknown to `topo` or offline are never chosen.
+// Errors: InvalidArgument when num_cpus < 0; ResourceExhausted ("not enough cpus available to
+// satisfy request: requested=N, available=M", kubelet's wording) when `available` holds fewer
+// usable CPUs than requested. num_cpus == 0 gives the empty set.
+absl::StatusOr<CpuSet> TakeByTopology(const CpuTopology& topo, const CpuSet& available,
+                                      int num_cpus, const TakeOptions& options = {});
+
+// Exactly `num_cpus` CPUs out of `available`, spread evenly over the fewest NUMA nodes that can
+// hold them, in kubelet's takeByTopologyNUMADistributed order: CPUs are handed out to NUMA
+// nodes in groups of `cpu_group_size` (kubelet passes CpusPerCore(), so cores are not split
+// across NUMA nodes), the NUMA combination with the best balance (lowest variance of the
+// remaining free CPUs per NUMA node) wins, ties go to the first combination in kubelet's
+// enumeration order, and each NUMA node's share is taken with TakeByTopology (kPacked
+// options as given). Falls back to TakeByTopology when the request fits in one NUMA node.
+// Always terminates (see the file comment).
+// REQUIRES: cpu_group_size >= 1 (InvalidArgument otherwise).
+// Errors: as TakeByTopology.
+absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
+                                                     const CpuSet& available, int num_cpus,
+                                                     int cpu_group_size,
+                                                     const TakeOptions& options = {});
+
+}  // namespace huygens
+
+#endif  // HUYGENS_ALLOC_TAKE_H_
