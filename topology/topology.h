@@ -14,16 +14,19 @@
 // allowed only for offline CPUs (an offline CPU has no topology/ directory in sysfs).
 //
 // Invariants (checked by Create):
-//   - CPU ids are unique and in [0, CpuSet::kMaxCpus);
+//   - CPU ids are unique and in [0, CpuSet::kMaxCpus); NUMA node ids are unique and >= 0;
+//   - every unit id is >= -1;
 //   - every online CPU has core, socket, die, NUMA node and L3 group >= 0 and its NUMA node is
-//     listed in numa_nodes; cluster is >= 0 (equal to the core id when the machine has no
-//     cluster level);
+//     listed in numa_nodes (so is the NUMA node of an offline CPU, when known); cluster is >= 0
+//     (equal to the core id when the machine has no cluster level);
 //   - a core lies in one socket, one die, one NUMA node, one L3 group and one cluster; an L3
-//     group and a die lie in one socket; (an L3 group MAY span NUMA nodes: NPS4/SNC parts split
-//     an L3 domain's memory, and kubelet's uncore-cache option treats this as legal);
+//     group and a die lie in one socket (checked over the CPUs where both ids are known); (an
+//     L3 group MAY span NUMA nodes: NPS4/SNC parts split an L3 domain's memory, and kubelet's
+//     uncore-cache option treats this as legal);
 //   - NumaNode::cpus equals the set of known CPUs whose `numa` is that node;
-//   - NumaNode::distances, when non-empty, has an entry for every NUMA node, and the distance
-//     from a node to itself is the smallest in its row.
+//   - NumaNode::distances, when non-empty, has an entry for every
+//     listed NUMA node and none for unlisted ones, every distance is positive, and the distance
+//     from a node to itself is the smallest in its row (ties allowed).
 //
 // Thread-safety: immutable after Create; any number of threads may query it.
 #ifndef HUYGENS_TOPOLOGY_TOPOLOGY_H_
@@ -160,14 +163,21 @@ class CpuTopology {
   bool HasNumaNode(int numa) const;
   // REQUIRES: HasNumaNode(numa).
   const NumaNode& Numa(int numa) const;
-  // ACPI distance from a to b. Without a distance table: 10 when a == b, else 20 (the kernel's
-  // default). REQUIRES: both nodes exist.
+  // The kernel's default distances when the firmware gives no SLIT table.
+  static constexpr int kLocalDistance = 10;
+  static constexpr int kRemoteDistance = 20;
+
+  // ACPI distance from a to b. Without a distance table for `a`: kLocalDistance when a == b,
+  // else kRemoteDistance (the kernel's defaults). REQUIRES: both nodes exist.
   int Distance(int a, int b) const;
+  // True when at least one NUMA node carries a distance table.
   bool HasDistances() const;
 
   // ---- Derived topologies -------------------------------------------------------------------
-  // The same machine with only `cpus` known (others removed entirely); NUMA nodes, memory and
-  // distances are kept. Used to model a pool (e.g. the user pool) as a machine of its own.
+  // The same machine with only `cpus` known (others removed entirely, also from the machine
+  // masks possible/present/isolated/nohz_full); NUMA nodes (now possibly CPU-less), memory,
+  // hugepages, distances, unit ids and isolcpus flags are kept unchanged. Used to model a pool
+  // (e.g. the user pool) as a machine of its own.
   CpuTopology Restrict(const CpuSet& cpus) const;
 
   friend bool operator==(const CpuTopology& a, const CpuTopology& b) {
@@ -175,6 +185,9 @@ class CpuTopology {
   }
 
  private:
+  std::vector<int> UnitsOf(const CpuSet& cpus, int CpuInfo::*unit) const;
+  const NumaNode* FindNuma(int numa) const;  // nullptr when absent
+
   std::vector<CpuInfo> cpus_;
   std::vector<NumaNode> numa_nodes_;
   MachineCpus machine_;
