@@ -1,0 +1,252 @@
+// NodeState: one node's CPU bookkeeping: pools, per-pod assignments, per-NUMA counters.
+//
+// What it is: the system pool, the user pool and, inside the user pool, the exclusive CPUs
+// held by containers (pod UID -> container -> cpuset, init and restartable init containers
+// marked) and the shared pool (user pool minus exclusive CPUs), for one node of a given
+// topology. Used by the scheduler (one per node, in memory), by the simulator and by the agent
+// (its own node, checkpointed with node/checkpoint.h).
+//
+// Pools (DESIGN.md, "Pools on a node"):
+//   - system pool: NodeConfig::system_cpus (online CPUs only).
+//   - user pool: mode kAllocatable: every online CPU minus the system pool; mode kIsolated: the
+//     kernel's isolated CPUs (online, minus the system pool).
+//   - exclusive CPUs: the union of the cpusets of every exclusive container.
+//   - shared pool: user pool minus exclusive CPUs. Shared containers run there; their CPU
+//     requests (millicores) are summed, and no exclusive allocation may shrink the shared pool
+//     below ceil(sum / 1000) CPUs.
+//
+// Invariants (kept by every mutation; a mutation that would break one changes nothing and
+// returns an error; Validate() re-derives and checks them all):
+//   1. system pool and user pool are disjoint sets of online CPUs;
+//   2. every exclusive cpuset lies inside the user pool and is online;
+//   3. exclusive cpusets of different pods are disjoint; inside one pod, containers that run at
+//      the same time are disjoint (app containers and restartable init containers pairwise; a
+//      regular init container and a restartable init container that precedes it). A regular
+//      init container may share CPUs with containers that run after it (kubelet's reuse);
+//   4. ExclusiveCpus() is the union of all exclusive cpusets; SharedPool() = UserPool() minus
+//      ExclusiveCpus();
+//   5. Counters() equal a recount from the CPU sets; SharedRequestedMilli() equals the sum of
+//      the shared containers' requests.
+//
+// Init containers (matches kubelet's static policy, updateCPUsToReuse / getAssignedCPUsOfSiblings):
+// the CPUs of a pod's regular init containers may be reused by the containers that follow it
+// in the same pod (later init containers, restartable init containers, app containers); the
+// CPUs of restartable init containers and app containers are never reused. A CPU stays held
+// while any container of the pod that holds it is allocated, so releasing an init container
+// frees only the CPUs no later container took over. Unlike kubelet (which lets its
+// take-by-topology pick freely among free and reusable CPUs), a container that fits entirely
+// in its pod's reusable CPUs is placed there first, so a pod never holds more CPUs than
+// kubelet's pod-level count (the largest of the init steps and the long-running containers).
+//
+// Thread-safety: not thread-safe; callers serialise access to one NodeState. Copies are
+// independent (they share only the immutable topology) and cheap enough to use as scratch
+// state for "what if" questions.
+#ifndef HUYGENS_NODE_NODE_STATE_H_
+#define HUYGENS_NODE_NODE_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "alloc/huygens_allocator.h"
+#include "alloc/pod.h"
+#include "cpuset/cpuset.h"
+#include "node/allocation.h"
+#include "topology/topology.h"
+
+namespace huygens {
+
+// DESIGN.md "Pools on a node": how the user pool is formed.
+enum class NodeMode {
+  kAllocatable,  // user pool = all online CPUs minus the system pool; pods request `cpu`
+  kIsolated,     // user pool = the kernel's isolated CPUs; pods request huygens.io/isolated-cpu
+};
+const char* ToString(NodeMode mode);                        // "allocatable" | "isolated"
+std::optional<NodeMode> ParseNodeMode(const std::string& s);  // nullopt when unknown
+
+// Per-node configuration. Defaults per field as written.
+struct NodeConfig {
+  std::string name;                                   // node name; written into allocations
+  NodeMode mode = NodeMode::kAllocatable;
+  CpuSet system_cpus;                                 // the system pool; default none
+  TopologyPolicy topology_policy = TopologyPolicy::kSingleNumaNode;  // when the pod sets none
+  TopologyScope topology_scope = TopologyScope::kContainer;
+  BindPolicy default_bind_policy = BindPolicy::kFullCores;           // when the pod sets none
+  NumaStrategy numa_strategy = NumaStrategy::kMostAllocated;
+  // Per-NUMA-node weight for the allocator (NUMA node id -> capacity); empty = equal.
+  std::map<int, double> capacity;
+};
+
+// One NUMA node's counters, kept up to date incrementally.
+struct NumaCounters {
+  int numa = 0;          // NUMA node id
+  int user_cpus = 0;     // user-pool CPUs on this node
+  int free_cpus = 0;     // user-pool CPUs not held exclusively (the node's share of the shared pool)
+  int free_cores = 0;    // cores all of whose online CPUs are in the user pool and free
+  std::map<int, int> free_cpus_per_l3;  // L3 group id -> free CPUs (groups with user CPUs only)
+
+  friend bool operator==(const NumaCounters&, const NumaCounters&) = default;
+};
+
+// Who decided a pod's CPUs.
+enum class Owner {
+  kHuygens,  // the Huygens scheduler (huygens.io/allocation)
+  kKubelet,  // kubelet's CPU manager (imported from cpu_manager_state)
+};
+
+// What one pod asks of a node, as NodeState counts it (no CPU walks).
+struct CpuDemand {
+  // Exclusive CPUs the pod holds at most at once: kubelet's pod-level count, the larger of
+  // (each regular init container plus the restartable init containers before it) and (all
+  // restartable init containers plus all app containers).
+  int exclusive_cpus = 0;
+  int64_t shared_milli = 0;  // sum of the shared containers' CPU requests
+};
+
+// The demand of `pod` on a node of `mode` (see AllocatePod for which containers are exclusive).
+CpuDemand CpuDemandOf(const PodSpec& pod, NodeMode mode);
+
+class NodeState {
+ public:
+  // Builds an empty node (no pods). The topology is shared, never copied: a scheduler keeps
+  // thousands of nodes of a few machine shapes.
+  // Errors (InvalidArgument, naming the field): topology null; config.system_cpus holds CPUs
+  // that are unknown or offline; the user pool is empty in kIsolated mode is allowed (a node
+  // with no isolated CPUs simply fits nothing).
+  static absl::StatusOr<NodeState> Create(std::shared_ptr<const CpuTopology> topology,
+                                          NodeConfig config);
+
+  // Allocates every container of `pod` (init containers in order, then app containers):
+  //   - a container is exclusive when, in kAllocatable mode, EffectiveCpuPolicy(pod) is
+  //     kExclusive and ExclusiveCpus(pod, container) > 0 (kubelet's guaranteedCPUs), taking
+  //     that many CPUs; in kIsolated mode, when its isolated_cpus > 0 and the pod's cpu-policy
+  //     is not shared/none, taking isolated_cpus CPUs;
+  //   - otherwise, with cpu-policy kNone the container is not managed (left out of the
+  //     allocation); else it is shared (its cpu request counts against the shared pool) — in
+  //     kIsolated mode, a container without isolated CPUs is not managed.
+  // Exclusive CPUs come from AllocateExclusive (alloc/huygens_allocator.h) with the pod's
+  // topology policy (else the node's), bind policy (else the node's) and the node's NUMA
+  // strategy and capacity. Scope kContainer: one decision per container. Scope kPod: one NUMA
+  // decision for the pod's CpuDemandOf().exclusive_cpus, then each container inside those
+  // NUMA nodes. `near_numa_nodes`: NUMA nodes of the pod's affinity group, preferred.
+  // Errors (nothing changed; the message names the pod, the container and the reason):
+  // AlreadyExists (pod uid known); ResourceExhausted (not enough CPUs, no NUMA alignment
+  // under the topology policy, or the shared pool would drop below the shared requests);
+  // InvalidArgument (empty uid, duplicate container names).
+  absl::StatusOr<PodAllocation> AllocatePod(const PodSpec& pod,
+                                            const std::vector<int>& near_numa_nodes = {});
+
+  // Takes an allocation decided elsewhere (rebuild, the scheduler cache of another replica,
+  // kubelet's checkpoint). Checks: uid matches and is new; node name matches (when the
+  // allocation names one); every container exists in `pod` with the same init/restartable
+  // flags; exclusive cpusets are online, in the user pool, free, and obey invariant 3.
+  // Shared containers' requests are counted even when that overcommits the shared pool
+  // (reality is recorded; Validate reports the overcommit).
+  // Errors: InvalidArgument / AlreadyExists / FailedPrecondition (conflict), naming the CPUs;
+  // nothing changed.
+  absl::Status Assume(const PodSpec& pod, const PodAllocation& allocation,
+                      Owner owner = Owner::kHuygens);
+
+  // Releases every CPU of the pod. NotFound when the pod is unknown.
+  absl::Status ReleasePod(const std::string& pod_uid);
+
+  // Releases one container: its CPUs go back to the shared pool unless another container of the
+  // pod still holds them (kubelet's getAssignedCPUsOfSiblings); a shared container's request
+  // stops counting. The pod is forgotten when its last container goes. NotFound when unknown.
+  absl::Status ReleaseContainer(const std::string& pod_uid, const std::string& container);
+
+  // Resizes an exclusive container in place to `num_cpus` (kubelet's in-place resize for the
+  // static policy): growing keeps every CPU it has and adds CPUs chosen by the allocator on the
+  // container's NUMA nodes (other NUMA nodes only under topology policy none/best-effort);
+  // shrinking keeps a packed subset of its CPUs (take-by-topology over its own CPUs) and frees
+  // the rest. Returns the new cpuset. Errors: NotFound; FailedPrecondition (shared container,
+  // kubelet-owned pod, the bind policy full-cores and a count that is not whole cores);
+  // InvalidArgument (num_cpus < 1); ResourceExhausted (not enough free CPUs, or the shared pool
+  // would drop below the shared requests). Nothing changed on error.
+  absl::StatusOr<CpuSet> ResizeContainer(const std::string& pod_uid,
+                                         const std::string& container, int num_cpus);
+
+  // Replaces the whole state by the given pods (e.g. from every pod's huygens.io/allocation
+  // on this node). A pod whose entry is malformed (Assume's checks) is rejected with the
+  // reason; pods that claim one CPU are ALL rejected (there is no telling which is right), each
+  // naming the other pods and the CPUs; duplicate uids are all rejected. The rest is rebuilt.
+  // The result does not depend on the order of `pods`.
+  struct RebuildReport {
+    int rebuilt = 0;
+    std::vector<std::pair<std::string, std::string>> rejected;  // pod uid, reason
+  };
+  RebuildReport Rebuild(const std::vector<std::pair<PodSpec, PodAllocation>>& pods);
+
+  // Every violated invariant (see the file comment), one line each with the CPUs involved,
+  // e.g. "pods a and b both hold cpus 4-5"; plus a shared pool smaller than the shared
+  // requests. Empty when clean.
+  std::vector<std::string> Validate() const;
+
+  // ---- Pools and counters -------------------------------------------------------------------
+  const CpuTopology& Topology() const { return *topology_; }
+  const std::shared_ptr<const CpuTopology>& SharedTopology() const { return topology_; }
+  const NodeConfig& Config() const { return config_; }
+  CpuSet SystemPool() const { return system_pool_; }
+  CpuSet UserPool() const { return user_pool_; }
+  CpuSet ExclusiveCpus() const { return exclusive_; }
+  CpuSet SharedPool() const { return user_pool_.Difference(exclusive_); }
+  // One entry per NUMA node of the topology (ascending id), CPU-less nodes included.
+  const std::vector<NumaCounters>& Counters() const { return counters_; }
+  int64_t SharedRequestedMilli() const { return shared_milli_; }
+  // CPUs the shared containers need: ceil(SharedRequestedMilli() / 1000).
+  int SharedCpusNeeded() const;
+  // Exclusive CPUs a new allocation may still take: SharedPool().Size() - SharedCpusNeeded()
+  // (may be negative when Assume recorded an overcommit).
+  int FreeForExclusive() const;
+  const std::map<std::string, PodAllocation>& Pods() const { return pods_; }
+  // The spec a pod was allocated or assumed with; nullptr when unknown.
+  const PodSpec* SpecOf(const std::string& pod_uid) const;
+  // Who decided the pod's CPUs; kHuygens when unknown.
+  Owner OwnerOf(const std::string& pod_uid) const;
+
+ private:
+  friend class NodeStateTestPeer;  // tests corrupt a state to exercise Validate
+
+  struct PodRecord {
+    PodSpec spec;
+    CpuSet held;               // union of the pod's exclusive cpusets
+    int64_t shared_milli = 0;  // requests of its shared containers
+    Owner owner = Owner::kHuygens;
+  };
+
+  NodeState(std::shared_ptr<const CpuTopology> topology, NodeConfig config, CpuSet system_pool,
+            CpuSet user_pool);
+
+  // Checks an allocation against the pools, the free CPUs and invariant 3; OK or the reason.
+  absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation) const;
+  // Records a checked allocation (no checks).
+  void Commit(const PodSpec& pod, PodAllocation allocation, Owner owner);
+  // Marks `cpus` held / free and updates the counters incrementally.
+  void Take(const CpuSet& cpus);
+  void Give(const CpuSet& cpus);
+  void AdjustCounters(const CpuSet& cpus, int delta);
+  std::vector<NumaCounters> Recount() const;
+  int NumaIndex(int numa) const;
+
+  std::shared_ptr<const CpuTopology> topology_;
+  NodeConfig config_;
+  CpuSet system_pool_;
+  CpuSet user_pool_;
+  CpuSet exclusive_;
+  int64_t shared_milli_ = 0;
+  std::map<std::string, PodAllocation> pods_;
+  std::map<std::string, PodRecord> records_;
+  std::vector<NumaCounters> counters_;
+  std::vector<int> numa_index_;   // NUMA node id -> index in counters_, -1 when absent
+  std::vector<int> core_free_;    // core id -> free user-pool CPUs of that core
+};
+
+}  // namespace huygens
+
+#endif  // HUYGENS_NODE_NODE_STATE_H_
