@@ -1,0 +1,140 @@
+// Huygens' own exclusive-CPU allocator: NUMA set choice, capacity factors, L3 groups and bind
+// policies. These are Huygens' choices, not kubelet's (kubelet-exact behaviour lives in
+// alloc/take.h, alloc/static_policy.h, alloc/hints.h and alloc/merge.h).
+//
+// What it does, in order:
+//   1. Usable CPUs: `available` ∩ online CPUs of the topology (∩ the CPUs of
+//      `within_numa_nodes` when given).
+//   2. What each NUMA node offers, in CPUs: floor(capacity factor × its usable CPUs) (factor
+//      1 when absent), further limited by the bind policy's unit: packed counts CPUs,
+//      full-cores counts the CPUs of whole free cores (all online threads usable) that fit
+//      under that bound, spread-cores counts cores with at least one usable thread (one CPU
+//      each).
+//   3. NUMA set: the fewest NUMA nodes whose offers add up to the request, under the topology
+//      policy: single-numa-node allows one node only; restricted allows only sets of kubelet's
+//      preferred size (the fewest NUMA nodes whose online CPUs could hold the request at all,
+//      so the CPU hint is preferred); best-effort and none allow any size. Among sets of that
+//      size: the numa_strategy score (most-allocated: the smallest total offer, best fit;
+//      least-allocated: the largest total offer; nearest: the smallest sum, over the set, of
+//      each node's distance to the nearest of near_numa_nodes, then as most-allocated), then
+//      the fewest L3 groups the allocation would span, then the lowest NUMA ids.
+//   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
+//      (then increasing id) each give min(offer, what is left).
+//   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
+//      offering least that still fits; several: largest offers first), then the bind policy:
+//        packed       - kubelet's order (TakeByTopology, alloc/take.h) on those CPUs; for a
+//                       single chosen set with no binding capacity factor, TakeByTopology runs
+//                       over the whole set at once, exactly as kubelet would on it;
+//        full-cores   - whole free cores only, lowest core id first; never splits a core;
+//        spread-cores - one thread (the lowest usable) per core, cores whose threads are all
+//                       free first, then cores already partly used, lowest core id first; the
+//                       siblings stay available for other pods.
+//
+// Properties (tested on random topologies and states): the result is a subset of `available`,
+// has exactly num_cpus CPUs, is deterministic, never splits a core under full-cores, never
+// takes two threads of one core under spread-cores, lies in one NUMA node under
+// single-numa-node and in a preferred-size set under restricted; every call terminates.
+//
+// Thread-safety: ExclusiveAllocator is immutable after construction; any number of threads may
+// call Allocate on one instance. AllocateExclusive is a pure function.
+#ifndef HUYGENS_ALLOC_HUYGENS_ALLOCATOR_H_
+#define HUYGENS_ALLOC_HUYGENS_ALLOCATOR_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/pod.h"
+#include "cpuset/cpuset.h"
+#include "topology/topology.h"
+
+namespace huygens {
+
+// How Huygens chooses among equally small NUMA sets (Huygens' choice; see the file comment).
+enum class NumaStrategy {
+  kMostAllocated,   // "most-allocated": pack (best fit: the set offering the fewest CPUs)
+  kLeastAllocated,  // "least-allocated": balance (the set offering the most CPUs)
+  kNearest,         // "nearest": closest by NUMA distance to near_numa_nodes (affinity groups)
+};
+const char* ToString(NumaStrategy s);
+std::optional<NumaStrategy> ParseNumaStrategy(const std::string& s);
+
+// One exclusive request.
+struct ExclusiveRequest {
+  int num_cpus = 0;  // CPUs to allocate; 0 gives an empty allocation
+  // packed | full-cores | spread-cores (DESIGN.md, huygens.io/bind-policy). Default packed.
+  BindPolicy bind_policy = BindPolicy::kPacked;
+  // Which NUMA sets are acceptable. Default single-numa-node.
+  TopologyPolicy topology_policy = TopologyPolicy::kSingleNumaNode;
+  // Among equally small NUMA sets. Default most-allocated.
+  NumaStrategy numa_strategy = NumaStrategy::kMostAllocated;
+  // kNearest: the NUMA nodes to be near (e.g. where the pod's affinity group already runs).
+  // Empty = no preference (kNearest then behaves as kMostAllocated). Ignored otherwise.
+  std::vector<int> near_numa_nodes;
+  // Per-NUMA capacity factor in (0,1]; a node missing here has factor 1. A node with factor f
+  // offers only floor(f × its free CPUs) to this request.
+  std::map<int, double> capacity;
+  // When set, only these NUMA nodes may be used (e.g. the pod-scope decision). Default: all.
+  std::optional<std::vector<int>> within_numa_nodes;
+};
+
+// The result: the CPUs and the NUMA nodes they lie in (sorted ascending).
+struct ExclusiveAllocation {
+  CpuSet cpus;
+  std::vector<int> numa_nodes;
+
+  friend bool operator==(const ExclusiveAllocation&, const ExclusiveAllocation&) = default;
+};
+
+// A topology indexed for fast repeated allocation (per core, per NUMA node, per L3 group).
+// Build one per node and topology version; Allocate is then the hot path the scheduler uses.
+class ExclusiveAllocator {
+ public:
+  explicit ExclusiveAllocator(CpuTopology topo);
+
+  const CpuTopology& Topology() const { return topo_; }
+
+  // See AllocateExclusive.
+  absl::StatusOr<ExclusiveAllocation> Allocate(const CpuSet& available,
+                                               const ExclusiveRequest& request) const;
+
+ private:
+  struct Core {
+    int id = 0;
+    int numa = 0;
+    int l3 = 0;
+    CpuSet cpus;  // online threads
+  };
+  struct Numa {
+    int id = 0;
+    CpuSet cpus;               // online CPUs
+    std::vector<int> cores;    // indexes into cores_, ascending core id
+    std::vector<int> l3s;      // L3 group ids with CPUs in this node, ascending
+  };
+  friend class AllocationRun;
+
+  CpuTopology topo_;
+  std::vector<Core> cores_;   // ascending core id, online cores only
+  std::vector<Numa> numas_;   // ascending NUMA id, nodes with online CPUs only
+  std::vector<int> core_of_cpu_;  // cpu id -> index into cores_, -1 for none
+  bool uniform_threads_ = true;   // every core has the same number of online threads
+};
+
+// Exactly `request.num_cpus` CPUs out of `available`, chosen as the file comment describes.
+// Equivalent to ExclusiveAllocator(topo).Allocate(available, request).
+// Errors:
+//   InvalidArgument - num_cpus < 0; a capacity factor outside (0,1] or for an unknown NUMA
+//     node; an unknown NUMA node in near_numa_nodes or within_numa_nodes;
+//   ResourceExhausted - the request cannot be met, with the reason, e.g.
+//     "no single NUMA node has 24 free CPUs (largest: 18 on node 1)",
+//     "full-cores: 5 CPUs is not a whole number of cores (2 threads per core)",
+//     "restricted: no set of 2 NUMA nodes has 40 free CPUs (largest: 36 on nodes 0,1)".
+absl::StatusOr<ExclusiveAllocation> AllocateExclusive(const CpuTopology& topo,
+                                                      const CpuSet& available,
+                                                      const ExclusiveRequest& request);
+
+}  // namespace huygens
+
+#endif  // HUYGENS_ALLOC_HUYGENS_ALLOCATOR_H_
