@@ -1,0 +1,151 @@
+// ClusterCache: the scheduler's in-memory picture of the cluster.
+//
+// What it is: every node (by name) with, per node, the sum of the requests of the pods on it,
+// its pods, the host ports in use, and its own copy of the node's CPU state (NodeState: pools,
+// exclusive assignments, per-NUMA counters). Pods are either bound (AddPod: seen bound in the
+// API, with their huygens.io/allocation) or assumed (AssumePod: chosen by the scheduler at
+// Reserve, before binding). This mirrors kube-scheduler's cache (pkg/scheduler/backend/cache):
+// an assumed pod counts exactly like a bound one, ForgetPod undoes an assume, FinishBinding
+// marks the bind as sent, and AddPod of an assumed pod confirms it.
+//
+// Invariants (kept by every operation, or the operation changes nothing and returns an error):
+//   - a pod uid is on at most one node; each node's requested resources, pod count, ports and
+//     CPU state equal the sum over exactly the pods the cache lists on it;
+//   - no two pods hold one exclusive CPU (NodeState enforces it; an allocation that would break
+//     it is rejected with FailedPrecondition naming the pod and the CPUs);
+//   - Generation() increases on every change, and NodeInfo::generation is the cache generation
+//     of the node's last change, so a caller can keep a snapshot and refresh only what moved.
+//
+// Errors: NotFound / AlreadyExists naming the node or pod uid; FailedPrecondition when an
+// allocation does not fit the node's CPU state.
+//
+// Thread-safety: not thread-safe; one scheduler thread owns the cache (the service serialises
+// informer events onto that thread).
+#ifndef HUYGENS_SCHED_CACHE_H_
+#define HUYGENS_SCHED_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "node/allocation.h"
+#include "node/node_state.h"
+#include "sched/node.h"
+#include "sched/pod.h"
+
+namespace huygens::sched {
+
+// One host port in use on a node, with the number of pods using it (several pods may hold
+// the same port when their host IPs differ).
+struct UsedPort {
+  HostPort port;
+  int count = 0;
+};
+
+// Per-node aggregate the filters read. Owned by the cache; pointers stay valid until the node
+// is removed.
+struct NodeInfo {
+  Node node;
+  // The cache's own CPU state of the node; nullptr for a NUMA-blind node.
+  std::unique_ptr<NodeState> cpu_state;
+  PodRequests requested;                              // sum of the pods' PodRequests
+  std::map<std::string, int64_t> requested_extended;  // sum of Pod::extended_requests
+  std::vector<std::string> pod_uids;                  // bound and assumed pods, in arrival order
+  std::vector<UsedPort> used_ports;
+  uint64_t generation = 0;  // cache generation of this node's last change
+  int index = 0;            // position in ClusterCache::Nodes()
+
+  int NumPods() const { return static_cast<int>(pod_uids.size()); }
+};
+
+// Where the members of one affinity group run: node index -> NUMA node id -> members holding
+// CPUs there. Kept by the cache for NumaScore.
+using AffinityGroupPlacement = absl::flat_hash_map<int, std::map<int, int>>;
+
+class ClusterCache {
+ public:
+  ClusterCache() = default;
+  ClusterCache(const ClusterCache&) = delete;
+  ClusterCache& operator=(const ClusterCache&) = delete;
+
+  // ---- Nodes ---------------------------------------------------------------------------
+  // Adds a node with no pods; its CPU state is copied from node.cpu_state.
+  // Errors: AlreadyExists; InvalidArgument for an empty name.
+  absl::Status AddNode(Node node);
+  // Replaces the node's metadata (labels, taints, unschedulable, allocatable, NUMA strategy);
+  // pods and the CPU state are kept (a machine whose topology changed is removed and added).
+  // Errors: NotFound.
+  absl::Status UpdateNode(Node node);
+  // Removes the node and every pod on it (bound or assumed). Errors: NotFound.
+  absl::Status RemoveNode(std::string_view name);
+
+  // ---- Pods ------------------------------------------------------------------------------
+  // A pod seen bound to `node` in the API, with its allocation (huygens.io/allocation) when it
+  // has one; the allocation is applied to the node's CPU state (NodeState::Assume). If the pod
+  // is assumed on the same node, this confirms the assume (kube-scheduler's AddPod after
+  // assume); if assumed elsewhere, the assume is dropped first.
+  // Errors: NotFound (node); AlreadyExists (already bound); FailedPrecondition (allocation
+  // conflicts with the node's state).
+  absl::Status AddPod(PodPtr pod, std::string_view node,
+                      std::optional<PodAllocation> allocation);
+  // Removes a bound or assumed pod and frees its CPUs, ports and requests. Errors: NotFound.
+  absl::Status RemovePod(std::string_view uid);
+  // Counts `pod` on `node` before it is bound, with the allocation Reserve computed; the
+  // allocation is applied to the node's CPU state unless `allocation_applied` (Reserve computed
+  // it with NodeState::AllocatePod on MutableCpuState(), which already recorded it).
+  // Errors: as AddPod.
+  absl::Status AssumePod(PodPtr pod, std::string_view node,
+                         std::optional<PodAllocation> allocation, bool allocation_applied);
+  // Undoes AssumePod (Unreserve, or a failed bind). Errors: NotFound; FailedPrecondition when
+  // the pod is bound, not assumed.
+  absl::Status ForgetPod(std::string_view uid);
+  // Records that the bind was sent for an assumed pod (kube-scheduler's FinishBinding). The
+  // pod stays counted until AddPod confirms it or ForgetPod / RemovePod drops it.
+  absl::Status FinishBinding(std::string_view uid);
+
+  // ---- Reading ---------------------------------------------------------------------------
+  // Every node, in a stable order (removal moves the last node into the hole).
+  const std::vector<NodeInfo*>& Nodes() const { return order_; }
+  const NodeInfo* FindNode(std::string_view name) const;
+  // The node's CPU state for Reserve to allocate in; nullptr when unknown or NUMA-blind.
+  NodeState* MutableCpuState(std::string_view name);
+
+  struct PodEntry {
+    PodPtr pod;
+    std::string node;
+    std::optional<PodAllocation> allocation;
+    bool assumed = false;         // true until AddPod confirms
+    bool binding_finished = false;
+  };
+  const PodEntry* FindPod(std::string_view uid) const;
+  int NumPods() const { return static_cast<int>(pods_.size()); }
+
+  // Members of an affinity group per node and NUMA node; nullptr when the group has none.
+  const AffinityGroupPlacement* AffinityGroup(std::string_view group) const;
+
+  uint64_t Generation() const { return generation_; }
+
+ private:
+  absl::Status Place(PodPtr pod, NodeInfo& info, std::optional<PodAllocation> allocation,
+                     bool allocation_applied, bool assumed);
+  void Unplace(PodEntry& entry, NodeInfo& info);
+  void Touch(NodeInfo& info);
+
+  std::vector<std::unique_ptr<NodeInfo>> nodes_;
+  std::vector<NodeInfo*> order_;
+  absl::flat_hash_map<std::string, NodeInfo*> by_name_;
+  absl::flat_hash_map<std::string, PodEntry> pods_;
+  absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_CACHE_H_

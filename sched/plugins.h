@@ -1,0 +1,75 @@
+// The plugin registry: every plugin Huygens ships, constructed by name.
+//
+// What it is: one factory per plugin (each plugin lives in its own file, sched/plugin_*.cc)
+// and NewPlugin, which maps a kube-scheduler-style name to its factory. Plugin semantics and
+// reason strings are documented in docs/scheduler.md and in each factory's comment.
+//
+// Thread-safety: factories are pure; the plugins they return belong to one scheduler thread.
+#ifndef HUYGENS_SCHED_PLUGINS_H_
+#define HUYGENS_SCHED_PLUGINS_H_
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/profile.h"
+
+namespace huygens::sched {
+
+// ---- kube-scheduler's default plugins (same semantics and reason strings) ------------------
+// Filter: rejects a node with spec.unschedulable unless the pod tolerates the taint
+// node.kubernetes.io/unschedulable:NoSchedule. Reason "node(s) were unschedulable"
+// (UnschedulableAndUnresolvable).
+std::unique_ptr<Plugin> NewNodeUnschedulable();
+// Filter: a pod with spec.nodeName fits only that node. Reason "node(s) didn't match the
+// requested node name" (UnschedulableAndUnresolvable).
+std::unique_ptr<Plugin> NewNodeName();
+// Filter: every NoSchedule / NoExecute taint must be tolerated. Reason "node(s) had
+// untolerated taint {key: value}" (UnschedulableAndUnresolvable). Score: the number of
+// PreferNoSchedule taints the pod does not tolerate, normalised reversed (fewer is better).
+std::unique_ptr<Plugin> NewTaintToleration();
+// Filter: nodeSelector and required node affinity. Reason "node(s) didn't match Pod's node
+// affinity/selector" (UnschedulableAndUnresolvable). Score: sum of weights of the matching
+// preferred terms, normalised to 0..100.
+std::unique_ptr<Plugin> NewNodeAffinity();
+// Filter: the pod's host ports must be free on the node. Reason "node(s) didn't have free
+// ports for the requested pod ports" (Unschedulable).
+std::unique_ptr<Plugin> NewNodePorts();
+// PreFilter + Filter: cpu, memory, pods, huygens.io/isolated-cpu and extended resources.
+// Reasons "Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient <name>"
+// (Unschedulable; every failing resource is listed). Score: `scoring` over cpu and memory
+// (weights 1 each), 0..100.
+std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
+
+// ---- Huygens plugins -------------------------------------------------------------------
+// Filter: would the node's topology manager admit the pod (its topology policy and scope,
+// judged on NodeState's per-NUMA counters through alloc/hints + alloc/merge), and can the
+// pod's bind policy be met there. Reasons e.g. "NUMA: no single NUMA node fits 24 CPUs",
+// "NUMA: no preferred NUMA set fits 40 CPUs", "NUMA: not enough free whole cores for 8 CPUs",
+// "NUMA: not enough free exclusive CPUs for 8 CPUs" (Unschedulable).
+std::unique_ptr<Plugin> NewNumaFit();
+// Score: fewer NUMA nodes for the pod's exclusive CPUs is better; then pack or spread over the
+// node's NUMA nodes (the node's NodeConfig::numa_strategy: most-allocated packs,
+// least-allocated spreads); affinity-group
+// members prefer nodes and NUMA nodes where their group runs, or the nearest by distance.
+std::unique_ptr<Plugin> NewNumaScore(const ClusterCache* cache);
+// Score: the pod's bind policy fits without splitting cores: full-cores needs free whole
+// cores, spread-cores needs cores with a free thread; more headroom scores higher.
+std::unique_ptr<Plugin> NewSmtScore();
+// Reserve: computes the exact cpusets with NodeState::AllocatePod (near the pod's affinity
+// group) and assumes the pod in the cache; Unreserve forgets it. Nodes without CPU state are
+// assumed without cpusets.
+std::unique_ptr<Plugin> NewNumaReserve(ClusterCache* cache);
+// Bind: binds in the cache at once (AddPod confirms the assume). The simulator's binder.
+std::unique_ptr<BindPlugin> NewCacheBind(ClusterCache* cache);
+
+// The plugin called `name` (as listed in sched/profile.h), built for `profile` over `cache`.
+// Errors: InvalidArgument for an unknown name.
+absl::StatusOr<std::unique_ptr<Plugin>> NewPlugin(std::string_view name, const Profile& profile,
+                                                  ClusterCache* cache);
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_PLUGINS_H_

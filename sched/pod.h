@@ -1,0 +1,136 @@
+// Pod: the scheduler's view of one pod.
+//
+// What it is: the pod's resource shape (PodSpec, from alloc/pod.h: uid, namespace, name,
+// containers, Huygens annotations) plus every field kube-scheduler's default filters read:
+// labels, nodeSelector, required and preferred node affinity, tolerations, host ports,
+// priority, schedulerName, spec.nodeName, extended-resource requests and creation order.
+// Field meanings and defaults follow the Kubernetes core/v1 API.
+//
+// Invariants: `spec.uid` is non-empty and unique in a cluster; `creation_index` is unique per
+// pod and increases with creation time (it breaks priority ties in the queue, like
+// kube-scheduler's timestamp ordering).
+//
+// Thread-safety: plain data.
+#ifndef HUYGENS_SCHED_POD_H_
+#define HUYGENS_SCHED_POD_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alloc/pod.h"
+
+namespace huygens::sched {
+
+// core/v1 NodeSelectorOperator.
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+// core/v1 NodeSelectorRequirement. For kGt/kLt `values` holds exactly one integer (as text);
+// for kExists/kDoesNotExist it is empty.
+struct NodeSelectorRequirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::kIn;
+  std::vector<std::string> values;
+
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
+};
+
+// core/v1 NodeSelectorTerm: the requirements are ANDed. `match_fields` supports the one field
+// Kubernetes supports, `metadata.name`. A term with no requirements matches no node (as in
+// Kubernetes).
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;  // on node labels
+  std::vector<NodeSelectorRequirement> match_fields;       // key "metadata.name" only
+
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
+};
+
+// core/v1 PreferredSchedulingTerm (weight 1..100).
+struct PreferredSchedulingTerm {
+  int32_t weight = 1;
+  NodeSelectorTerm preference;
+
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
+};
+
+// core/v1 TaintEffect.
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+// core/v1 TolerationOperator.
+enum class TolerationOperator { kEqual, kExists };
+
+// core/v1 Toleration. An empty key with kExists tolerates every taint; an unset effect matches
+// every effect.
+struct Toleration {
+  std::string key;
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;           // nullopt = all effects
+  std::optional<int64_t> toleration_seconds;   // NoExecute only; not used for placement
+
+  friend bool operator==(const Toleration&, const Toleration&) = default;
+};
+
+// A container port with hostPort set (core/v1 ContainerPort). Two ports conflict when protocol
+// and port are equal and the host IPs are equal or either is the wildcard (kube-scheduler's
+// NodePorts plugin).
+struct HostPort {
+  std::string host_ip;          // "" and "0.0.0.0" both mean every address
+  std::string protocol = "TCP"; // "TCP", "UDP" or "SCTP"
+  int32_t port = 0;             // 1..65535
+
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+struct Pod {
+  PodSpec spec;  // uid, namespace, name, containers, Huygens annotations
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> node_selector;                // spec.nodeSelector
+  // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: the terms are
+  // ORed. Empty = no requirement.
+  std::vector<NodeSelectorTerm> required_node_affinity;
+  // spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.
+  std::vector<PreferredSchedulingTerm> preferred_node_affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<HostPort> host_ports;
+  // Effective requests of extended resources other than huygens.io/isolated-cpu (which comes
+  // from the containers' `isolated_cpus`), computed as Kubernetes does for the pod: the larger
+  // of the sum over app containers and the largest init container. Resource name -> amount.
+  std::map<std::string, int64_t> extended_requests;
+  int32_t priority = 0;                                  // spec.priority (resolved)
+  std::string scheduler_name = "default-scheduler";      // spec.schedulerName
+  std::string node_name;                                 // spec.nodeName ("" = unset)
+  int64_t creation_index = 0;                            // creation order, see file comment
+
+  const std::string& Uid() const { return spec.uid; }
+};
+
+// Pods are shared, immutable, between the queue, the cache and the caller.
+using PodPtr = std::shared_ptr<const Pod>;
+
+// Effective pod requests as Kubernetes computes them for scheduling (resource helpers
+// PodRequests): for each resource, max(sum over app containers and restartable init
+// containers, the largest regular init container plus the restartable init containers started
+// before it), plus pod overhead (none modelled). A container without a request counts 0.
+// cpu is in millicores, memory in bytes; isolated_cpus in whole CPUs.
+struct PodRequests {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  int64_t isolated_cpus = 0;  // huygens.io/isolated-cpu
+
+  friend bool operator==(const PodRequests&, const PodRequests&) = default;
+};
+PodRequests ComputePodRequests(const PodSpec& pod);
+
+// Extended resource name advertised by nodes in `isolated` mode (DESIGN.md).
+inline constexpr const char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
+
+const char* ToString(TaintEffect e);          // "NoSchedule", "PreferNoSchedule", "NoExecute"
+const char* ToString(SelectorOperator op);    // "In", "NotIn", ...
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_POD_H_

@@ -1,0 +1,74 @@
+// Profile: which plugins a scheduler runs, their order and weights, and its defaults.
+//
+// What it is: kube-scheduler's KubeSchedulerProfile reduced to Huygens' needs. Two built-in
+// profiles:
+//   - HuygensProfile(): the default filters plus NumaFit, the NUMA/SMT scores and the Reserve
+//     plugin that computes exact cpusets (scheduler name "huygens");
+//   - DefaultProfile(): NUMA-blind, like stock kube-scheduler on these fields (no cpusets at
+//     Reserve; kubelet would pick the CPUs at admission). The simulator's baseline.
+//
+// Topology policy and scope, bind policy and NUMA strategy are not profile settings: a pod's
+// annotations win, else the node's NodeConfig decides (DESIGN.md: "default from the node").
+//
+// Plugin names (one file each, sched/plugin_*.cc; see docs/scheduler.md):
+//   filters:  NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+//             NodeResourcesFit, NumaFit
+//   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, NumaScore, SmtScore
+//   reserve:  NumaReserve
+//
+// Thread-safety: plain data.
+#ifndef HUYGENS_SCHED_PROFILE_H_
+#define HUYGENS_SCHED_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+
+namespace huygens::sched {
+
+// NodeResourcesFit's scoring strategy (kube-scheduler's ScoringStrategy.Type).
+enum class ResourceScoring {
+  kLeastAllocated,  // prefer emptier nodes (kube-scheduler's default)
+  kMostAllocated,   // prefer fuller nodes (bin packing)
+};
+
+struct WeightedPlugin {
+  std::string name;
+  int64_t weight = 1;  // kube-scheduler's plugin weight (1..100)
+
+  friend bool operator==(const WeightedPlugin&, const WeightedPlugin&) = default;
+};
+
+struct Profile {
+  // Pods whose spec.schedulerName equals this are scheduled with this profile.
+  std::string scheduler_name = "huygens";
+  // Filter plugins in the order they run (cheap first). A plugin that also has a PreFilter
+  // runs it, in this order, before any Filter.
+  std::vector<std::string> filters;
+  // Score plugins and weights. A plugin that also has a PreScore runs it first.
+  std::vector<WeightedPlugin> scores;
+  // Reserve plugins in order ("NumaReserve" computes and assumes cpusets).
+  std::vector<std::string> reserves;
+  // kube-scheduler's percentageOfNodesToScore: 0 = adaptive (50% minus 1% per 125 nodes,
+  // floor 5%); otherwise 1..100. At least 100 nodes are always evaluated when there are that
+  // many. Default 0.
+  int percentage_of_nodes_to_score = 0;
+  // Default kLeastAllocated (kube-scheduler's default); the Huygens profile packs.
+  ResourceScoring resource_scoring = ResourceScoring::kLeastAllocated;
+};
+
+// The Huygens profile (see the file comment). Filters: NodeUnschedulable, NodeName,
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, NumaFit. Scores (weight):
+// NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3), NumaScore (5),
+// SmtScore (2). Reserve: NumaReserve.
+Profile HuygensProfile();
+
+// The stock-scheduler baseline: the same default filters and scores without any NUMA plugin
+// and without Reserve; NodeResourcesFit scores least-allocated; scheduler name
+// "default-scheduler".
+Profile DefaultProfile();
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_PROFILE_H_

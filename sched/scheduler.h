@@ -1,0 +1,95 @@
+// Scheduler: one scheduling attempt for one pod over the ClusterCache.
+//
+// What it is: kube-scheduler's scheduling cycle (schedulePod + the binding cycle run inline):
+//   1. PreFilter plugins (a rejection marks every node with its reason);
+//   2. Filter: nodes are visited round-robin from where the previous attempt stopped, until
+//      NumFeasibleNodesToFind(nodes, percentage) feasible nodes are found or all nodes were
+//      visited (kube-scheduler's percentageOfNodesToScore, adaptive by default);
+//   3. no feasible node: PostFilter plugins, then an Unschedulable result whose message is
+//      kube-scheduler's FitError text, e.g.
+//      "0/5000 nodes are available: 1880 NUMA: no single NUMA node fits 24 CPUs, 3120
+//      Insufficient cpu." (per-reason node counts, "count reason" strings sorted as text);
+//   4. PreScore + Score + NormalizeScore, weighted sum; the highest total wins, ties go to
+//      the node visited first (deterministic, where kube-scheduler picks at random);
+//   5. Reserve (Huygens computes and assumes the exact cpusets), then Bind. A failure in
+//      Reserve or Bind runs Unreserve in reverse order and gives an Error result; the cache is
+//      left as before the attempt.
+//
+// Performance: no per-node allocation on the hot path; buffers live in the Scheduler.
+//
+// Thread-safety: not thread-safe; one thread drives a Scheduler and its cache.
+#ifndef HUYGENS_SCHED_SCHEDULER_H_
+#define HUYGENS_SCHED_SCHEDULER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "node/allocation.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/pod.h"
+#include "sched/profile.h"
+
+namespace huygens::sched {
+
+struct ScheduleResult {
+  enum class Outcome {
+    kScheduled,      // bound to `node` (allocation set when Reserve computed cpusets)
+    kUnschedulable,  // no node fits now; `message` is the FitError text, `reasons` the counts
+    kError,          // Reserve/Bind failed or a plugin reported an error; `message` says why
+  };
+  Outcome outcome = Outcome::kUnschedulable;
+  std::string node;
+  std::optional<PodAllocation> allocation;
+  std::string message;
+  // Unschedulable: reason -> number of nodes, sorted by reason text.
+  std::vector<std::pair<std::string, int>> reasons;
+  std::optional<std::string> nominated_node;  // from PostFilter
+  int evaluated_nodes = 0;                    // nodes whose filters ran
+  int feasible_nodes = 0;
+
+  bool scheduled() const { return outcome == Outcome::kScheduled; }
+};
+
+// kube-scheduler's numFeasibleNodesToFind: all nodes when there are fewer than 100 or
+// percentage >= 100; otherwise percentage (0 = adaptive: 50 - nodes/125, at least 5) of the
+// nodes, but at least 100.
+int NumFeasibleNodesToFind(int num_all_nodes, int percentage_of_nodes_to_score);
+
+// kube-scheduler's FitError message for a diagnosis:
+// "0/N nodes are available: <pre-filter message or sorted 'count reason' list>."
+std::string FitErrorMessage(const Diagnosis& diagnosis);
+
+class Scheduler {
+ public:
+  // Builds the profile's plugins over `cache` (not owned; must outlive the Scheduler).
+  // `binder`: the Bind plugin; nullptr = bind in the cache at once (AddPod confirms the
+  // assume), which is what the simulator wants. Errors: InvalidArgument naming an unknown
+  // plugin or a plugin listed at an extension point it does not implement.
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      ClusterCache* cache, Profile profile, std::unique_ptr<BindPlugin> binder = nullptr);
+  ~Scheduler();
+
+  // One scheduling attempt. REQUIRES: the pod is not in the cache (neither bound nor assumed).
+  ScheduleResult ScheduleOne(PodPtr pod);
+
+  const Profile& profile() const { return profile_; }
+  ClusterCache& cache() { return *cache_; }
+
+ private:
+  Scheduler(ClusterCache* cache, Profile profile);
+  struct Impl;
+
+  ClusterCache* cache_;
+  Profile profile_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_SCHEDULER_H_
