@@ -11,7 +11,6 @@ namespace huygens {
 namespace {
 
 constexpr int kWordBits = 64;
-constexpr size_t kMaxWords = CpuSet::kMaxCpus / kWordBits;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -59,16 +58,9 @@ void CpuSet::Trim(Words& words) {
 
 CpuSet CpuSet::Range(int first, int last) {
   ABSL_RAW_CHECK(first >= 0 && last < kMaxCpus, "CpuSet::Range: id out of range");
-  if (first > last) return CpuSet();
-  Words words(static_cast<size_t>(last / kWordBits + 1), 0);
-  for (int w = first / kWordBits; w <= last / kWordBits; ++w) {
-    const int lo = std::max(first, w * kWordBits) - w * kWordBits;
-    const int hi = std::min(last, w * kWordBits + kWordBits - 1) - w * kWordBits;
-    const uint64_t upper = hi == 63 ? ~uint64_t{0} : ((uint64_t{1} << (hi + 1)) - 1);
-    const uint64_t lower = (uint64_t{1} << lo) - 1;
-    words[static_cast<size_t>(w)] = upper & ~lower;
-  }
-  return CpuSet(std::move(words));
+  Builder b;
+  b.AddRange(first, last);
+  return b.Build();
 }
 
 absl::StatusOr<CpuSet> CpuSet::FromIds(std::span<const int> cpus) {
@@ -130,11 +122,9 @@ absl::StatusOr<CpuSet> CpuSet::Parse(std::string_view cpu_list) {
                        fmt::format("cpu id above the maximum {} in", kMaxCpus - 1));
     }
     if (colon == std::string_view::npos) {
-      b.Add(Range(first, last));
+      b.AddRange(first, last);
     } else {
-      for (int cpu = first; cpu <= last; ++cpu) {
-        if ((cpu - first) % group < used) b.Add(cpu);
-      }
+      for (int lo = first; lo <= last; lo += group) b.AddRange(lo, std::min(last, lo + used - 1));
     }
     start = comma + 1;
     if (comma == text.size()) break;
@@ -150,19 +140,17 @@ absl::StatusOr<CpuSet> CpuSet::ParseMask(std::string_view mask) {
         fmt::format("cpu mask {:?}: {} {:?} at position {}", mask, what, group, pos));
   };
   if (text.empty()) return error(text, lead, "empty mask");
-  std::vector<std::pair<std::string_view, size_t>> groups;
+  // Groups are numbered from the right (group 0 holds cpus 0-31); count them first so that one
+  // left-to-right pass knows each group's index.
+  const size_t ngroups = static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+  Words words;
   size_t start = 0;
-  while (true) {
+  for (size_t i = 0; i < ngroups; ++i) {
     size_t comma = text.find(',', start);
     if (comma == std::string_view::npos) comma = text.size();
-    groups.emplace_back(text.substr(start, comma - start), lead + start);
-    if (comma == text.size()) break;
+    const std::string_view group = text.substr(start, comma - start);
+    const size_t pos = lead + start;
     start = comma + 1;
-  }
-  Words words;
-  const size_t ngroups = groups.size();
-  for (size_t i = 0; i < ngroups; ++i) {
-    const auto [group, pos] = groups[i];
     if (group.empty() || group.size() > 8) {
       return error(group, pos, "group must have 1 to 8 hex digits:");
     }
@@ -186,7 +174,7 @@ absl::StatusOr<CpuSet> CpuSet::ParseMask(std::string_view mask) {
       return error(group, pos, fmt::format("bit above cpu {} set in group", kMaxCpus - 1));
     }
     const size_t w = index / 2;
-    if (words.size() <= w) words.resize(w + 1, 0);
+    if (words.size() <= w) words.resize(w + 1, 0);  // the first non-zero group sizes it
     words[w] |= static_cast<uint64_t>(value) << (32 * (index % 2));
   }
   return CpuSet(std::move(words));
@@ -196,12 +184,14 @@ std::string CpuSet::ToString() const {
   std::string out;
   int cpu = NextFrom(0);
   while (cpu >= 0) {
-    int last = cpu;
-    while (last + 1 < kMaxCpus && Contains(last + 1)) ++last;
+    const int end = NextAbsentFrom(cpu);  // one past the run's last member
     if (!out.empty()) out += ',';
-    fmt::format_to(std::back_inserter(out), "{}", cpu);
-    if (last > cpu) fmt::format_to(std::back_inserter(out), "-{}", last);
-    cpu = last + 1 < kMaxCpus ? NextFrom(last + 1) : -1;
+    out += fmt::format_int(cpu).str();
+    if (end - 1 > cpu) {
+      out += '-';
+      out += fmt::format_int(end - 1).str();
+    }
+    cpu = NextFrom(end);
   }
   return out;
 }
@@ -245,6 +235,7 @@ int CpuSet::Max() const {
 
 int CpuSet::NextFrom(int cpu) const {
   if (cpu < 0) cpu = 0;
+  if (cpu >= kMaxCpus) return -1;
   auto w = static_cast<size_t>(cpu / kWordBits);
   if (w >= words_.size()) return -1;
   uint64_t word = words_[w] & (~uint64_t{0} << (cpu % kWordBits));
@@ -255,6 +246,17 @@ int CpuSet::NextFrom(int cpu) const {
   }
 }
 
+int CpuSet::NextAbsentFrom(int cpu) const {
+  auto w = static_cast<size_t>(cpu / kWordBits);
+  if (w >= words_.size()) return cpu;
+  uint64_t word = ~words_[w] & (~uint64_t{0} << (cpu % kWordBits));
+  while (true) {
+    if (word != 0) return static_cast<int>(w) * kWordBits + std::countr_zero(word);
+    if (++w >= words_.size()) return static_cast<int>(w) * kWordBits;
+    word = ~words_[w];
+  }
+}
+
 std::vector<int> CpuSet::ToVector() const {
   std::vector<int> out;
   out.reserve(static_cast<size_t>(Size()));
@@ -262,25 +264,36 @@ std::vector<int> CpuSet::ToVector() const {
   return out;
 }
 
+// The loops below work on raw word pointers: InlinedVector's operator[] checks inline-vs-heap
+// storage on every access, which keeps the compiler from vectorising them.
 CpuSet CpuSet::Union(const CpuSet& other) const {
   const CpuSet& longer = words_.size() >= other.words_.size() ? *this : other;
   const CpuSet& shorter = &longer == this ? other : *this;
   Words words = longer.words_;
-  for (size_t i = 0; i < shorter.words_.size(); ++i) words[i] |= shorter.words_[i];
+  uint64_t* out = words.data();
+  const uint64_t* in = shorter.words_.data();
+  for (size_t i = 0, n = shorter.words_.size(); i < n; ++i) out[i] |= in[i];
   return CpuSet(std::move(words));
 }
 
 CpuSet CpuSet::Intersection(const CpuSet& other) const {
-  const size_t n = std::min(words_.size(), other.words_.size());
-  Words words(n, 0);
-  for (size_t i = 0; i < n; ++i) words[i] = words_[i] & other.words_[i];
+  const uint64_t* a = words_.data();
+  const uint64_t* b = other.words_.data();
+  size_t n = std::min(words_.size(), other.words_.size());
+  while (n > 0 && (a[n - 1] & b[n - 1]) == 0) --n;  // size the result once, already trimmed
+  Words words(n);
+  uint64_t* out = words.data();
+  for (size_t i = 0; i < n; ++i) out[i] = a[i] & b[i];
   return CpuSet(std::move(words));
 }
 
 CpuSet CpuSet::Difference(const CpuSet& other) const {
   Words words = words_;
-  const size_t n = std::min(words.size(), other.words_.size());
-  for (size_t i = 0; i < n; ++i) words[i] &= ~other.words_[i];
+  uint64_t* out = words.data();
+  const uint64_t* in = other.words_.data();
+  for (size_t i = 0, n = std::min(words.size(), other.words_.size()); i < n; ++i) {
+    out[i] &= ~in[i];
+  }
   return CpuSet(std::move(words));
 }
 
@@ -343,18 +356,27 @@ bool operator<(const CpuSet& a, const CpuSet& b) {
   return false;
 }
 
-CpuSet::Iterator CpuSet::begin() const { return Iterator(this, NextFrom(0)); }
-
-CpuSet::Iterator& CpuSet::Iterator::operator++() {
-  cpu_ = cpu_ + 1 < kMaxCpus ? set_->NextFrom(cpu_ + 1) : -1;
-  return *this;
-}
-
 CpuSet::Builder& CpuSet::Builder::Add(int cpu) {
   ABSL_RAW_CHECK(cpu >= 0 && cpu < kMaxCpus, "CpuSet::Builder::Add: id out of range");
   const auto w = static_cast<size_t>(cpu / kWordBits);
   if (words_.size() <= w) words_.resize(w + 1, 0);
   words_[w] |= uint64_t{1} << (cpu % kWordBits);
+  return *this;
+}
+
+CpuSet::Builder& CpuSet::Builder::AddRange(int first, int last) {
+  ABSL_RAW_CHECK(first >= 0 && last < kMaxCpus, "CpuSet::Builder::AddRange: id out of range");
+  if (first > last) return *this;
+  const auto last_word = static_cast<size_t>(last / kWordBits);
+  if (words_.size() <= last_word) words_.resize(last_word + 1, 0);
+  for (auto w = static_cast<size_t>(first / kWordBits); w <= last_word; ++w) {
+    const int base = static_cast<int>(w) * kWordBits;
+    const int lo = std::max(first, base) - base;
+    const int hi = std::min(last, base + kWordBits - 1) - base;
+    const uint64_t upper = hi == kWordBits - 1 ? ~uint64_t{0} : ((uint64_t{1} << (hi + 1)) - 1);
+    const uint64_t lower = (uint64_t{1} << lo) - 1;
+    words_[w] |= upper & ~lower;
+  }
   return *this;
 }
 

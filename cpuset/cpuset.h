@@ -24,6 +24,7 @@
 #ifndef HUYGENS_CPUSET_CPUSET_H_
 #define HUYGENS_CPUSET_CPUSET_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -62,7 +63,8 @@ class CpuSet {
 
   // Parses a Linux cpu-list ("0-3,8,10-11", "0-15:2/4", ""); surrounding white space and one
   // trailing newline (as read from sysfs) are accepted. Errors: InvalidArgument naming the token
-  // and byte position, e.g. `cpu-list "3-1": range 3-1 at position 0 is reversed`.
+  // and its byte position in the input, e.g. `cpu-list "3-1": reversed range "3-1" at
+  // position 0`.
   static absl::StatusOr<CpuSet> Parse(std::string_view cpu_list);
 
   // Parses a sysfs hexadecimal mask ("00000000,0000ffff"; the "0x" prefix is not accepted, as
@@ -114,7 +116,8 @@ class CpuSet {
     return os << '"' << s.ToString() << '"';
   }
 
-  // Ascending iteration over members: `for (int cpu : set)`.
+  // Ascending iteration over members: `for (int cpu : set)`. An iterator stays valid as long as
+  // the set it came from is alive and unchanged (not assigned to).
   class Iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
@@ -124,7 +127,18 @@ class CpuSet {
     using reference = int;
     Iterator() = default;
     int operator*() const { return cpu_; }
-    Iterator& operator++();
+    Iterator& operator++() {
+      rest_ &= rest_ - 1;  // drop the current member
+      while (rest_ == 0) {
+        if (++word_ >= nwords_) {
+          cpu_ = -1;
+          return *this;
+        }
+        rest_ = words_[word_];
+      }
+      cpu_ = static_cast<int>(word_ * 64) + std::countr_zero(rest_);
+      return *this;
+    }
     Iterator operator++(int) {
       Iterator old = *this;
       ++*this;
@@ -134,12 +148,25 @@ class CpuSet {
 
    private:
     friend class CpuSet;
-    Iterator(const CpuSet* set, int cpu) : set_(set), cpu_(cpu) {}
-    const CpuSet* set_ = nullptr;
-    int cpu_ = -1;  // -1 is end()
+    // Positioned on the first member of words[0, nwords) (the end when there is none).
+    Iterator(const uint64_t* words, size_t nwords) : words_(words), nwords_(nwords) {
+      if (nwords_ == 0) return;
+      rest_ = words_[0] | 1;  // a placeholder bit for ++ to drop when bit 0 is not a member
+      const bool zero_is_member = (words_[0] & 1) != 0;
+      if (zero_is_member) {
+        cpu_ = 0;
+      } else {
+        ++*this;
+      }
+    }
+    const uint64_t* words_ = nullptr;
+    size_t nwords_ = 0;
+    size_t word_ = 0;    // index of the word holding cpu_
+    uint64_t rest_ = 0;  // members of words_[word_] at and above cpu_
+    int cpu_ = -1;       // -1 is end()
   };
-  Iterator begin() const;
-  Iterator end() const { return Iterator(this, -1); }
+  Iterator begin() const { return Iterator(words_.data(), words_.size()); }
+  Iterator end() const { return Iterator(); }
 
   // Builds a set by adding and removing members; Build() returns the immutable set.
   // Not thread-safe (it is a local accumulator).
@@ -149,6 +176,8 @@ class CpuSet {
     explicit Builder(const CpuSet& start) : words_(start.words_) {}
     // REQUIRES: 0 <= cpu < kMaxCpus.
     Builder& Add(int cpu);
+    // Adds [first, last]; nothing when first > last. REQUIRES: 0 <= first, last < kMaxCpus.
+    Builder& AddRange(int first, int last);
     Builder& Add(const CpuSet& cpus);
     Builder& Remove(int cpu);
     Builder& Remove(const CpuSet& cpus);
@@ -163,6 +192,8 @@ class CpuSet {
   explicit CpuSet(Words words);
   static void Trim(Words& words);
   int NextFrom(int cpu) const;  // smallest member >= cpu, or -1
+  // Smallest non-member >= cpu (may be words_.size() * 64). REQUIRES: 0 <= cpu.
+  int NextAbsentFrom(int cpu) const;
 
   Words words_;
 };
