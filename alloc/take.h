@@ -19,6 +19,7 @@
 #define HUYGENS_ALLOC_TAKE_H_
 
 #include "absl/status/statusor.h"
+#include "alloc/topology_index.h"
 #include "cpuset/cpuset.h"
 #include "topology/topology.h"
 
@@ -34,9 +35,10 @@ enum class CpuSortingStrategy {
 struct TakeOptions {
   // Default kPacked; kSpread is kubelet's option distribute-cpus-across-cores.
   CpuSortingStrategy cpu_sorting_strategy = CpuSortingStrategy::kPacked;
-  // Default false; true is kubelet's option prefer-align-cpus-by-uncorecache (take whole L3
-  // groups, then fit the request into the L3 group(s) with the fewest spare CPUs). Only
-  // applied, as in kubelet, with kPacked sorting.
+  // Default false; true is kubelet's option prefer-align-cpus-by-uncorecache: after whole
+  // NUMA nodes and sockets, take whole L3 groups, then try to fit the rest into one L3 group
+  // (fewest free CPUs first). kubelet's option parser rejects it together with spread sorting
+  // or distribute-cpus-across-numa; here it simply applies to TakeByTopology.
   bool prefer_align_by_uncore_cache = false;
 };
 
@@ -48,17 +50,27 @@ struct TakeOptions {
 absl::StatusOr<CpuSet> TakeByTopology(const CpuTopology& topo, const CpuSet& available,
                                       int num_cpus, const TakeOptions& options = {});
 
+// The same on a prebuilt index of the machine (build it once per topology to take many times;
+// building it costs about as much as one take).
+absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& available,
+                                      int num_cpus, const TakeOptions& options = {});
+
 // Exactly `num_cpus` CPUs out of `available`, spread evenly over the fewest NUMA nodes that can
 // hold them, in kubelet's takeByTopologyNUMADistributed order: CPUs are handed out to NUMA
 // nodes in groups of `cpu_group_size` (kubelet passes CpusPerCore(), so cores are not split
 // across NUMA nodes), the NUMA combination with the best balance (lowest variance of the
 // remaining free CPUs per NUMA node) wins, ties go to the first combination in kubelet's
-// enumeration order, and each NUMA node's share is taken with TakeByTopology (kPacked
-// options as given). Falls back to TakeByTopology when the request fits in one NUMA node.
+// enumeration order, and each NUMA node's share is taken with TakeByTopology (sorting as
+// given, no uncore-cache option, as in kubelet). A request that is not a multiple of
+// cpu_group_size, or that no NUMA combination can take evenly, is packed with TakeByTopology.
 // Always terminates (see the file comment).
 // REQUIRES: cpu_group_size >= 1 (InvalidArgument otherwise).
 // Errors: as TakeByTopology.
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
+                                                     const CpuSet& available, int num_cpus,
+                                                     int cpu_group_size,
+                                                     const TakeOptions& options = {});
+absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      const TakeOptions& options = {});

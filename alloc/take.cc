@@ -1,0 +1,261 @@
+#include "alloc/take.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "alloc/cpu_accumulator.h"
+#include "fmt/format.h"
+
+namespace huygens {
+namespace {
+
+size_t Sz(int i) { return static_cast<size_t>(i); }
+
+std::vector<int> LocalsOf(const TopologyIndex& index, const CpuSet& cpus) {
+  std::vector<int> locals;
+  locals.reserve(Sz(cpus.Size()));
+  for (int cpu : cpus) {
+    const int local = index.LocalOf(cpu);
+    if (local >= 0) locals.push_back(local);
+  }
+  return locals;
+}
+
+absl::Status NotEnough(int requested, int available) {
+  return absl::ResourceExhaustedError(fmt::format(
+      "not enough cpus available to satisfy request: requested={}, available={}", requested,
+      available));
+}
+
+// kubelet's takeByTopologyNUMAPacked over local CPU indexes; `available_size` is only used in
+// the error message (kubelet reports the size of the set it was given).
+absl::StatusOr<std::vector<int>> TakePacked(const TopologyIndex& index,
+                                            std::span<const int> available, int available_size,
+                                            int num_cpus, const TakeOptions& options) {
+  CpuAccumulator acc(index, available, num_cpus);
+  if (acc.Satisfied()) return acc.Result();
+  if (acc.Failed()) return NotEnough(num_cpus, available_size);
+
+  acc.TakeFullFirstLevel();
+  if (acc.Satisfied()) return acc.Result();
+  acc.TakeFullSecondLevel();
+  if (acc.Satisfied()) return acc.Result();
+  if (options.prefer_align_by_uncore_cache) {
+    acc.TakeUncoreCache();
+    if (acc.Satisfied()) return acc.Result();
+  }
+  // kubelet skips whole cores with the spread strategy (distribute-cpus-across-cores).
+  if (options.cpu_sorting_strategy != CpuSortingStrategy::kSpread) {
+    acc.TakeFullCores();
+    if (acc.Satisfied()) return acc.Result();
+  }
+  acc.TakeRemainingCpus(options.cpu_sorting_strategy);
+  if (acc.Satisfied()) return acc.Result();
+  return absl::InternalError("failed to allocate cpus");
+}
+
+// kubelet's standardDeviation: mean and result rounded to 3 decimals (math.Round semantics).
+double RoundedStandardDeviation(const std::vector<int>& xs) {
+  double sum = 0;
+  for (int x : xs) sum += static_cast<double>(x);
+  const double n = static_cast<double>(xs.size());
+  const double mean = std::round(sum / n * 1000) / 1000;
+  double squares = 0;
+  for (int x : xs) squares += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean);
+  return std::round(std::sqrt(squares / n) * 1000) / 1000;
+}
+
+// Calls f(combo) for every k-subset of `items` in lexicographic order of positions (kubelet's
+// iterateCombinations); f returns false to stop.
+template <typename F>
+void ForEachCombination(const std::vector<int>& items, int k, F&& f) {
+  const int n = static_cast<int>(items.size());
+  if (k < 1 || k > n) return;
+  std::vector<int> pos(Sz(k));
+  for (int i = 0; i < k; ++i) pos[Sz(i)] = i;
+  std::vector<int> combo(Sz(k));
+  while (true) {
+    for (int i = 0; i < k; ++i) combo[Sz(i)] = items[Sz(pos[Sz(i)])];
+    if (!f(combo)) return;
+    int i = k - 1;
+    while (i >= 0 && pos[Sz(i)] == n - k + i) --i;
+    if (i < 0) return;
+    ++pos[Sz(i)];
+    for (int j = i + 1; j < k; ++j) pos[Sz(j)] = pos[Sz(j - 1)] + 1;
+  }
+}
+
+// Hands out `remainder` CPUs in groups of `group_size` round-robin over `subset`, skipping
+// nodes with fewer than `group_size` left (kubelet's remainder loop). Returns false where
+// kubelet's loop would spin forever: a full round hands out nothing while CPUs remain due.
+bool DistributeRemainder(const std::vector<int>& subset, int remainder, int group_size,
+                         std::vector<int>& left /* by position in `numas` */,
+                         const std::vector<int>& position) {
+  while (remainder > 0) {
+    bool progressed = false;
+    for (int numa : subset) {
+      if (remainder == 0) break;
+      int& l = left[Sz(position[Sz(numa)])];
+      if (l < group_size) continue;
+      l -= group_size;
+      remainder -= group_size;
+      progressed = true;
+    }
+    if (!progressed) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& available,
+                                      int num_cpus, const TakeOptions& options) {
+  if (num_cpus < 0) {
+    return absl::InvalidArgumentError(fmt::format("num_cpus {} is negative", num_cpus));
+  }
+  const std::vector<int> locals = LocalsOf(index, available);
+  absl::StatusOr<std::vector<int>> taken =
+      TakePacked(index, locals, available.Size(), num_cpus, options);
+  if (!taken.ok()) return taken.status();
+  return index.ToCpuSet(*taken);
+}
+
+absl::StatusOr<CpuSet> TakeByTopology(const CpuTopology& topo, const CpuSet& available,
+                                      int num_cpus, const TakeOptions& options) {
+  return TakeByTopology(TopologyIndex(topo), available, num_cpus, options);
+}
+
+absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
+                                                     const CpuSet& available, int num_cpus,
+                                                     int cpu_group_size,
+                                                     const TakeOptions& options) {
+  if (cpu_group_size < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("cpu_group_size {} is not positive", cpu_group_size));
+  }
+  // kubelet does not apply the uncore-cache option on this path.
+  TakeOptions packed = options;
+  packed.prefer_align_by_uncore_cache = false;
+  if (num_cpus < 0 || num_cpus % cpu_group_size != 0) {
+    return TakeByTopology(index, available, num_cpus, packed);
+  }
+
+  const std::vector<int> locals = LocalsOf(index, available);
+  CpuAccumulator acc(index, locals, num_cpus);
+  if (acc.Satisfied()) return CpuSet();
+  if (acc.Failed()) return NotEnough(num_cpus, available.Size());
+
+  std::vector<int> numas;
+  acc.SortedNumas(numas);
+  // position[numa] = its place in `numas` (the balance vector is indexed by position).
+  std::vector<int> position(Sz(index.NumNumaNodes()), -1);
+  for (size_t i = 0; i < numas.size(); ++i) position[Sz(numas[i])] = static_cast<int>(i);
+  std::vector<int> free_by_position(numas.size());
+  for (size_t i = 0; i < numas.size(); ++i) free_by_position[i] = acc.FreeInNuma(numas[i]);
+
+  // kubelet's rangeNUMANodesNeededToSatisfy.
+  const int g = cpu_group_size;
+  const int machine_groups = (index.NumCpus() - 1) / g + 1;
+  const int groups_per_numa = (machine_groups - 1) / index.NumNumaNodes() + 1;
+  const int groups_needed = (num_cpus - 1) / g + 1;
+  const int min_numas = (groups_needed - 1) / groups_per_numa + 1;
+  const int max_numas = std::min(groups_needed, static_cast<int>(numas.size()));
+
+  std::vector<int> after, trial, remainder_combo;
+  for (int k = min_numas; k <= max_numas; ++k) {
+    double best_balance = std::numeric_limits<double>::max();
+    std::vector<int> best_combo, best_remainder;
+    ForEachCombination(numas, k, [&](const std::vector<int>& combo) {
+      if (best_balance == 0) return false;
+      int total = 0, groups = 0;
+      for (int numa : combo) {
+        total += acc.FreeInNuma(numa);
+        groups += acc.FreeInNuma(numa) / g;
+      }
+      if (total < num_cpus || groups * g < num_cpus) return true;
+      const int distribution = (num_cpus / k / g) * g;
+      for (int numa : combo) {
+        if (acc.FreeInNuma(numa) < distribution) return true;
+      }
+      after = free_by_position;
+      for (int numa : combo) after[Sz(position[Sz(numa)])] -= distribution;
+      const int remainder = num_cpus - distribution * k;
+      remainder_combo.clear();
+      for (int numa : combo) {
+        if (after[Sz(position[Sz(numa)])] >= g) remainder_combo.push_back(numa);
+      }
+      double local_balance = std::numeric_limits<double>::max();
+      std::vector<int> local_remainder;
+      if (remainder == 0) local_balance = RoundedStandardDeviation(after);
+      for (int r = static_cast<int>(remainder_combo.size()); remainder > 0 && r >= 1; --r) {
+        ForEachCombination(remainder_combo, r, [&](const std::vector<int>& subset) {
+          int capacity = 0;
+          for (int numa : subset) capacity += after[Sz(position[Sz(numa)])];
+          if (capacity < remainder) return true;
+          trial = after;
+          // Where kubelet would spin forever, this subset simply cannot take the remainder.
+          if (!DistributeRemainder(subset, remainder, g, trial, position)) return true;
+          const double balance = RoundedStandardDeviation(trial);
+          if (balance < local_balance) {
+            local_balance = balance;
+            local_remainder = subset;
+          }
+          return true;
+        });
+      }
+      if (local_balance < best_balance) {
+        best_balance = local_balance;
+        best_remainder = std::move(local_remainder);
+        best_combo = combo;
+      }
+      return true;
+    });
+    if (best_combo.empty()) continue;
+
+    std::vector<int> numa_free;
+    const int distribution = (num_cpus / static_cast<int>(best_combo.size()) / g) * g;
+    auto take_from = [&](int numa, int count) -> absl::Status {
+      numa_free.clear();
+      acc.AppendFreeCpusOfNuma(numa, numa_free);
+      absl::StatusOr<std::vector<int>> cpus =
+          TakePacked(index, numa_free, static_cast<int>(numa_free.size()), count, packed);
+      if (!cpus.ok()) return cpus.status();
+      acc.TakeCpus(*cpus);
+      return absl::OkStatus();
+    };
+    for (int numa : best_combo) {
+      if (absl::Status s = take_from(numa, distribution); !s.ok()) return s;
+    }
+    int remainder = num_cpus - distribution * static_cast<int>(best_combo.size());
+    while (remainder > 0) {
+      bool progressed = false;
+      for (int numa : best_remainder) {
+        if (remainder == 0) break;
+        if (acc.FreeInNuma(numa) < g) continue;
+        if (absl::Status s = take_from(numa, g); !s.ok()) return s;
+        remainder -= g;
+        progressed = true;
+      }
+      if (!progressed) break;  // cannot happen: the same walk succeeded on the counts above
+    }
+    if (acc.Needed() != 0) {
+      return absl::InternalError(fmt::format(
+          "accounting error, {} CPUs allocated, {} requested", acc.Result().size(), num_cpus));
+    }
+    return index.ToCpuSet(acc.Result());
+  }
+  // No NUMA combination can take the CPUs evenly: kubelet falls back to packing.
+  return TakeByTopology(index, available, num_cpus, packed);
+}
+
+absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
+                                                     const CpuSet& available, int num_cpus,
+                                                     int cpu_group_size,
+                                                     const TakeOptions& options) {
+  return TakeByTopologyNumaDistributed(TopologyIndex(topo), available, num_cpus, cpu_group_size,
+                                       options);
+}
+
+}  // namespace huygens

@@ -1,0 +1,122 @@
+#include "alloc/topology_index.h"
+
+#include <algorithm>
+
+namespace huygens {
+namespace {
+
+size_t Sz(int i) { return static_cast<size_t>(i); }
+
+// Renumbers the ids in `ids` densely in ascending id order. Returns the dense index per entry
+// and fills `dense_ids` with the id of each dense index.
+std::vector<int> Densify(const std::vector<int>& ids, std::vector<int>& dense_ids) {
+  int max_id = -1;
+  for (int id : ids) max_id = std::max(max_id, id);
+  std::vector<int> dense_of(Sz(max_id + 1), -1);
+  for (int id : ids) dense_of[Sz(id)] = 0;
+  dense_ids.clear();
+  for (int id = 0; id <= max_id; ++id) {
+    if (dense_of[Sz(id)] == 0) {
+      dense_of[Sz(id)] = static_cast<int>(dense_ids.size());
+      dense_ids.push_back(id);
+    }
+  }
+  std::vector<int> out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) out[i] = dense_of[Sz(ids[i])];
+  return out;
+}
+
+// Groups items 0..n-1 by owner[item] (in [0, num_owners)), keeping ascending item order.
+TopologyIndex::Lists Group(const std::vector<int>& owner, int num_owners) {
+  TopologyIndex::Lists lists;
+  lists.start.assign(Sz(num_owners + 1), 0);
+  for (int o : owner) ++lists.start[Sz(o + 1)];
+  for (size_t i = 1; i < lists.start.size(); ++i) lists.start[i] += lists.start[i - 1];
+  lists.items.resize(owner.size());
+  std::vector<int> next(lists.start.begin(), lists.start.end() - 1);
+  for (size_t item = 0; item < owner.size(); ++item) {
+    lists.items[Sz(next[Sz(owner[item])]++)] = static_cast<int>(item);
+  }
+  return lists;
+}
+
+// Dense pair numbering of (a, b) combinations present in the per-CPU columns, in ascending
+// (a, b) order.
+std::vector<int> PairsOf(const std::vector<int>& a, const std::vector<int>& b, int num_b,
+                         std::vector<int>& pair_a, std::vector<int>& pair_b) {
+  std::vector<int> key(a.size());
+  for (size_t i = 0; i < a.size(); ++i) key[i] = a[i] * num_b + b[i];
+  std::vector<int> dense_keys;
+  std::vector<int> pair_of = Densify(key, dense_keys);
+  pair_a.clear();
+  pair_b.clear();
+  for (int k : dense_keys) {
+    pair_a.push_back(k / num_b);
+    pair_b.push_back(k % num_b);
+  }
+  return pair_of;
+}
+
+}  // namespace
+
+TopologyIndex::TopologyIndex(const CpuTopology& topo) {
+  std::vector<int> cores, numas, sockets, l3s;
+  const CpuSet online = topo.OnlineCpus();
+  local_of_.assign(online.Empty() ? 0 : Sz(online.Max() + 1), -1);
+  for (const CpuInfo& c : topo.Cpus()) {
+    if (!c.online) continue;
+    local_of_[Sz(c.id)] = static_cast<int>(cpu_id_.size());
+    cpu_id_.push_back(c.id);
+    cores.push_back(c.core);
+    numas.push_back(c.numa);
+    sockets.push_back(c.socket);
+    l3s.push_back(c.l3);
+  }
+  core_of_ = Densify(cores, core_id_);
+  numa_of_ = Densify(numas, numa_id_);
+  socket_of_ = Densify(sockets, socket_id_);
+  l3_of_ = Densify(l3s, l3_id_);
+  ns_of_ = PairsOf(numa_of_, socket_of_, NumSockets(), ns_numa_, ns_socket_);
+  nl_of_ = PairsOf(numa_of_, l3_of_, NumL3Groups(), nl_numa_, nl_l3_);
+
+  core_cpus_ = Group(core_of_, NumCores());
+  numa_cpus_ = Group(numa_of_, NumNumaNodes());
+  socket_cpus_ = Group(socket_of_, NumSockets());
+  l3_cpus_ = Group(l3_of_, NumL3Groups());
+  for (int core = 0; core < NumCores(); ++core) {
+    max_threads_per_core_ = std::max(max_threads_per_core_, core_cpus_.SizeOf(core));
+  }
+
+  // Parents of each core, from its first CPU.
+  std::vector<int> core_numa(Sz(NumCores())), core_socket(Sz(NumCores())),
+      core_l3(Sz(NumCores()));
+  for (int core = 0; core < NumCores(); ++core) {
+    const int first = core_cpus_.Of(core)[0];
+    core_numa[Sz(core)] = numa_of_[Sz(first)];
+    core_socket[Sz(core)] = socket_of_[Sz(first)];
+    core_l3[Sz(core)] = l3_of_[Sz(first)];
+  }
+  numa_cores_ = Group(core_numa, NumNumaNodes());
+  socket_cores_ = Group(core_socket, NumSockets());
+  l3_cores_ = Group(core_l3, NumL3Groups());
+
+  // Pairs are numbered in ascending (NUMA, other) order, so grouping by NUMA keeps them
+  // ordered by socket / L3 group; grouping by socket keeps them ordered by NUMA node.
+  numa_ns_ = Group(ns_numa_, NumNumaNodes());
+  socket_ns_ = Group(ns_socket_, NumSockets());
+  numa_nl_ = Group(nl_numa_, NumNumaNodes());
+}
+
+int TopologyIndex::NumaIndexOf(int numa_id) const {
+  auto it = std::lower_bound(numa_id_.begin(), numa_id_.end(), numa_id);
+  if (it == numa_id_.end() || *it != numa_id) return -1;
+  return static_cast<int>(it - numa_id_.begin());
+}
+
+CpuSet TopologyIndex::ToCpuSet(std::span<const int> locals) const {
+  CpuSet::Builder b;
+  for (int local : locals) b.Add(CpuId(local));
+  return b.Build();
+}
+
+}  // namespace huygens

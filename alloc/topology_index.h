@@ -1,0 +1,118 @@
+// TopologyIndex: a dense, allocation-friendly view of a CpuTopology's online CPUs, built once
+// and shared by every take on the same machine.
+//
+// What it is: the online CPUs of a topology renumbered densely (local index 0..NumCpus()-1 in
+// ascending CPU id order) with, per CPU, the dense index of its core, NUMA node, socket and L3
+// group, and per unit its CPUs and sub-units as flat lists (CSR). Dense unit indexes are
+// assigned in ascending order of the unit's id, so "ties broken by id" (kubelet's rule) is
+// "ties broken by dense index". Counts follow kubelet's CPUTopology: NumCores, NumSockets,
+// NumNumaNodes (nodes with online CPUs), NumL3Groups and the per-unit averages
+// CpusPerCore() = NumCpus / NumCores etc.
+//
+// Pairs: a NUMA node may span sockets and an L3 group may span NUMA nodes (see topology.h), so
+// the index also numbers the (NUMA node, socket) and (NUMA node, L3 group) pairs that hold CPUs;
+// kubelet's "sockets of the free CPUs in NUMA node n" is "pairs of n with a free CPU".
+//
+// Invariants: every list is sorted ascending; each core lies in exactly one NUMA node, socket
+// and L3 group (CpuTopology guarantees it).
+//
+// Thread-safety: immutable after construction; any number of threads may read it.
+#ifndef HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
+#define HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
+
+#include <span>
+#include <vector>
+
+#include "cpuset/cpuset.h"
+#include "topology/topology.h"
+
+namespace huygens {
+
+class TopologyIndex {
+ public:
+  // Flat lists of members per unit: members of unit u are items[start[u] .. start[u+1]).
+  struct Lists {
+    std::vector<int> start;
+    std::vector<int> items;
+    std::span<const int> Of(int u) const {
+      const auto b = static_cast<size_t>(start[static_cast<size_t>(u)]);
+      const auto e = static_cast<size_t>(start[static_cast<size_t>(u) + 1]);
+      return std::span<const int>(items).subspan(b, e - b);
+    }
+    int SizeOf(int u) const {
+      return start[static_cast<size_t>(u) + 1] - start[static_cast<size_t>(u)];
+    }
+  };
+
+  explicit TopologyIndex(const CpuTopology& topo);
+
+  // ---- Counts (kubelet's CPUTopology fields and averages) -------------------------------
+  int NumCpus() const { return static_cast<int>(cpu_id_.size()); }
+  int NumCores() const { return static_cast<int>(core_id_.size()); }
+  int NumSockets() const { return static_cast<int>(socket_id_.size()); }
+  int NumNumaNodes() const { return static_cast<int>(numa_id_.size()); }
+  int NumL3Groups() const { return static_cast<int>(l3_id_.size()); }
+  int NumNumaSocketPairs() const { return static_cast<int>(ns_numa_.size()); }
+  int NumNumaL3Pairs() const { return static_cast<int>(nl_numa_.size()); }
+  int CpusPerCore() const { return NumCores() == 0 ? 0 : NumCpus() / NumCores(); }
+  int CpusPerSocket() const { return NumSockets() == 0 ? 0 : NumCpus() / NumSockets(); }
+  int CpusPerL3Group() const { return NumL3Groups() == 0 ? 0 : NumCpus() / NumL3Groups(); }
+  int MaxThreadsPerCore() const { return max_threads_per_core_; }
+  // kubelet's choice of hierarchy: NUMA nodes are the larger unit when there are at least as
+  // many sockets as NUMA nodes.
+  bool NumaFirst() const { return NumSockets() >= NumNumaNodes(); }
+
+  // ---- CPUs ---------------------------------------------------------------------------------
+  int CpuId(int local) const { return cpu_id_[static_cast<size_t>(local)]; }
+  // Local index of a CPU id, or -1 when the CPU is unknown or offline.
+  int LocalOf(int cpu) const {
+    return cpu >= 0 && cpu < static_cast<int>(local_of_.size())
+               ? local_of_[static_cast<size_t>(cpu)]
+               : -1;
+  }
+  int CoreOf(int local) const { return core_of_[static_cast<size_t>(local)]; }
+  int NumaOf(int local) const { return numa_of_[static_cast<size_t>(local)]; }
+  int SocketOf(int local) const { return socket_of_[static_cast<size_t>(local)]; }
+  int L3Of(int local) const { return l3_of_[static_cast<size_t>(local)]; }
+  int NumaSocketPairOf(int local) const { return ns_of_[static_cast<size_t>(local)]; }
+  int NumaL3PairOf(int local) const { return nl_of_[static_cast<size_t>(local)]; }
+
+  // ---- Units: original ids and members ------------------------------------------------------
+  int CoreId(int core) const { return core_id_[static_cast<size_t>(core)]; }
+  int NumaId(int numa) const { return numa_id_[static_cast<size_t>(numa)]; }
+  int SocketId(int socket) const { return socket_id_[static_cast<size_t>(socket)]; }
+  int L3Id(int l3) const { return l3_id_[static_cast<size_t>(l3)]; }
+  // Dense index of a NUMA node id, or -1 when it has no online CPU.
+  int NumaIndexOf(int numa_id) const;
+
+  const Lists& CoreCpus() const { return core_cpus_; }      // core -> local CPUs
+  const Lists& NumaCpus() const { return numa_cpus_; }      // NUMA -> local CPUs
+  const Lists& SocketCpus() const { return socket_cpus_; }  // socket -> local CPUs
+  const Lists& L3Cpus() const { return l3_cpus_; }          // L3 group -> local CPUs
+  const Lists& NumaCores() const { return numa_cores_; }    // NUMA -> cores
+  const Lists& SocketCores() const { return socket_cores_; }  // socket -> cores
+  const Lists& L3Cores() const { return l3_cores_; }        // L3 group -> cores
+  const Lists& NumaSocketPairsOfNuma() const { return numa_ns_; }    // by socket
+  const Lists& NumaSocketPairsOfSocket() const { return socket_ns_; }  // by NUMA node
+  const Lists& NumaL3PairsOfNuma() const { return numa_nl_; }        // by L3 group
+  int PairSocket(int ns_pair) const { return ns_socket_[static_cast<size_t>(ns_pair)]; }
+  int PairNuma(int ns_pair) const { return ns_numa_[static_cast<size_t>(ns_pair)]; }
+  int PairL3(int nl_pair) const { return nl_l3_[static_cast<size_t>(nl_pair)]; }
+
+  // The CPU ids of a list of local indexes.
+  CpuSet ToCpuSet(std::span<const int> locals) const;
+
+ private:
+  std::vector<int> cpu_id_, local_of_;
+  std::vector<int> core_of_, numa_of_, socket_of_, l3_of_, ns_of_, nl_of_;
+  std::vector<int> core_id_, numa_id_, socket_id_, l3_id_;
+  std::vector<int> ns_numa_, ns_socket_, nl_numa_, nl_l3_;
+  Lists core_cpus_, numa_cpus_, socket_cpus_, l3_cpus_;
+  Lists numa_cores_, socket_cores_, l3_cores_;
+  Lists numa_ns_, socket_ns_, numa_nl_;
+  int max_threads_per_core_ = 0;
+};
+
+}  // namespace huygens
+
+#endif  // HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
