@@ -8,6 +8,7 @@ packages=(
   libhwloc-dev hwloc bzip2
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,1031 @@
+#include "kube/testing/fake_apiserver.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_split.h"
+#include "fmt/chrono.h"
+#include "fmt/format.h"
+#include "kube/testing/selector.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::kube::testing {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// One served resource type, as discovery describes it.
+struct ResourceType {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string resource;  // plural
+  std::string singular;
+  std::string kind;
+  bool namespaced;
+  std::vector<std::string> short_names;
+  std::vector<std::string> subresources;  // "binding", "status"
+
+  std::string GroupVersion() const { return group.empty() ? version : group + "/" + version; }
+  // "pods", "leases.coordination.k8s.io": the store key and the name used in Status messages.
+  std::string Qualified() const { return group.empty() ? resource : resource + "." + group; }
+};
+
+const std::vector<ResourceType>& Types() {
+  static const std::vector<ResourceType> types = {
+      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"binding", "status"}},
+      {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}},
+      {"", "v1", "events", "event", "Event", true, {"ev"}, {}},
+      {"events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}, {}},
+      {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}},
+      {"topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "noderesourcetopology",
+       "NodeResourceTopology", false, {"node-res-topo"}, {}},
+  };
+  return types;
+}
+
+const ResourceType* FindType(std::string_view group, std::string_view version,
+                             std::string_view resource) {
+  for (const ResourceType& t : Types()) {
+    if (t.group == group && t.version == version && t.resource == resource) return &t;
+  }
+  return nullptr;
+}
+
+const ResourceType* FindQualified(std::string_view qualified) {
+  for (const ResourceType& t : Types()) {
+    if (t.Qualified() == qualified) return &t;
+  }
+  return nullptr;
+}
+
+// An HTTP answer: status code and JSON body.
+struct Reply {
+  int code = 200;
+  json body;
+};
+
+std::string ReasonFor(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    default: return "InternalError";
+  }
+}
+
+// A Status body as the real server writes it (k8s.io/apimachinery/pkg/api/errors).
+Reply Failure(int code, std::string reason, std::string message, const ResourceType* type = nullptr,
+              std::string_view name = "") {
+  json body = {{"kind", "Status"},          {"apiVersion", "v1"}, {"metadata", json::object()},
+               {"status", "Failure"},       {"message", message}, {"reason", reason},
+               {"code", code}};
+  if (type != nullptr) {
+    json details = json::object();
+    if (!name.empty()) details["name"] = name;
+    if (!type->group.empty()) details["group"] = type->group;
+    details["kind"] = type->resource;
+    body["details"] = details;
+  }
+  return {code, body};
+}
+
+Reply NotFound(const ResourceType& t, std::string_view name) {
+  return Failure(404, "NotFound", fmt::format("{} \"{}\" not found", t.Qualified(), name), &t, name);
+}
+
+Reply ConflictModified(const ResourceType& t, std::string_view name) {
+  return Failure(409, "Conflict",
+                 fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
+                             "modified; please apply your changes to the latest version and try "
+                             "again",
+                             t.Qualified(), name),
+                 &t, name);
+}
+
+std::string Hex(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+std::optional<std::string> Unhex(std::string_view s) {
+  if (s.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); i += 2) {
+    unsigned value = 0;
+    for (std::size_t j = i; j < i + 2; ++j) {
+      char c = s[j];
+      unsigned digit;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<unsigned>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        digit = static_cast<unsigned>(c - 'a' + 10);
+      } else {
+        return std::nullopt;
+      }
+      value = value * 16 + digit;
+    }
+    out.push_back(static_cast<char>(value));
+  }
+  return out;
+}
+
+std::optional<std::int64_t> ParseVersion(std::string_view s) {
+  if (s.empty()) return 0;
+  std::int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::string NowRfc3339() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+// Strategic merge patch, reduced to what Huygens and kubectl apply send: a JSON merge patch in
+// which `$`-directives are dropped and lists of objects keyed by "name" (containers, env,
+// volumes, ...) are merged element by element (`$patch: delete` removes one).
+json StrategicMerge(json target, const json& patch) {
+  if (!patch.is_object()) return patch;
+  if (!target.is_object()) target = json::object();
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    const std::string& key = it.key();
+    if (!key.empty() && key[0] == '$') continue;
+    const json& value = it.value();
+    if (value.is_null()) {
+      target.erase(key);
+    } else if (value.is_object()) {
+      target[key] = StrategicMerge(target.contains(key) ? target[key] : json(), value);
+    } else if (value.is_array() && target.contains(key) && target[key].is_array()) {
+      auto named = [](const json& list) {
+        return std::all_of(list.begin(), list.end(), [](const json& e) {
+          return e.is_object() && e.contains("name") && e["name"].is_string();
+        });
+      };
+      if (!named(value) || !named(target[key])) {
+        target[key] = value;
+        continue;
+      }
+      json& list = target[key];
+      for (const json& element : value) {
+        auto found = std::find_if(list.begin(), list.end(),
+                                  [&](const json& e) { return e["name"] == element["name"]; });
+        bool remove = element.contains("$patch") && element["$patch"] == "delete";
+        if (remove) {
+          if (found != list.end()) list.erase(found);
+        } else if (found != list.end()) {
+          *found = StrategicMerge(*found, element);
+        } else {
+          list.push_back(StrategicMerge(json::object(), element));
+        }
+      }
+    } else {
+      target[key] = value;
+    }
+  }
+  return target;
+}
+
+using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
+using ObjectMap = std::map<ObjectKey, json>;
+
+// One write, retained for watches and for consistent continue pages.
+struct Event {
+  std::int64_t rv;
+  std::string type;  // ADDED, MODIFIED, DELETED
+  const ResourceType* resource;
+  ObjectKey key;
+  json object;  // state after the write (for DELETED: the last state)
+  json old;     // state before the write; null for ADDED
+};
+
+// A parsed request path: /api/v1/... or /apis/<group>/<version>/...
+struct Target {
+  const ResourceType* type = nullptr;
+  std::string ns;
+  std::string name;
+  std::string subresource;
+};
+
+json WatchEvent(std::string_view type, json object) {
+  return json{{"type", type}, {"object", std::move(object)}};
+}
+
+}  // namespace
+
+struct FakeApiServer::Impl {
+  FakeApiServerOptions options;
+  std::unique_ptr<httplib::Server> server;
+  std::thread listener;
+  int port = 0;
+  bool tls = false;
+
+  mutable std::mutex mu;
+  std::condition_variable changed;
+  std::map<std::string, ObjectMap> store;  // by ResourceType::Qualified()
+  std::int64_t rv = 1;
+  std::deque<Event> events;
+  std::int64_t compacted_rv = 0;  // events at or below this version are forgotten
+  bool stopping = false;
+  int drop_generation = 0;
+  int active_watches = 0;
+  std::chrono::milliseconds delay{0};
+  struct Fault {
+    std::string verb, resource;
+    int remaining;
+    int code;
+  };
+  std::vector<Fault> faults;
+  std::map<std::pair<std::string, std::string>, int> counts;
+  std::mt19937_64 rng{std::random_device{}()};
+
+  // --- store primitives (REQUIRES: mu held) ---
+
+  std::string NextVersion() { return std::to_string(++rv); }
+
+  void Record(std::string type, const ResourceType& t, ObjectKey key, json object, json old) {
+    events.push_back(Event{rv, std::move(type), &t, std::move(key), std::move(object), std::move(old)});
+    while (events.size() > options.watch_window) {
+      compacted_rv = events.front().rv;
+      events.pop_front();
+    }
+    changed.notify_all();
+  }
+
+  std::string NewUid() {
+    std::uint64_t a = rng(), b = rng();
+    return fmt::format("{:08x}-{:04x}-4{:03x}-a{:03x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                       a & 0xfff, b >> 52, b & 0xffffffffffffULL);
+  }
+
+  Reply CreateLocked(const ResourceType& t, const std::string& ns, json object) {
+    if (!object.is_object()) return Failure(400, "BadRequest", "the body of the request was not a JSON object");
+    json& meta = object["metadata"];
+    if (!meta.is_object()) meta = json::object();
+    if (t.namespaced) {
+      std::string body_ns = meta.value("namespace", "");
+      if (!body_ns.empty() && !ns.empty() && body_ns != ns) {
+        return Failure(400, "BadRequest",
+                       "the namespace of the provided object does not match the namespace sent on the request");
+      }
+      std::string effective = ns.empty() ? body_ns : ns;
+      if (effective.empty()) effective = "default";
+      meta["namespace"] = effective;
+    } else {
+      meta.erase("namespace");
+    }
+    std::string name = meta.value("name", "");
+    if (name.empty() && meta.contains("generateName")) {
+      static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+      name = meta["generateName"].get<std::string>();
+      for (int i = 0; i < 5; ++i) name.push_back(kAlphabet[rng() % (sizeof(kAlphabet) - 1)]);
+      meta["name"] = name;
+    }
+    if (name.empty()) {
+      return Failure(422, "Invalid",
+                     fmt::format("{} \"\" is invalid: metadata.name: Required value: name or "
+                                 "generateName is required",
+                                 t.Qualified()),
+                     &t);
+    }
+    ObjectKey key{t.namespaced ? meta["namespace"].get<std::string>() : "", name};
+    ObjectMap& objects = store[t.Qualified()];
+    if (objects.count(key) != 0) {
+      return Failure(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", t.Qualified(), name), &t,
+                     name);
+    }
+    object["apiVersion"] = t.GroupVersion();
+    object["kind"] = t.kind;
+    meta["uid"] = NewUid();
+    meta["creationTimestamp"] = NowRfc3339();
+    meta["resourceVersion"] = NextVersion();
+    if (!meta.contains("generation")) meta["generation"] = 1;
+    if (t.kind == "Pod" && t.group.empty()) {
+      json& status = object["status"];
+      if (!status.is_object()) status = json::object();
+      if (!status.contains("phase")) status["phase"] = "Pending";
+    }
+    objects[key] = object;
+    Record("ADDED", t, key, object, nullptr);
+    return {201, object};
+  }
+
+  // Stores `updated` in place of `current`, keeping the fields the server owns.
+  Reply StoreUpdate(const ResourceType& t, const ObjectKey& key, const json& current, json updated) {
+    if (!updated.is_object()) return Failure(400, "BadRequest", "the body of the request was not a JSON object");
+    json& meta = updated["metadata"];
+    if (!meta.is_object()) meta = json::object();
+    std::string wanted = meta.value("resourceVersion", "");
+    if (!wanted.empty() && wanted != current["metadata"].value("resourceVersion", "")) {
+      return ConflictModified(t, key.second);
+    }
+    for (const char* owned : {"uid", "creationTimestamp", "name", "namespace"}) {
+      if (current["metadata"].contains(owned)) {
+        meta[owned] = current["metadata"][owned];
+      } else {
+        meta.erase(owned);
+      }
+    }
+    updated["apiVersion"] = t.GroupVersion();
+    updated["kind"] = t.kind;
+    std::int64_t generation = current["metadata"].value("generation", 1);
+    if (current.value("spec", json()) != updated.value("spec", json())) ++generation;
+    meta["generation"] = generation;
+    meta["resourceVersion"] = current["metadata"]["resourceVersion"];
+    if (updated == current) return {200, updated};  // a no-op write keeps its version
+    meta["resourceVersion"] = NextVersion();
+    store[t.Qualified()][key] = updated;
+    Record("MODIFIED", t, key, updated, current);
+    return {200, updated};
+  }
+
+  Reply DeleteLocked(const ResourceType& t, const ObjectKey& key, const json& delete_options) {
+    ObjectMap& objects = store[t.Qualified()];
+    auto it = objects.find(key);
+    if (it == objects.end()) return NotFound(t, key.second);
+    const json& meta = it->second["metadata"];
+    if (delete_options.is_object() && delete_options.contains("preconditions") &&
+        delete_options["preconditions"].is_object()) {
+      const json& pre = delete_options["preconditions"];
+      std::string want_rv = pre.value("resourceVersion", "");
+      std::string want_uid = pre.value("uid", "");
+      std::string have_rv = meta.value("resourceVersion", "");
+      std::string have_uid = meta.value("uid", "");
+      if (!want_rv.empty() && want_rv != have_rv) {
+        return Failure(409, "Conflict",
+                       fmt::format("Operation cannot be fulfilled on {} \"{}\": Precondition failed: "
+                                   "ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
+                                   t.Qualified(), key.second, want_rv, have_rv),
+                       &t, key.second);
+      }
+      if (!want_uid.empty() && want_uid != have_uid) {
+        return Failure(409, "Conflict",
+                       fmt::format("Operation cannot be fulfilled on {} \"{}\": Precondition failed: "
+                                   "UID in precondition: {}, UID in object meta: {}",
+                                   t.Qualified(), key.second, want_uid, have_uid),
+                       &t, key.second);
+      }
+    }
+    json last = it->second;
+    json old = last;
+    last["metadata"]["resourceVersion"] = NextVersion();
+    objects.erase(it);
+    Record("DELETED", t, key, last, std::move(old));
+    return {200, last};
+  }
+
+  // The objects of `t` as they were at version `at`, rebuilt by undoing later events.
+  // REQUIRES: at >= compacted_rv.
+  ObjectMap SnapshotAt(const ResourceType& t, std::int64_t at) {
+    ObjectMap snapshot = store[t.Qualified()];
+    for (auto e = events.rbegin(); e != events.rend() && e->rv > at; ++e) {
+      if (e->resource != &t) continue;
+      if (e->type == "ADDED") {
+        snapshot.erase(e->key);
+      } else {
+        snapshot[e->key] = e->old;
+      }
+    }
+    return snapshot;
+  }
+
+  // --- HTTP handlers ---
+
+  Reply List(const Target& target, const httplib::Request& req) {
+    const ResourceType& t = *target.type;
+    auto labels = Selector::ParseLabels(req.get_param_value("labelSelector"));
+    if (!labels.ok()) return Failure(400, "BadRequest", std::string(labels.status().message()));
+    auto fields = Selector::ParseFields(req.get_param_value("fieldSelector"));
+    if (!fields.ok()) return Failure(400, "BadRequest", std::string(fields.status().message()));
+    std::size_t limit = 0;
+    if (req.has_param("limit")) {
+      auto l = ParseVersion(req.get_param_value("limit"));
+      if (!l) return Failure(400, "BadRequest", "limit must be a non-negative integer");
+      limit = static_cast<std::size_t>(*l);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    std::int64_t list_rv = rv;
+    std::optional<ObjectKey> after;
+    ObjectMap snapshot_storage;
+    const ObjectMap* objects = &store[t.Qualified()];
+    if (std::string token = req.get_param_value("continue"); !token.empty()) {
+      auto decoded = Unhex(token);
+      std::vector<std::string> parts;
+      if (decoded) parts = absl::StrSplit(*decoded, '\n');
+      auto token_rv = parts.size() == 3 ? ParseVersion(parts[0]) : std::nullopt;
+      if (!token_rv) return Failure(400, "BadRequest", "continue key is not valid");
+      if (*token_rv < compacted_rv) {
+        return Failure(410, "Expired",
+                       "The provided continue parameter is too old to display a consistent list "
+                       "result. You can start a new list without the continue parameter.");
+      }
+      list_rv = *token_rv;
+      after = ObjectKey{parts[1], parts[2]};
+      if (!events.empty() && events.back().rv > list_rv) {
+        snapshot_storage = SnapshotAt(t, list_rv);
+        objects = &snapshot_storage;
+      }
+    }
+    json items = json::array();
+    auto it = after ? objects->upper_bound(*after) : objects->begin();
+    std::optional<ObjectKey> last;
+    for (; it != objects->end(); ++it) {
+      if (limit != 0 && items.size() >= limit) break;
+      if (!target.ns.empty() && it->first.first != target.ns) continue;
+      if (!labels->Matches(it->second) || !fields->Matches(it->second)) continue;
+      items.push_back(it->second);
+      last = it->first;
+    }
+    json meta = {{"resourceVersion", std::to_string(list_rv)}};
+    if (it != objects->end() && last) {
+      meta["continue"] = Hex(fmt::format("{}\n{}\n{}", list_rv, last->first, last->second));
+    }
+    return {200, json{{"kind", t.kind + "List"},
+                      {"apiVersion", t.GroupVersion()},
+                      {"metadata", meta},
+                      {"items", items}}};
+  }
+
+  Reply Binding(const Target& target, const json& body) {
+    const ResourceType& t = *target.type;
+    std::string node = body.is_object() && body.contains("target") && body["target"].is_object()
+                           ? body["target"].value("name", "")
+                           : "";
+    if (node.empty()) {
+      return Failure(422, "Invalid",
+                     fmt::format("Binding.core \"{}\" is invalid: target.name: Required value", target.name));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    ObjectKey key{target.ns, target.name};
+    auto& objects = store[t.Qualified()];
+    auto it = objects.find(key);
+    if (it == objects.end()) return NotFound(t, target.name);
+    json pod = it->second;
+    std::string bound = pod.contains("spec") ? pod["spec"].value("nodeName", "") : "";
+    if (!bound.empty()) {
+      return Failure(409, "Conflict",
+                     fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is "
+                                 "already assigned to node \"{}\"",
+                                 target.name, target.name, bound),
+                     &t, target.name);
+    }
+    pod["spec"]["nodeName"] = node;
+    json& conditions = pod["status"]["conditions"];
+    if (!conditions.is_array()) conditions = json::array();
+    conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", NowRfc3339()}});
+    Reply stored = StoreUpdate(t, key, it->second, pod);
+    if (stored.code != 200) return stored;
+    return {201, json{{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", json::object()},
+                      {"status", "Success"},
+                      {"code", 201}}};
+  }
+
+  Reply Patch(const Target& target, const httplib::Request& req) {
+    const ResourceType& t = *target.type;
+    json patch;
+    try {
+      patch = json::parse(req.body);
+    } catch (const json::exception& e) {
+      return Failure(400, "BadRequest", fmt::format("the patch is not valid JSON: {}", e.what()));
+    }
+    std::string type = req.get_header_value("Content-Type");
+    type = type.substr(0, type.find(';'));
+    std::lock_guard<std::mutex> lock(mu);
+    ObjectKey key{target.ns, target.name};
+    auto& objects = store[t.Qualified()];
+    auto it = objects.find(key);
+    if (it == objects.end()) return NotFound(t, target.name);
+    json patched;
+    try {
+      if (type == "application/merge-patch+json") {
+        patched = it->second;
+        patched.merge_patch(patch);
+      } else if (type == "application/json-patch+json") {
+        patched = it->second.patch(patch);
+      } else if (type == "application/strategic-merge-patch+json") {
+        patched = StrategicMerge(it->second, patch);
+      } else {
+        return Failure(415, "UnsupportedMediaType",
+                       fmt::format("the body of the request was in an unknown format - accepted media "
+                                   "types include: application/json-patch+json, "
+                                   "application/merge-patch+json, application/strategic-merge-patch+json "
+                                   "(got {:?})",
+                                   type));
+      }
+    } catch (const json::exception& e) {
+      return Failure(422, "Invalid", fmt::format("the patch could not be applied: {}", e.what()));
+    }
+    return StoreUpdate(t, key, it->second, std::move(patched));
+  }
+
+  Reply Dispatch(const httplib::Request& req, const Target& target, std::string_view verb) {
+    const ResourceType& t = *target.type;
+    if (!target.subresource.empty() &&
+        std::find(t.subresources.begin(), t.subresources.end(), target.subresource) == t.subresources.end()) {
+      return Failure(404, "NotFound", "the server could not find the requested resource");
+    }
+    json body;
+    if (!req.body.empty() && verb != "patch") {
+      try {
+        body = json::parse(req.body);
+      } catch (const json::exception& e) {
+        return Failure(400, "BadRequest", fmt::format("the body is not valid JSON: {}", e.what()));
+      }
+    }
+    if (target.subresource == "binding") {
+      if (verb != "create") return Failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+      return Binding(target, body);
+    }
+    if (verb == "list") return List(target, req);
+    if (verb == "create") {
+      std::lock_guard<std::mutex> lock(mu);
+      return CreateLocked(t, target.ns, std::move(body));
+    }
+    if (verb == "patch") return Patch(target, req);
+    std::lock_guard<std::mutex> lock(mu);
+    ObjectKey key{target.ns, target.name};
+    auto& objects = store[t.Qualified()];
+    if (verb == "delete") return DeleteLocked(t, key, body);
+    auto it = objects.find(key);
+    if (it == objects.end()) return NotFound(t, target.name);
+    if (verb == "get") return {200, it->second};
+    if (verb == "update") {
+      if (body.is_object() && body.contains("metadata") && body["metadata"].value("name", target.name) != target.name) {
+        return Failure(400, "BadRequest", "the name of the object does not match the name on the URL");
+      }
+      return StoreUpdate(t, key, it->second, std::move(body));
+    }
+    return Failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  }
+
+  // Serves a watch as a chunked stream. Runs on the worker thread for the whole stream.
+  void Watch(const Target& target, const httplib::Request& req, httplib::Response& res) {
+    const ResourceType* t = target.type;
+    auto labels = Selector::ParseLabels(req.get_param_value("labelSelector"));
+    auto fields = Selector::ParseFields(req.get_param_value("fieldSelector"));
+    auto from = ParseVersion(req.get_param_value("resourceVersion"));
+    if (!labels.ok() || !fields.ok() || !from) {
+      Reply r = Failure(400, "BadRequest", "bad labelSelector, fieldSelector or resourceVersion");
+      res.status = r.code;
+      res.set_content(r.body.dump(), "application/json");
+      return;
+    }
+    bool bookmarks = req.get_param_value("allowWatchBookmarks") == "true";
+    std::optional<Clock::time_point> deadline;
+    if (auto secs = ParseVersion(req.get_param_value("timeoutSeconds")); secs && *secs > 0) {
+      deadline = Clock::now() + std::chrono::seconds(*secs);
+    }
+    std::string ns = target.ns;
+    auto matches = [ns, labels = *labels, fields = *fields](const ObjectKey& key, const json& object) {
+      return (ns.empty() || key.first == ns) && !object.is_null() && labels.Matches(object) &&
+             fields.Matches(object);
+    };
+
+    // State shared with the provider: the position in the event log and the opening events.
+    struct Stream {
+      std::int64_t cursor = 0;
+      std::vector<json> pending;
+      int generation = 0;
+      bool expired = false;
+      Clock::time_point next_bookmark;
+    };
+    auto stream = std::make_shared<Stream>();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stream->generation = drop_generation;
+      stream->next_bookmark = Clock::now() + options.bookmark_interval;
+      if (*from == 0) {
+        for (const auto& [key, object] : store[t->Qualified()]) {
+          if (matches(key, object)) stream->pending.push_back(WatchEvent("ADDED", object));
+        }
+        stream->cursor = rv;
+      } else if (*from < compacted_rv) {
+        stream->expired = true;
+        stream->pending.push_back(WatchEvent(
+            "ERROR", Failure(410, "Expired",
+                             fmt::format("too old resource version: {} ({})", *from, compacted_rv + 1))
+                         .body));
+      } else {
+        stream->cursor = *from;
+      }
+      ++active_watches;
+    }
+    res.status = 200;
+    // The parameter keeps cpp-httplib from gzip-compressing the stream (it compresses only a
+    // bare "application/json"), which would hold events in the compressor's buffer.
+    res.set_chunked_content_provider(
+        "application/json;charset=utf-8",
+        [this, t, stream, matches, bookmarks, deadline](std::size_t, httplib::DataSink& sink) {
+          auto flush = [&](std::vector<json>& out) {
+            for (const json& e : out) {
+              std::string line = e.dump() + "\n";
+              if (!sink.write(line.data(), line.size())) return false;
+            }
+            out.clear();
+            return true;
+          };
+          if (!flush(stream->pending)) return false;
+          if (stream->expired) {
+            sink.done();
+            return true;
+          }
+          std::unique_lock<std::mutex> lock(mu);
+          auto wake = deadline.value_or(Clock::time_point::max());
+          if (bookmarks) wake = std::min(wake, stream->next_bookmark);
+          changed.wait_until(lock, wake, [&] {
+            return stopping || drop_generation != stream->generation || rv > stream->cursor;
+          });
+          if (stopping || drop_generation != stream->generation) return false;
+          if (stream->cursor < compacted_rv) {
+            stream->expired = true;
+            stream->pending.push_back(WatchEvent(
+                "ERROR", Failure(410, "Expired",
+                                 fmt::format("too old resource version: {} ({})", stream->cursor,
+                                             compacted_rv + 1))
+                             .body));
+            return true;
+          }
+          auto e = std::upper_bound(events.begin(), events.end(), stream->cursor,
+                                    [](std::int64_t v, const Event& ev) { return v < ev.rv; });
+          for (; e != events.end(); ++e) {
+            if (e->resource != t) continue;
+            bool now = e->type != "DELETED" && matches(e->key, e->object);
+            bool before = !e->old.is_null() && matches(e->key, e->old);
+            if (now && before) {
+              stream->pending.push_back(WatchEvent("MODIFIED", e->object));
+            } else if (now) {
+              stream->pending.push_back(WatchEvent("ADDED", e->object));
+            } else if (before) {
+              json gone = e->type == "DELETED" ? e->object : e->old;
+              gone["metadata"]["resourceVersion"] = std::to_string(e->rv);
+              stream->pending.push_back(WatchEvent("DELETED", gone));
+            }
+          }
+          stream->cursor = rv;
+          auto now = Clock::now();
+          if (bookmarks && now >= stream->next_bookmark) {
+            stream->pending.push_back(WatchEvent(
+                "BOOKMARK", json{{"kind", t->kind},
+                                 {"apiVersion", t->GroupVersion()},
+                                 {"metadata", {{"resourceVersion", std::to_string(stream->cursor)}}}}));
+            stream->next_bookmark = now + options.bookmark_interval;
+          }
+          lock.unlock();
+          if (!flush(stream->pending)) return false;
+          if (deadline && now >= *deadline) sink.done();
+          return true;
+        },
+        [this](bool) {
+          std::lock_guard<std::mutex> lock(mu);
+          --active_watches;
+        });
+  }
+
+  // Returns the injected fault for this request, if any, and counts the request.
+  std::optional<int> CountAndFault(const std::string& verb, const std::string& resource) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++counts[{verb, resource}];
+    for (Fault& f : faults) {
+      if (f.remaining > 0 && (f.verb == "*" || f.verb == verb) && (f.resource == "*" || f.resource == resource)) {
+        --f.remaining;
+        return f.code;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void Serve(const httplib::Request& req, httplib::Response& res) {
+    std::chrono::milliseconds wait;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      wait = delay;
+    }
+    if (wait.count() > 0) std::this_thread::sleep_for(wait);
+    auto send = [&](const Reply& r) {
+      res.status = r.code;
+      res.set_content(r.body.dump(), "application/json");
+    };
+    if (auto discovery = Discovery(req.path); discovery && req.method == "GET") {
+      send(*discovery);
+      return;
+    }
+    std::optional<Target> target = Parse(req.path);
+    if (!target) {
+      res.status = 404;
+      res.set_content("404 page not found\n", "text/plain; charset=utf-8");
+      return;
+    }
+    if (target->type == nullptr) {
+      send(Failure(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
+    std::string verb;
+    bool collection = target->name.empty();
+    if (req.method == "GET") {
+      verb = collection ? (req.get_param_value("watch") == "true" || req.get_param_value("watch") == "1" ? "watch" : "list") : "get";
+    } else if (req.method == "POST") {
+      verb = "create";
+    } else if (req.method == "PUT") {
+      verb = "update";
+    } else if (req.method == "PATCH") {
+      verb = "patch";
+    } else if (req.method == "DELETE") {
+      verb = "delete";
+    }
+    bool valid = !verb.empty() && (collection ? (verb == "list" || verb == "watch" || verb == "create")
+                                              : (verb != "create" || target->subresource == "binding"));
+    if (!valid) {
+      send(Failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"));
+      return;
+    }
+    std::string resource = target->type->resource;
+    if (!target->subresource.empty()) resource += "/" + target->subresource;
+    if (auto fault = CountAndFault(verb, resource)) {
+      send(Failure(*fault, ReasonFor(*fault), fmt::format("injected fault for {} {}", verb, resource)));
+      return;
+    }
+    if (verb == "watch") {
+      Watch(*target, req, res);
+      return;
+    }
+    send(Dispatch(req, *target, verb));
+  }
+
+  std::optional<Target> Parse(const std::string& path) {
+    std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+    std::string group, version;
+    std::size_t at;
+    if (parts.size() >= 3 && parts[0] == "api") {
+      version = parts[1];
+      at = 2;
+    } else if (parts.size() >= 4 && parts[0] == "apis") {
+      group = parts[1];
+      version = parts[2];
+      at = 3;
+    } else {
+      return std::nullopt;
+    }
+    std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(at), parts.end());
+    Target target;
+    if (rest.size() >= 3 && rest[0] == "namespaces") {
+      target.ns = rest[1];
+      rest.erase(rest.begin(), rest.begin() + 2);
+    }
+    if (rest.empty() || rest.size() > 3) return Target{};
+    target.type = FindType(group, version, rest[0]);
+    if (target.type != nullptr && target.type->namespaced == false && !target.ns.empty()) return Target{};
+    if (rest.size() >= 2) target.name = rest[1];
+    if (rest.size() == 3) target.subresource = rest[2];
+    if (target.type != nullptr && target.type->namespaced && !target.name.empty() && target.ns.empty()) {
+      return Target{};
+    }
+    return target;
+  }
+
+  std::optional<Reply> Discovery(const std::string& path) {
+    if (path == "/version") {
+      return Reply{200, json{{"major", "1"},
+                             {"minor", "32"},
+                             {"gitVersion", "v1.32.0-huygens-fake"},
+                             {"gitCommit", "0000000000000000000000000000000000000000"},
+                             {"gitTreeState", "clean"},
+                             {"buildDate", "2026-01-01T00:00:00Z"},
+                             {"goVersion", "go1.23.0"},
+                             {"compiler", "gc"},
+                             {"platform", "linux/amd64"}}};
+    }
+    if (path == "/api") {
+      return Reply{200, json{{"kind", "APIVersions"},
+                             {"versions", {"v1"}},
+                             {"serverAddressByClientCIDRs",
+                              {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", fmt::format("127.0.0.1:{}", port)}}}}}};
+    }
+    if (path == "/apis") {
+      json groups = json::array();
+      for (const ResourceType& t : Types()) {
+        if (t.group.empty()) continue;
+        bool seen = std::any_of(groups.begin(), groups.end(), [&](const json& g) { return g["name"] == t.group; });
+        if (seen) continue;
+        json v = {{"groupVersion", t.GroupVersion()}, {"version", t.version}};
+        groups.push_back({{"name", t.group}, {"versions", {v}}, {"preferredVersion", v}});
+      }
+      return Reply{200, json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}};
+    }
+    // OpenAPI v3, reduced to what kubectl reads: the index of group versions, and per group
+    // version the PATCH operations with their x-kubernetes-group-version-kind and the
+    // fieldValidation parameter (kubectl checks it to choose server-side validation).
+    if (path == "/openapi/v3") {
+      json paths = json::object();
+      for (const ResourceType& t : Types()) {
+        std::string gv = t.group.empty() ? "api/" + t.version : "apis/" + t.GroupVersion();
+        paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=0"}};
+      }
+      return Reply{200, json{{"paths", paths}}};
+    }
+    for (const ResourceType& t : Types()) {
+      std::string prefix = t.group.empty() ? "/api/" + t.version : "/apis/" + t.GroupVersion();
+      if (path == "/openapi/v3" + prefix) {
+        json paths = json::object();
+        for (const ResourceType& r : Types()) {
+          if (r.GroupVersion() != t.GroupVersion()) continue;
+          std::string item = prefix + (r.namespaced ? "/namespaces/{namespace}/" : "/") + r.resource + "/{name}";
+          paths[item] = {{"patch",
+                          {{"x-kubernetes-group-version-kind",
+                            {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
+                           {"parameters",
+                            {{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}}}}}}};
+        }
+        return Reply{200, json{{"openapi", "3.0.0"},
+                               {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+                               {"paths", paths},
+                               {"components", {{"schemas", json::object()}}}}};
+      }
+      if (path == "/apis/" + t.group && !t.group.empty()) {
+        json v = {{"groupVersion", t.GroupVersion()}, {"version", t.version}};
+        return Reply{200, json{{"kind", "APIGroup"}, {"apiVersion", "v1"}, {"name", t.group},
+                               {"versions", {v}}, {"preferredVersion", v}}};
+      }
+      if (path != prefix) continue;
+      json resources = json::array();
+      for (const ResourceType& r : Types()) {
+        if (r.GroupVersion() != t.GroupVersion()) continue;
+        json entry = {{"name", r.resource},
+                      {"singularName", r.singular},
+                      {"namespaced", r.namespaced},
+                      {"kind", r.kind},
+                      {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}};
+        if (!r.short_names.empty()) entry["shortNames"] = r.short_names;
+        resources.push_back(entry);
+        for (const std::string& sub : r.subresources) {
+          bool binding = sub == "binding";
+          resources.push_back({{"name", r.resource + "/" + sub},
+                               {"singularName", ""},
+                               {"namespaced", r.namespaced},
+                               {"kind", binding ? "Binding" : r.kind},
+                               {"verbs", binding ? json{"create"} : json{"get", "patch", "update"}}});
+        }
+      }
+      return Reply{200, json{{"kind", "APIResourceList"},
+                             {"apiVersion", "v1"},
+                             {"groupVersion", t.GroupVersion()},
+                             {"resources", resources}}};
+    }
+    return std::nullopt;
+  }
+};
+
+FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(FakeApiServerOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    impl->server = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
+    impl->tls = true;
+  } else {
+    impl->server = std::make_unique<httplib::Server>();
+  }
+  if (!impl->server->is_valid()) {
+    return absl::InvalidArgumentError(fmt::format("fake apiserver: cannot use TLS certificate {:?} and key {:?}",
+                                                  options.tls_cert_file, options.tls_key_file));
+  }
+  int threads = options.worker_threads;
+  impl->server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  impl->server->set_keep_alive_max_count(1000);
+  Impl* raw = impl.get();
+  auto handler = [raw](const httplib::Request& req, httplib::Response& res) { raw->Serve(req, res); };
+  impl->server->Get(".*", handler);
+  impl->server->Post(".*", handler);
+  impl->server->Put(".*", handler);
+  impl->server->Patch(".*", handler);
+  impl->server->Delete(".*", handler);
+  if (options.port == 0) {
+    impl->port = impl->server->bind_to_any_port(options.host);
+  } else if (impl->server->bind_to_port(options.host, options.port)) {
+    impl->port = options.port;
+  } else {
+    impl->port = -1;
+  }
+  if (impl->port <= 0) {
+    return absl::UnavailableError(fmt::format("fake apiserver: cannot bind {}:{}", options.host, options.port));
+  }
+  impl->listener = std::thread([raw] { raw->server->listen_after_bind(); });
+  return std::unique_ptr<FakeApiServer>(new FakeApiServer(std::move(impl)));
+}
+
+FakeApiServer::~FakeApiServer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+    impl_->changed.notify_all();
+  }
+  impl_->server->stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+}
+
+int FakeApiServer::port() const { return impl_->port; }
+
+std::string FakeApiServer::url() const {
+  return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", impl_->port);
+}
+
+absl::StatusOr<json> FakeApiServer::Create(std::string_view resource, json object) {
+  const ResourceType* t = FindQualified(resource);
+  if (t == nullptr) return absl::NotFoundError(fmt::format("fake apiserver: unknown resource {:?}", resource));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Reply r = impl_->CreateLocked(*t, "", std::move(object));
+  if (r.code == 201) return r.body;
+  std::string message = r.body.value("message", "");
+  if (r.code == 409) return absl::AlreadyExistsError(message);
+  return absl::InvalidArgumentError(message);
+}
+
+std::optional<json> FakeApiServer::Get(std::string_view resource, std::string_view ns,
+                                       std::string_view name) const {
+  const ResourceType* t = FindQualified(resource);
+  if (t == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto objects = impl_->store.find(t->Qualified());
+  if (objects == impl_->store.end()) return std::nullopt;
+  auto it = objects->second.find(ObjectKey{std::string(ns), std::string(name)});
+  if (it == objects->second.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<json> FakeApiServer::List(std::string_view resource, std::string_view ns) const {
+  std::vector<json> out;
+  const ResourceType* t = FindQualified(resource);
+  if (t == nullptr) return out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto objects = impl_->store.find(t->Qualified());
+  if (objects == impl_->store.end()) return out;
+  for (const auto& [key, object] : objects->second) {
+    if (ns.empty() || key.first == ns) out.push_back(object);
+  }
+  return out;
+}
+
+std::int64_t FakeApiServer::resource_version() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->rv;
+}
+
+void FakeApiServer::FailNext(std::string verb, std::string resource, int count, int http_code) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->faults.push_back({std::move(verb), std::move(resource), count, http_code});
+}
+
+void FakeApiServer::DropWatches() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ++impl_->drop_generation;
+  impl_->changed.notify_all();
+}
+
+void FakeApiServer::SetDelay(std::chrono::milliseconds delay) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->delay = delay;
+}
+
+void FakeApiServer::Compact() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->compacted_rv = impl_->rv;
+  impl_->events.clear();
+  impl_->changed.notify_all();
+}
+
+int FakeApiServer::RequestCount(std::string_view verb, std::string_view resource) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->counts.find({std::string(verb), std::string(resource)});
+  return it == impl_->counts.end() ? 0 : it->second;
+}
+
+int FakeApiServer::ActiveWatches() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->active_watches;
+}
+
+}  // namespace huygens::kube::testing

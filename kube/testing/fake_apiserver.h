@@ -1,0 +1,110 @@
+// FakeApiServer: an in-memory Kubernetes API server for tests, speaking the real HTTP protocol
+// for the parts Huygens uses (and enough discovery for kubectl).
+//
+// What it serves (see docs/kube-client.md for the full list and the known differences):
+//   - objects keyed by (resource type, namespace, name); every write bumps one global
+//     resourceVersion counter (a decimal string, like etcd's revision);
+//   - GET, LIST (labelSelector, fieldSelector on any dotted field path, limit/continue with a
+//     consistent snapshot), WATCH (chunked stream of ADDED/MODIFIED/DELETED/BOOKMARK/ERROR
+//     events; an ERROR event carrying a 410 Expired Status when the requested version is older
+//     than the retained window), POST (409 AlreadyExists), PUT (409 Conflict on a stale
+//     resourceVersion), PATCH (merge, JSON and strategic-merge patch; a resourceVersion in the
+//     patched object is a precondition), DELETE (with preconditions), pods/binding and the
+//     status subresources;
+//   - resources: pods, nodes, namespaces, core and events.k8s.io/v1 events,
+//     coordination.k8s.io/v1 leases, topology.node.k8s.io/v1alpha2 noderesourcetopologies;
+//   - discovery: /version, /api, /apis, /api/v1, /apis/<group>/<version>;
+//   - Status bodies shaped as the real server returns them.
+// It listens on loopback with an ephemeral port, plain HTTP or HTTPS with a given certificate.
+//
+// Fault injection: FailNext (an error status for the next N matching requests), DropWatches
+// (cut every open watch stream without the closing chunk), SetDelay (delay every request),
+// Compact (forget the retained event window so older versions get 410).
+//
+// Thread-safety: every public method may be called from any thread while the server runs.
+#ifndef HUYGENS_KUBE_TESTING_FAKE_APISERVER_H_
+#define HUYGENS_KUBE_TESTING_FAKE_APISERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace huygens::kube::testing {
+
+struct FakeApiServerOptions {
+  // Address to listen on. Default "127.0.0.1" (loopback only).
+  std::string host = "127.0.0.1";
+  // Port; 0 (default) picks an ephemeral port.
+  int port = 0;
+  // PEM files of the serving certificate and key. Both set: HTTPS. Default: plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Number of write events retained for watches; a watch or continue token from before the
+  // window gets 410 Gone. Default 10000.
+  std::size_t watch_window = 10000;
+  // How often an idle watch that asked for bookmarks gets a BOOKMARK event. Default 1 s (the real
+  // server sends them about once a minute; tests want them sooner).
+  std::chrono::milliseconds bookmark_interval{1000};
+  // Worker threads; every open watch holds one. Default 64.
+  int worker_threads = 64;
+};
+
+class FakeApiServer {
+ public:
+  // Starts listening and serving on a background thread.
+  // Errors: Unavailable if the address cannot be bound, InvalidArgument for a bad TLS setup.
+  static absl::StatusOr<std::unique_ptr<FakeApiServer>> Start(FakeApiServerOptions options = {});
+  // Stops serving: ends every watch, then joins the server threads.
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  int port() const;
+  // "http://127.0.0.1:<port>" (or https://).
+  std::string url() const;
+
+  // Direct store access with the same semantics as the HTTP verbs. `resource` is the plural
+  // resource name, qualified by its group for non-core groups ("pods", "nodes",
+  // "leases.coordination.k8s.io", "noderesourcetopologies.topology.node.k8s.io").
+  // Create returns the stored object (with resourceVersion, uid, creationTimestamp) or the
+  // error the HTTP verb would give (AlreadyExists, NotFound for an unknown resource).
+  absl::StatusOr<nlohmann::json> Create(std::string_view resource, nlohmann::json object);
+  std::optional<nlohmann::json> Get(std::string_view resource, std::string_view ns,
+                                    std::string_view name) const;
+  // Every object of the resource in `ns` ("" = all namespaces), in key order.
+  std::vector<nlohmann::json> List(std::string_view resource, std::string_view ns = "") const;
+  // The current global resourceVersion.
+  std::int64_t resource_version() const;
+
+  // Faults. `verb` is one of get, list, watch, create, update, patch, delete (or "*");
+  // `resource` is the plural resource, with "/<subresource>" for subresources ("pods/binding"),
+  // or "*". The next `count` matching requests get `http_code` with a Status body.
+  void FailNext(std::string verb, std::string resource, int count, int http_code = 500);
+  // Cuts every open watch stream abruptly (no terminating chunk), as a lost connection would.
+  void DropWatches();
+  // Delays every request by `delay` before it is handled. Zero (default) turns it off.
+  void SetDelay(std::chrono::milliseconds delay);
+  // Forgets every retained event: a watch or continue token from before now gets 410 Gone.
+  void Compact();
+
+  // Requests served so far for verb and resource (same names as FailNext; no "*").
+  int RequestCount(std::string_view verb, std::string_view resource) const;
+  // Watch streams currently open.
+  int ActiveWatches() const;
+
+ private:
+  struct Impl;
+  explicit FakeApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace huygens::kube::testing
+
+#endif  // HUYGENS_KUBE_TESTING_FAKE_APISERVER_H_
