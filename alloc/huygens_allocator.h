@@ -22,9 +22,9 @@
 //      (then increasing id) each give min(offer, what is left).
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
-//        packed       - kubelet's order (TakeByTopology, alloc/take.h) on those CPUs; for a
-//                       single chosen set with no binding capacity factor, TakeByTopology runs
-//                       over the whole set at once, exactly as kubelet would on it;
+//        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the node's free
+//                       CPUs in those L3 groups (with one L3 group per NUMA node and one
+//                       NUMA node, exactly what kubelet's static policy would take there);
 //        full-cores   - whole free cores only, lowest core id first; never splits a core;
 //        spread-cores - one thread (the lowest usable) per core, cores whose threads are all
 //                       free first, then cores already partly used, lowest core id first; the
@@ -47,6 +47,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
+#include "alloc/topology_index.h"
 #include "cpuset/cpuset.h"
 #include "topology/topology.h"
 
@@ -101,25 +102,11 @@ class ExclusiveAllocator {
                                                const ExclusiveRequest& request) const;
 
  private:
-  struct Core {
-    int id = 0;
-    int numa = 0;
-    int l3 = 0;
-    CpuSet cpus;  // online threads
-  };
-  struct Numa {
-    int id = 0;
-    CpuSet cpus;               // online CPUs
-    std::vector<int> cores;    // indexes into cores_, ascending core id
-    std::vector<int> l3s;      // L3 group ids with CPUs in this node, ascending
-  };
   friend class AllocationRun;
 
   CpuTopology topo_;
-  std::vector<Core> cores_;   // ascending core id, online cores only
-  std::vector<Numa> numas_;   // ascending NUMA id, nodes with online CPUs only
-  std::vector<int> core_of_cpu_;  // cpu id -> index into cores_, -1 for none
-  bool uniform_threads_ = true;   // every core has the same number of online threads
+  TopologyIndex index_;
+  bool uniform_threads_ = true;  // every online core has the same number of online threads
 };
 
 // Exactly `request.num_cpus` CPUs out of `available`, chosen as the file comment describes.

@@ -1,0 +1,488 @@
+#include "alloc/huygens_allocator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "alloc/take.h"
+#include "fmt/format.h"
+
+namespace huygens {
+
+const char* ToString(NumaStrategy s) {
+  switch (s) {
+    case NumaStrategy::kMostAllocated:
+      return "most-allocated";
+    case NumaStrategy::kLeastAllocated:
+      return "least-allocated";
+    case NumaStrategy::kNearest:
+      return "nearest";
+  }
+  return "most-allocated";
+}
+
+std::optional<NumaStrategy> ParseNumaStrategy(const std::string& s) {
+  for (NumaStrategy v :
+       {NumaStrategy::kMostAllocated, NumaStrategy::kLeastAllocated, NumaStrategy::kNearest}) {
+    if (s == ToString(v)) return v;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool UniformThreads(const TopologyIndex& index) {
+  for (int core = 0; core < index.NumCores(); ++core) {
+    if (index.CoreCpus().SizeOf(core) != index.MaxThreadsPerCore()) return false;
+  }
+  return true;
+}
+
+// What the bind policy calls the unit it counts, for error messages.
+const char* UnitText(BindPolicy p) {
+  switch (p) {
+    case BindPolicy::kPacked:
+      return "free CPUs";
+    case BindPolicy::kFullCores:
+      return "CPUs in free whole cores";
+    case BindPolicy::kSpreadCores:
+      return "cores with a free thread";
+  }
+  return "free CPUs";
+}
+
+std::string JoinIds(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
+
+}  // namespace
+
+ExclusiveAllocator::ExclusiveAllocator(CpuTopology topo)
+    : topo_(std::move(topo)), index_(topo_), uniform_threads_(UniformThreads(index_)) {}
+
+// One Allocate call: per-call scratch over the allocator's index. Dense indexes (cores, NUMA
+// nodes, NUMA x L3 pairs, local CPUs) are TopologyIndex's.
+class AllocationRun {
+ public:
+  AllocationRun(const ExclusiveAllocator& a, const CpuSet& available, const ExclusiveRequest& r)
+      : topo_(a.topo_), ix_(a.index_), uniform_(a.uniform_threads_), req_(r),
+        available_(available) {}
+
+  absl::StatusOr<ExclusiveAllocation> Run() {
+    if (absl::Status s = Validate(); !s.ok()) return s;
+    ExclusiveAllocation out;
+    if (req_.num_cpus == 0) return absl::StatusOr<ExclusiveAllocation>(absl::in_place);
+    if (req_.bind_policy == BindPolicy::kFullCores && uniform_ &&
+        req_.num_cpus % ix_.MaxThreadsPerCore() != 0) {
+      return absl::ResourceExhaustedError(fmt::format(
+          "full-cores: {} CPUs is not a whole number of cores ({} threads per core)",
+          req_.num_cpus, ix_.MaxThreadsPerCore()));
+    }
+    CountFree();
+    absl::StatusOr<std::vector<int>> set = ChooseNumaSet();
+    if (!set.ok()) return set.status();
+    CpuSet::Builder cpus;
+    for (const auto& [numa, share] : Shares(*set)) {
+      absl::StatusOr<CpuSet> part = PickInNode(numa, share);
+      if (!part.ok()) return part.status();
+      cpus.Add(*part);
+      out.numa_nodes.push_back(ix_.NumaId(numa));
+    }
+    out.cpus = cpus.Build();
+    std::sort(out.numa_nodes.begin(), out.numa_nodes.end());
+    if (out.cpus.Size() != req_.num_cpus) {
+      return absl::ResourceExhaustedError(fmt::format(
+          "{}: cannot compose {} CPUs from whole free cores", ToString(req_.bind_policy),
+          req_.num_cpus));
+    }
+    return out;
+  }
+
+ private:
+  absl::Status Validate() {
+    if (req_.num_cpus < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("numCpus: {} is negative", req_.num_cpus));
+    }
+    factor_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 1.0);
+    for (const auto& [numa, f] : req_.capacity) {
+      if (!topo_.HasNumaNode(numa)) {
+        return absl::InvalidArgumentError(
+            fmt::format("capacity: NUMA node {} is not in the topology", numa));
+      }
+      if (!(f > 0.0 && f <= 1.0)) {
+        return absl::InvalidArgumentError(fmt::format(
+            "capacity: factor {} for NUMA node {} is outside (0,1]", f, numa));
+      }
+      const int dense = ix_.NumaIndexOf(numa);
+      if (dense >= 0) factor_[static_cast<size_t>(dense)] = f;
+    }
+    for (int numa : req_.near_numa_nodes) {
+      if (!topo_.HasNumaNode(numa)) {
+        return absl::InvalidArgumentError(
+            fmt::format("nearNumaNodes: NUMA node {} is not in the topology", numa));
+      }
+    }
+    allowed_.assign(static_cast<size_t>(ix_.NumNumaNodes()), !req_.within_numa_nodes);
+    if (req_.within_numa_nodes) {
+      for (int numa : *req_.within_numa_nodes) {
+        if (!topo_.HasNumaNode(numa)) {
+          return absl::InvalidArgumentError(
+              fmt::format("withinNumaNodes: NUMA node {} is not in the topology", numa));
+        }
+        const int dense = ix_.NumaIndexOf(numa);
+        if (dense >= 0) allowed_[static_cast<size_t>(dense)] = true;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Free CPUs per core and per NUMA node (allowed nodes only), and each node's offer.
+  void CountFree() {
+    free_.assign(static_cast<size_t>(ix_.NumCpus()), 0);
+    core_free_.assign(static_cast<size_t>(ix_.NumCores()), 0);
+    numa_free_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    for (int cpu : available_) {
+      const int local = ix_.LocalOf(cpu);
+      if (local < 0 || !allowed_[static_cast<size_t>(ix_.NumaOf(local))]) continue;
+      free_[static_cast<size_t>(local)] = 1;
+      ++core_free_[static_cast<size_t>(ix_.CoreOf(local))];
+      ++numa_free_[static_cast<size_t>(ix_.NumaOf(local))];
+    }
+    offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    bound_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
+      const auto n = static_cast<size_t>(numa);
+      // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding.
+      bound_[n] = static_cast<int>(
+          std::floor(factor_[n] * static_cast<double>(numa_free_[n]) + 1e-9));
+      offer_[n] = Offer(numa, bound_[n]);
+    }
+  }
+
+  int CoreUnit(int core) const {
+    const int free = core_free_[static_cast<size_t>(core)];
+    switch (req_.bind_policy) {
+      case BindPolicy::kPacked:
+        return free;
+      case BindPolicy::kFullCores:
+        return free == ix_.CoreCpus().SizeOf(core) ? free : 0;
+      case BindPolicy::kSpreadCores:
+        return free > 0 ? 1 : 0;
+    }
+    return 0;
+  }
+
+  // CPUs the node offers under its bound and the bind policy.
+  int Offer(int numa, int bound) const {
+    if (req_.bind_policy == BindPolicy::kPacked) return bound;
+    int sum = 0;
+    for (int core : ix_.NumaCores().Of(numa)) {
+      const int unit = CoreUnit(core);
+      if (unit > 0 && sum + unit <= bound) sum += unit;
+    }
+    return sum;
+  }
+
+  // Offer per NUMA x L3 pair of one node (ignoring the node's bound), indexed like
+  // NumaL3PairsOfNuma().Of(numa).
+  absl::InlinedVector<int, 8> PairOffers(int numa) const {
+    const auto pairs = ix_.NumaL3PairsOfNuma().Of(numa);
+    absl::InlinedVector<int, 8> offers(pairs.size(), 0);
+    for (int core : ix_.NumaCores().Of(numa)) {
+      offers[PairSlot(numa, core)] += CoreUnit(core);
+    }
+    return offers;
+  }
+
+  size_t PairSlot(int numa, int core) const {
+    const int pair = ix_.NumaL3PairOf(ix_.CoreCpus().Of(core)[0]);
+    const auto pairs = ix_.NumaL3PairsOfNuma().Of(numa);
+    return static_cast<size_t>(std::find(pairs.begin(), pairs.end(), pair) - pairs.begin());
+  }
+
+  // The L3 pairs (slots into NumaL3PairsOfNuma().Of(numa)) chosen to hold `share` units.
+  absl::InlinedVector<size_t, 8> ChoosePairs(int numa, int share) const {
+    const absl::InlinedVector<int, 8> offers = PairOffers(numa);
+    absl::InlinedVector<size_t, 8> chosen;
+    // One group: the smallest offer that fits (best fit), lowest L3 first on ties.
+    size_t best = offers.size();
+    for (size_t i = 0; i < offers.size(); ++i) {
+      if (offers[i] >= share && (best == offers.size() || offers[i] < offers[best])) best = i;
+    }
+    if (best != offers.size()) {
+      chosen.push_back(best);
+      return chosen;
+    }
+    // Several: largest offers first.
+    absl::InlinedVector<size_t, 8> order(offers.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return offers[a] > offers[b]; });
+    int sum = 0;
+    for (size_t i : order) {
+      if (sum >= share) break;
+      chosen.push_back(i);
+      sum += offers[i];
+    }
+    return chosen;
+  }
+
+  int L3Span(const std::vector<std::pair<int, int>>& shares) const {
+    int span = 0;
+    for (const auto& [numa, share] : shares) {
+      span += static_cast<int>(ChoosePairs(numa, share).size());
+    }
+    return span;
+  }
+
+  // Nodes in decreasing offer (then increasing id), each giving min(offer, what is left).
+  std::vector<std::pair<int, int>> Shares(const std::vector<int>& set) const {
+    std::vector<int> order = set;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
+    });
+    std::vector<std::pair<int, int>> shares;
+    int left = req_.num_cpus;
+    for (int numa : order) {
+      if (left == 0) break;
+      const int share = std::min(offer_[static_cast<size_t>(numa)], left);
+      if (share > 0) shares.emplace_back(numa, share);
+      left -= share;
+    }
+    return shares;
+  }
+
+  // kubelet's minAffinitySize over the topology's online CPUs (allocatable).
+  int PreferredSize() const {
+    std::vector<int> sizes;
+    for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
+      sizes.push_back(ix_.NumaCpus().SizeOf(numa));
+    }
+    std::sort(sizes.rbegin(), sizes.rend());
+    int sum = 0;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      sum += sizes[k];
+      if (sum >= req_.num_cpus) return static_cast<int>(k) + 1;
+    }
+    return static_cast<int>(sizes.size());
+  }
+
+  int NearScore(const std::vector<int>& set) const {
+    int score = 0;
+    for (int numa : set) {
+      int nearest = std::numeric_limits<int>::max();
+      for (int near : req_.near_numa_nodes) {
+        nearest = std::min(nearest, topo_.Distance(ix_.NumaId(numa), near));
+      }
+      score += nearest;
+    }
+    return score;
+  }
+
+  // Lower is better: (strategy score, secondary).
+  std::pair<int64_t, int64_t> StrategyScore(const std::vector<int>& set) const {
+    int64_t total = 0;
+    for (int numa : set) total += offer_[static_cast<size_t>(numa)];
+    switch (req_.numa_strategy) {
+      case NumaStrategy::kMostAllocated:
+        return {total, 0};
+      case NumaStrategy::kLeastAllocated:
+        return {-total, 0};
+      case NumaStrategy::kNearest:
+        if (req_.near_numa_nodes.empty()) return {total, 0};
+        return {NearScore(set), total};
+    }
+    return {total, 0};
+  }
+
+  absl::StatusOr<std::vector<int>> ChooseNumaSet() const {
+    // Candidate nodes (allowed, offering something), ascending id.
+    std::vector<int> nodes;
+    for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
+      if (allowed_[static_cast<size_t>(numa)] && offer_[static_cast<size_t>(numa)] > 0) {
+        nodes.push_back(numa);
+      }
+    }
+    // Fewest nodes: the largest offers first.
+    std::vector<int> offers;
+    for (int numa : nodes) offers.push_back(offer_[static_cast<size_t>(numa)]);
+    std::sort(offers.rbegin(), offers.rend());
+    int k = 0, sum = 0;
+    while (k < static_cast<int>(offers.size()) && sum < req_.num_cpus) {
+      sum += offers[static_cast<size_t>(k++)];
+    }
+    const bool fits = sum >= req_.num_cpus;
+    int max_k = static_cast<int>(nodes.size());
+    if (req_.topology_policy == TopologyPolicy::kSingleNumaNode) max_k = 1;
+    if (req_.topology_policy == TopologyPolicy::kRestricted) max_k = PreferredSize();
+    if (!fits || k > max_k) return NoFit(nodes, max_k, sum);
+
+    // On machines with more than kMaxNodes candidate NUMA nodes the search would explode:
+    // take the k largest offers (then lowest ids) instead.
+    if (nodes.size() > kMaxNodes) {
+      std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
+        return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
+      });
+      nodes.resize(static_cast<size_t>(k));
+      std::sort(nodes.begin(), nodes.end());
+      return nodes;
+    }
+    // Every k-set that fits; the best by strategy, then L3 span, then lowest ids (enumeration
+    // order is lexicographic, so the first of equals stays).
+    std::vector<int> best;
+    std::pair<int64_t, int64_t> best_score{};
+    int best_span = 0;
+    std::vector<int> set(static_cast<size_t>(k));
+    std::vector<int> pos(static_cast<size_t>(k));
+    const int n = static_cast<int>(nodes.size());
+    for (int i = 0; i < k; ++i) pos[static_cast<size_t>(i)] = i;
+    while (true) {
+      int total = 0;
+      for (int i = 0; i < k; ++i) {
+        set[static_cast<size_t>(i)] = nodes[static_cast<size_t>(pos[static_cast<size_t>(i)])];
+        total += offer_[static_cast<size_t>(set[static_cast<size_t>(i)])];
+      }
+      if (total >= req_.num_cpus) {
+        const auto score = StrategyScore(set);
+        if (best.empty() || score < best_score) {
+          best = set;
+          best_score = score;
+          best_span = -1;  // computed when a tie needs it
+        } else if (score == best_score) {
+          if (best_span < 0) best_span = L3Span(Shares(best));
+          const int span = L3Span(Shares(set));
+          if (span < best_span) {
+            best = set;
+            best_span = span;
+          }
+        }
+      }
+      int i = k - 1;
+      while (i >= 0 && pos[static_cast<size_t>(i)] == n - k + i) --i;
+      if (i < 0) break;
+      ++pos[static_cast<size_t>(i)];
+      for (int j = i + 1; j < k; ++j) {
+        pos[static_cast<size_t>(j)] = pos[static_cast<size_t>(j - 1)] + 1;
+      }
+    }
+    return best;
+  }
+
+  absl::Status NoFit(const std::vector<int>& nodes, int max_k, int reachable) const {
+    const char* unit = UnitText(req_.bind_policy);
+    // The best set of at most max_k nodes: the largest offers.
+    std::vector<int> order = nodes;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
+    });
+    if (static_cast<int>(order.size()) > max_k) order.resize(static_cast<size_t>(max_k));
+    int largest = 0;
+    std::vector<int> ids;
+    for (int numa : order) {
+      largest += offer_[static_cast<size_t>(numa)];
+      ids.push_back(ix_.NumaId(numa));
+    }
+    std::sort(ids.begin(), ids.end());
+    switch (req_.topology_policy) {
+      case TopologyPolicy::kSingleNumaNode:
+        if (ids.empty()) {
+          return absl::ResourceExhaustedError(fmt::format(
+              "no single NUMA node has {} {} (none has any)", req_.num_cpus, unit));
+        }
+        return absl::ResourceExhaustedError(
+            fmt::format("no single NUMA node has {} {} (largest: {} on node {})", req_.num_cpus,
+                        unit, largest, ids[0]));
+      case TopologyPolicy::kRestricted:
+        return absl::ResourceExhaustedError(fmt::format(
+            "restricted: no set of {} NUMA nodes has {} {} (largest: {} on nodes {})", max_k,
+            req_.num_cpus, unit, largest, JoinIds(ids)));
+      case TopologyPolicy::kBestEffort:
+      case TopologyPolicy::kNone:
+        break;
+    }
+    return absl::ResourceExhaustedError(fmt::format(
+        "not enough {}: requested {}, the usable NUMA nodes offer {}", unit, req_.num_cpus,
+        reachable));
+  }
+
+  // `share` CPUs of one node, by the bind policy, inside the fewest L3 groups.
+  absl::StatusOr<CpuSet> PickInNode(int numa, int share) const {
+    const absl::InlinedVector<size_t, 8> slots = ChoosePairs(numa, share);
+    auto in_chosen = [&](int core) {
+      return std::find(slots.begin(), slots.end(), PairSlot(numa, core)) != slots.end();
+    };
+    CpuSet::Builder out;
+    int left = share;
+    switch (req_.bind_policy) {
+      case BindPolicy::kPacked: {
+        CpuSet::Builder eligible;
+        for (int core : ix_.NumaCores().Of(numa)) {
+          if (!in_chosen(core)) continue;
+          for (int local : ix_.CoreCpus().Of(core)) {
+            if (free_[static_cast<size_t>(local)]) eligible.Add(ix_.CpuId(local));
+          }
+        }
+        return TakeByTopology(topo_, eligible.Build(), share);
+      }
+      case BindPolicy::kFullCores:
+        for (int core : ix_.NumaCores().Of(numa)) {
+          const int unit = CoreUnit(core);
+          if (left == 0) break;
+          if (unit == 0 || unit > left || !in_chosen(core)) continue;
+          for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
+          left -= unit;
+        }
+        break;
+      case BindPolicy::kSpreadCores:
+        // Cores whose threads are all free first, then cores already partly used.
+        for (bool whole : {true, false}) {
+          for (int core : ix_.NumaCores().Of(numa)) {
+            if (left == 0) break;
+            const int free = core_free_[static_cast<size_t>(core)];
+            if (free == 0 || (free == ix_.CoreCpus().SizeOf(core)) != whole) continue;
+            if (!in_chosen(core)) continue;
+            for (int local : ix_.CoreCpus().Of(core)) {
+              if (free_[static_cast<size_t>(local)]) {
+                out.Add(ix_.CpuId(local));
+                --left;
+                break;
+              }
+            }
+          }
+        }
+        break;
+    }
+    return out.Build();
+  }
+
+  static constexpr size_t kMaxNodes = 16;
+
+  const CpuTopology& topo_;
+  const TopologyIndex& ix_;
+  const bool uniform_;
+  const ExclusiveRequest& req_;
+  const CpuSet& available_;
+  std::vector<double> factor_;     // per dense NUMA node
+  std::vector<bool> allowed_;      // per dense NUMA node
+  std::vector<char> free_;         // per local CPU
+  std::vector<int> core_free_;     // per dense core
+  std::vector<int> numa_free_;     // per dense NUMA node
+  std::vector<int> bound_;         // floor(factor x free) per dense NUMA node
+  std::vector<int> offer_;         // per dense NUMA node, in bind-policy units
+};
+
+absl::StatusOr<ExclusiveAllocation> ExclusiveAllocator::Allocate(
+    const CpuSet& available, const ExclusiveRequest& request) const {
+  return AllocationRun(*this, available, request).Run();
+}
+
+absl::StatusOr<ExclusiveAllocation> AllocateExclusive(const CpuTopology& topo,
+                                                      const CpuSet& available,
+                                                      const ExclusiveRequest& request) {
+  return ExclusiveAllocator(topo).Allocate(available, request);
+}
+
+}  // namespace huygens
