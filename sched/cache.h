@@ -65,9 +65,10 @@ struct NodeInfo {
   int NumPods() const { return static_cast<int>(pod_uids.size()); }
 };
 
-// Where the members of one affinity group run: node index -> NUMA node id -> members holding
-// CPUs there. Kept by the cache for NumaScore.
-using AffinityGroupPlacement = absl::flat_hash_map<int, std::map<int, int>>;
+// Where the members of one affinity group run: node -> NUMA node id -> members holding
+// exclusive CPUs there (NUMA id -1 counts members on the node without exclusive CPUs). Kept by
+// the cache for NumaScore and NumaReserve.
+using AffinityGroupPlacement = absl::flat_hash_map<const NodeInfo*, std::map<int, int>>;
 
 class ClusterCache {
  public:

@@ -33,6 +33,7 @@
 #include "absl/container/inlined_vector.h"
 #include "alloc/pod.h"
 #include "node/allocation.h"
+#include "node/node_state.h"
 #include "sched/cache.h"
 #include "sched/pod.h"
 
@@ -76,18 +77,33 @@ class Status {
   absl::InlinedVector<std::string, 1> reasons_;
 };
 
+// One exclusive container of the pod, in kubelet's admission order (init containers first,
+// then app containers): how many exclusive CPUs it takes on a node of each mode.
+struct ExclusiveUnit {
+  int cpus_allocatable = 0;  // node mode kAllocatable (kubelet's guaranteedCPUs rule)
+  int cpus_isolated = 0;     // node mode kIsolated (huygens.io/isolated-cpu)
+  bool init = false;         // a regular (non-restartable) init container: its CPUs are reused
+};
+
 // What the scheduler computes once per pod before the plugins run; read by every plugin.
 struct PodFacts {
-  PodRequests requests;          // ComputePodRequests(pod.spec)
+  PodRequests requests;  // ComputePodRequests(pod.spec)
   QosClass qos = QosClass::kBestEffort;
-  CpuPolicy cpu_policy = CpuPolicy::kShared;        // EffectiveCpuPolicy
-  // Exclusive CPUs the pod holds at its peak, pod-scope view (kubelet's pod-level hint
-  // request: max(sum over app + restartable init containers, the largest init container)).
-  int exclusive_cpus = 0;
-  // Exclusive CPUs per container in kubelet's admission order (init containers first, then
-  // app containers); 0 for shared containers. Scratch reused across pods.
-  std::vector<int> container_exclusive_cpus;
+  CpuPolicy cpu_policy = CpuPolicy::kShared;  // EffectiveCpuPolicy
+  // NodeState's view of the pod (CpuDemandOf) on a node of each mode.
+  CpuDemand demand_allocatable;
+  CpuDemand demand_isolated;
+  // Containers with exclusive CPUs on some mode, in admission order. Scratch reused across
+  // pods (cleared, not freed).
+  std::vector<ExclusiveUnit> units;
+
+  const CpuDemand& Demand(NodeMode mode) const {
+    return mode == NodeMode::kIsolated ? demand_isolated : demand_allocatable;
+  }
 };
+
+// Fills `facts` for `pod` (reusing its buffers). The scheduler calls it once per attempt.
+void ComputePodFacts(const Pod& pod, PodFacts& facts);
 
 // Per-attempt data: the pod's facts, plugin scratch slots and the Reserve result. The
 // scheduler owns one and Reset()s it for every pod, so buffers are reused, not reallocated.

@@ -58,9 +58,12 @@ std::unique_ptr<Plugin> NewNumaScore(const ClusterCache* cache);
 // Score: the pod's bind policy fits without splitting cores: full-cores needs free whole
 // cores, spread-cores needs cores with a free thread; more headroom scores higher.
 std::unique_ptr<Plugin> NewSmtScore();
-// Reserve: computes the exact cpusets with NodeState::AllocatePod (near the pod's affinity
-// group) and assumes the pod in the cache; Unreserve forgets it. Nodes without CPU state are
-// assumed without cpusets.
+// Reserve: computes the exact cpusets with NodeState::AllocatePod on the cache's CPU state of
+// the node (near the NUMA nodes where the pod's affinity group runs there) and puts them in
+// CycleState::allocation; the scheduler then assumes the pod with them. Unreserve releases the
+// CPUs if the cache does not hold the pod (a forgotten assume already released them). Nodes
+// without CPU state get no cpusets. A failed allocation is Unschedulable with reason
+// "NUMA: <the allocator's reason>".
 std::unique_ptr<Plugin> NewNumaReserve(ClusterCache* cache);
 // Bind: binds in the cache at once (AddPod confirms the assume). The simulator's binder.
 std::unique_ptr<BindPlugin> NewCacheBind(ClusterCache* cache);

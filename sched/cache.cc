@@ -1,0 +1,267 @@
+#include "sched/cache.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "fmt/format.h"
+
+namespace huygens::sched {
+namespace {
+
+// absl's string_view is not std::string_view here: heterogeneous lookups need absl's.
+absl::string_view Key(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+bool WildcardIp(const std::string& ip) { return ip.empty() || ip == "0.0.0.0"; }
+
+bool SamePortEntry(const HostPort& a, const HostPort& b) {
+  return a.port == b.port && a.protocol == b.protocol &&
+         (a.host_ip == b.host_ip || (WildcardIp(a.host_ip) && WildcardIp(b.host_ip)));
+}
+
+}  // namespace
+
+void ClusterCache::Touch(NodeInfo& info) { info.generation = ++generation_; }
+
+absl::Status ClusterCache::AddNode(Node node) {
+  if (node.name.empty()) return absl::InvalidArgumentError("node: name is empty");
+  if (by_name_.contains(node.name)) {
+    return absl::AlreadyExistsError(fmt::format("node {:?} is already in the cache", node.name));
+  }
+  auto info = std::make_unique<NodeInfo>();
+  if (node.cpu_state != nullptr) info->cpu_state = std::make_unique<NodeState>(*node.cpu_state);
+  info->node = std::move(node);
+  info->index = static_cast<int>(order_.size());
+  NodeInfo* raw = info.get();
+  by_name_.emplace(raw->node.name, raw);
+  order_.push_back(raw);
+  nodes_.push_back(std::move(info));
+  Touch(*raw);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterCache::UpdateNode(Node node) {
+  auto it = by_name_.find(node.name);
+  if (it == by_name_.end()) {
+    return absl::NotFoundError(fmt::format("node {:?} is not in the cache", node.name));
+  }
+  NodeInfo& info = *it->second;
+  node.cpu_state = info.node.cpu_state;  // the CPU state is kept (see the header)
+  info.node = std::move(node);
+  Touch(info);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterCache::RemoveNode(std::string_view name) {
+  auto it = by_name_.find(Key(name));
+  if (it == by_name_.end()) {
+    return absl::NotFoundError(fmt::format("node {:?} is not in the cache", name));
+  }
+  NodeInfo* info = it->second;
+  for (const std::string& uid : info->pod_uids) {
+    auto pod = pods_.find(Key(uid));
+    if (pod == pods_.end()) continue;
+    const std::string& group = pod->second.pod->spec.affinity_group;
+    if (!group.empty()) {
+      auto g = groups_.find(Key(group));
+      if (g != groups_.end()) {
+        g->second.erase(info);
+        if (g->second.empty()) groups_.erase(g);
+      }
+    }
+    pods_.erase(pod);
+  }
+  by_name_.erase(it);
+  const int index = info->index;
+  order_[static_cast<size_t>(index)] = order_.back();
+  order_[static_cast<size_t>(index)]->index = index;
+  order_.pop_back();
+  auto owned = std::find_if(nodes_.begin(), nodes_.end(),
+                            [&](const std::unique_ptr<NodeInfo>& n) { return n.get() == info; });
+  std::swap(*owned, nodes_.back());
+  nodes_.pop_back();
+  ++generation_;
+  return absl::OkStatus();
+}
+
+absl::Status ClusterCache::Place(PodPtr pod, NodeInfo& info,
+                                 std::optional<PodAllocation> allocation,
+                                 bool allocation_applied, bool assumed) {
+  const std::string& uid = pod->Uid();
+  if (uid.empty()) return absl::InvalidArgumentError("pod: uid is empty");
+  if (pods_.contains(uid)) {
+    return absl::AlreadyExistsError(fmt::format("pod {:?} is already in the cache", uid));
+  }
+  if (allocation.has_value() && info.cpu_state != nullptr && !allocation_applied) {
+    absl::Status s = info.cpu_state->Assume(pod->spec, *allocation);
+    if (!s.ok()) {
+      return absl::FailedPreconditionError(fmt::format(
+          "pod {:?} on node {:?}: allocation does not fit: {}", uid, info.node.name,
+          std::string(s.message())));
+    }
+  }
+  const PodRequests r = ComputePodRequests(pod->spec);
+  info.requested.cpu_milli += r.cpu_milli;
+  info.requested.memory_bytes += r.memory_bytes;
+  info.requested.isolated_cpus += r.isolated_cpus;
+  for (const auto& [name, amount] : pod->extended_requests) info.requested_extended[name] += amount;
+  for (const HostPort& p : pod->host_ports) {
+    auto used = std::find_if(info.used_ports.begin(), info.used_ports.end(),
+                             [&](const UsedPort& u) { return SamePortEntry(u.port, p); });
+    if (used != info.used_ports.end()) {
+      ++used->count;
+    } else {
+      info.used_ports.push_back({p, 1});
+    }
+  }
+  info.pod_uids.push_back(uid);
+  if (!pod->spec.affinity_group.empty()) {
+    std::map<int, int>& where = groups_[pod->spec.affinity_group][&info];
+    if (allocation.has_value() && !allocation->numa_nodes.empty()) {
+      for (int numa : allocation->numa_nodes) ++where[numa];
+    } else {
+      ++where[-1];
+    }
+  }
+  PodEntry entry{std::move(pod), info.node.name, std::move(allocation), assumed, false};
+  pods_.emplace(uid, std::move(entry));
+  Touch(info);
+  return absl::OkStatus();
+}
+
+void ClusterCache::Unplace(PodEntry& entry, NodeInfo& info) {
+  const Pod& pod = *entry.pod;
+  if (info.cpu_state != nullptr && info.cpu_state->SpecOf(pod.Uid()) != nullptr) {
+    // The state knows the pod, so releasing it cannot fail.
+    (void)info.cpu_state->ReleasePod(pod.Uid());
+  }
+  const PodRequests r = ComputePodRequests(pod.spec);
+  info.requested.cpu_milli -= r.cpu_milli;
+  info.requested.memory_bytes -= r.memory_bytes;
+  info.requested.isolated_cpus -= r.isolated_cpus;
+  for (const auto& [name, amount] : pod.extended_requests) {
+    auto it = info.requested_extended.find(name);
+    if (it != info.requested_extended.end() && (it->second -= amount) == 0) {
+      info.requested_extended.erase(it);
+    }
+  }
+  for (const HostPort& p : pod.host_ports) {
+    auto used = std::find_if(info.used_ports.begin(), info.used_ports.end(),
+                             [&](const UsedPort& u) { return SamePortEntry(u.port, p); });
+    if (used != info.used_ports.end() && --used->count == 0) info.used_ports.erase(used);
+  }
+  info.pod_uids.erase(std::find(info.pod_uids.begin(), info.pod_uids.end(), pod.Uid()));
+  if (!pod.spec.affinity_group.empty()) {
+    auto g = groups_.find(pod.spec.affinity_group);
+    if (g != groups_.end()) {
+      auto n = g->second.find(&info);
+      if (n != g->second.end()) {
+        auto drop = [&](int numa) {
+          auto c = n->second.find(numa);
+          if (c != n->second.end() && --c->second == 0) n->second.erase(c);
+        };
+        if (entry.allocation.has_value() && !entry.allocation->numa_nodes.empty()) {
+          for (int numa : entry.allocation->numa_nodes) drop(numa);
+        } else {
+          drop(-1);
+        }
+        if (n->second.empty()) g->second.erase(n);
+      }
+      if (g->second.empty()) groups_.erase(g);
+    }
+  }
+  Touch(info);
+}
+
+absl::Status ClusterCache::AddPod(PodPtr pod, std::string_view node,
+                                  std::optional<PodAllocation> allocation) {
+  auto it = by_name_.find(Key(node));
+  if (it == by_name_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?}: node {:?} is not in the cache",
+                                           pod->Uid(), node));
+  }
+  auto existing = pods_.find(pod->Uid());
+  if (existing != pods_.end()) {
+    if (!existing->second.assumed) {
+      return absl::AlreadyExistsError(
+          fmt::format("pod {:?} is already bound to node {:?}", pod->Uid(),
+                      existing->second.node));
+    }
+    if (existing->second.node == node) {  // the bind we sent, confirmed
+      existing->second.assumed = false;
+      existing->second.pod = std::move(pod);
+      ++generation_;
+      return absl::OkStatus();
+    }
+    // Bound somewhere else than assumed: drop the assume first.
+    absl::Status s = ForgetPod(pod->Uid());
+    if (!s.ok()) return s;
+  }
+  return Place(std::move(pod), *it->second, std::move(allocation), false, /*assumed=*/false);
+}
+
+absl::Status ClusterCache::RemovePod(std::string_view uid) {
+  auto it = pods_.find(Key(uid));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?} is not in the cache", uid));
+  }
+  Unplace(it->second, *by_name_.at(it->second.node));
+  pods_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterCache::AssumePod(PodPtr pod, std::string_view node,
+                                     std::optional<PodAllocation> allocation,
+                                     bool allocation_applied) {
+  auto it = by_name_.find(Key(node));
+  if (it == by_name_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?}: node {:?} is not in the cache",
+                                           pod->Uid(), node));
+  }
+  return Place(std::move(pod), *it->second, std::move(allocation), allocation_applied,
+               /*assumed=*/true);
+}
+
+absl::Status ClusterCache::ForgetPod(std::string_view uid) {
+  auto it = pods_.find(Key(uid));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?} is not in the cache", uid));
+  }
+  if (!it->second.assumed) {
+    return absl::FailedPreconditionError(
+        fmt::format("pod {:?} is bound to node {:?}, not assumed", uid, it->second.node));
+  }
+  Unplace(it->second, *by_name_.at(it->second.node));
+  pods_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status ClusterCache::FinishBinding(std::string_view uid) {
+  auto it = pods_.find(Key(uid));
+  if (it == pods_.end() || !it->second.assumed) {
+    return absl::NotFoundError(fmt::format("pod {:?} is not assumed", uid));
+  }
+  it->second.binding_finished = true;
+  return absl::OkStatus();
+}
+
+const NodeInfo* ClusterCache::FindNode(std::string_view name) const {
+  auto it = by_name_.find(Key(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+NodeState* ClusterCache::MutableCpuState(std::string_view name) {
+  auto it = by_name_.find(Key(name));
+  return it == by_name_.end() ? nullptr : it->second->cpu_state.get();
+}
+
+const ClusterCache::PodEntry* ClusterCache::FindPod(std::string_view uid) const {
+  auto it = pods_.find(Key(uid));
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+const AffinityGroupPlacement* ClusterCache::AffinityGroup(std::string_view group) const {
+  auto it = groups_.find(Key(group));
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+}  // namespace huygens::sched

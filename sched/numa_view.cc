@@ -1,0 +1,156 @@
+#include "sched/numa_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace huygens::sched {
+
+NumaView::NumaView(const NodeState& state, BindPolicy bind) : bind_(bind) {
+  tpc_ = std::max(1, state.Topology().CpusPerCore());
+  const std::map<int, double>& capacity = state.Config().capacity;
+  for (const NumaCounters& c : state.Counters()) {
+    if (c.user_cpus <= 0 || size_ == kMaxNuma) continue;
+    Figures& f = figures_[static_cast<size_t>(size_)];
+    f.numa = c.numa;
+    f.user = c.user_cpus;
+    f.free = c.free_cpus;
+    f.free_cores = c.free_cores;
+    double factor = 1.0;
+    if (!capacity.empty()) {
+      auto it = capacity.find(c.numa);
+      if (it != capacity.end()) factor = it->second;
+    }
+    factor_[static_cast<size_t>(size_)] = factor;
+    ++size_;
+    Recompute(f);
+  }
+}
+
+int NumaView::OfferOf(const Figures& f, double factor) const {
+  const int base =
+      factor >= 1.0 ? f.free : static_cast<int>(std::floor(factor * static_cast<double>(f.free)));
+  switch (bind_) {
+    case BindPolicy::kPacked: return base;
+    case BindPolicy::kFullCores: return std::min(base, f.free_cores * tpc_) / tpc_ * tpc_;
+    case BindPolicy::kSpreadCores:
+      return std::min(base, f.free_cores + std::max(0, f.free - tpc_ * f.free_cores));
+  }
+  return base;
+}
+
+void NumaView::Recompute(Figures& f) const {
+  f.offer = OfferOf(f, factor_[static_cast<size_t>(&f - figures_.data())]);
+}
+
+int NumaView::TotalFree() const {
+  int sum = 0;
+  for (int i = 0; i < size_; ++i) sum += figures_[static_cast<size_t>(i)].free;
+  return sum;
+}
+
+int NumaView::TotalFreeCores() const {
+  int sum = 0;
+  for (int i = 0; i < size_; ++i) sum += figures_[static_cast<size_t>(i)].free_cores;
+  return sum;
+}
+
+int NumaView::TopSum(int Figures::*field, int k) const {
+  std::array<int, kMaxNuma> values;
+  for (int i = 0; i < size_; ++i) values[static_cast<size_t>(i)] = figures_[static_cast<size_t>(i)].*field;
+  const int n = std::min(k, size_);
+  std::partial_sort(values.begin(), values.begin() + n, values.begin() + size_,
+                    std::greater<int>());
+  int sum = 0;
+  for (int i = 0; i < n; ++i) sum += values[static_cast<size_t>(i)];
+  return sum;
+}
+
+int NumaView::PreferredSize(int cpus) const {
+  for (int k = 1; k <= size_; ++k) {
+    if (TopSum(&Figures::user, k) >= cpus) return k;
+  }
+  return size_;
+}
+
+bool NumaView::KubeletAdmits(TopologyPolicy policy, int cpus) const {
+  if (cpus <= 0) return true;
+  switch (policy) {
+    case TopologyPolicy::kNone:
+    case TopologyPolicy::kBestEffort: return true;
+    case TopologyPolicy::kSingleNumaNode: return TopSum(&Figures::free, 1) >= cpus;
+    case TopologyPolicy::kRestricted:
+      return TopSum(&Figures::free, PreferredSize(cpus)) >= cpus;
+  }
+  return true;
+}
+
+int NumaView::NodesNeeded(TopologyPolicy policy, int cpus) const {
+  if (cpus <= 0) return 0;
+  switch (policy) {
+    case TopologyPolicy::kSingleNumaNode: return TopSum(&Figures::offer, 1) >= cpus ? 1 : 0;
+    case TopologyPolicy::kRestricted: {
+      const int k = PreferredSize(cpus);
+      return TopSum(&Figures::offer, k) >= cpus ? k : 0;
+    }
+    case TopologyPolicy::kNone:
+    case TopologyPolicy::kBestEffort:
+      for (int k = 1; k <= size_; ++k) {
+        if (TopSum(&Figures::offer, k) >= cpus) return k;
+      }
+      return 0;
+  }
+  return 0;
+}
+
+bool NumaView::AllocatorFits(TopologyPolicy policy, int cpus) const {
+  return cpus <= 0 || NodesNeeded(policy, cpus) > 0;
+}
+
+void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
+                      std::vector<int>& out) const {
+  out.clear();
+  const int k = NodesNeeded(policy, cpus);
+  if (k == 0) return;
+  if (k == 1) {
+    int best = -1;
+    for (int i = 0; i < size_; ++i) {
+      const int offer = figures_[static_cast<size_t>(i)].offer;
+      if (offer < cpus) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      const int best_offer = figures_[static_cast<size_t>(best)].offer;
+      const bool better = strategy == NumaStrategy::kLeastAllocated ? offer > best_offer
+                                                                    : offer < best_offer;
+      if (better) best = i;
+    }
+    out.push_back(best);
+    return;
+  }
+  for (int i = 0; i < size_; ++i) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
+    return figures_[static_cast<size_t>(a)].offer > figures_[static_cast<size_t>(b)].offer;
+  });
+  out.resize(static_cast<size_t>(k));
+}
+
+void NumaView::Place(TopologyPolicy policy, NumaStrategy strategy, int cpus) {
+  std::vector<int> chosen;
+  Choose(policy, strategy, cpus, chosen);
+  int left = cpus;
+  for (int i : chosen) {
+    Figures& f = figures_[static_cast<size_t>(i)];
+    const int take = std::min(left, f.offer);
+    left -= take;
+    f.free -= take;
+    // Whole cores go first under packed and full-cores; spread-cores takes one thread of a
+    // whole free core while there are any.
+    const int cores = bind_ == BindPolicy::kSpreadCores ? take : take / tpc_;
+    f.free_cores = std::max(0, std::min(f.free_cores - cores, f.free / tpc_));
+    Recompute(f);
+  }
+}
+
+}  // namespace huygens::sched

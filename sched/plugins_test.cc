@@ -1,0 +1,449 @@
+// kube-scheduler's default plugins, case by case: NodeUnschedulable, NodeName,
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/plugins.h"
+#include "sched/test_util.h"
+
+namespace huygens::sched {
+namespace {
+
+using testing::PlainNode;
+using testing::Share;
+using ::testing::ElementsAre;
+
+// Runs one Filter of `plugin` for `pod` on the only node of `cache`.
+Status RunFilter(Plugin& plugin, const ClusterCache& cache, const Pod& pod) {
+  CycleState state;
+  state.Reset(Share(pod));
+  ComputePodFacts(pod, state.mutable_facts());
+  auto* filter = dynamic_cast<FilterPlugin*>(&plugin);
+  EXPECT_NE(filter, nullptr);
+  return filter->Filter(state, *cache.Nodes().front());
+}
+
+Toleration Tol(std::string key, TolerationOperator op, std::string value,
+               std::optional<TaintEffect> effect) {
+  Toleration t;
+  t.key = std::move(key);
+  t.op = op;
+  t.value = std::move(value);
+  t.effect = effect;
+  return t;
+}
+
+Pod BarePod() { return testing::SharedPod("p", 100); }
+
+// ---- TaintToleration ----------------------------------------------------------------------
+
+struct TaintCase {
+  std::string name;
+  std::vector<Taint> taints;
+  std::vector<Toleration> tolerations;
+  bool fits;
+};
+
+class TaintTolerationFilter : public ::testing::TestWithParam<TaintCase> {};
+
+TEST_P(TaintTolerationFilter, MatchesKubernetesTolerationRules) {
+  const TaintCase& c = GetParam();
+  ClusterCache cache;
+  Node node = PlainNode("n", 4000);
+  node.taints = c.taints;
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  Pod pod = BarePod();
+  pod.tolerations = c.tolerations;
+  auto plugin = NewTaintToleration();
+  Status s = RunFilter(*plugin, cache, pod);
+  EXPECT_EQ(s.ok(), c.fits);
+  if (!c.fits) {
+    EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  }
+}
+
+const Taint kGpuNoSchedule{"dedicated", "gpu", TaintEffect::kNoSchedule};
+const Taint kGpuNoExecute{"dedicated", "gpu", TaintEffect::kNoExecute};
+const Taint kGpuPrefer{"dedicated", "gpu", TaintEffect::kPreferNoSchedule};
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TaintTolerationFilter,
+    ::testing::Values(
+        TaintCase{"a node without taints takes any pod", {}, {}, true},
+        TaintCase{"a NoSchedule taint rejects a pod without tolerations", {kGpuNoSchedule}, {},
+                  false},
+        TaintCase{"a NoExecute taint rejects a pod without tolerations", {kGpuNoExecute}, {},
+                  false},
+        TaintCase{"a PreferNoSchedule taint never rejects", {kGpuPrefer}, {}, true},
+        TaintCase{"Equal with the same key value and effect tolerates",
+                  {kGpuNoSchedule},
+                  {Tol("dedicated", TolerationOperator::kEqual, "gpu", TaintEffect::kNoSchedule)},
+                  true},
+        TaintCase{"Equal with another value does not tolerate",
+                  {kGpuNoSchedule},
+                  {Tol("dedicated", TolerationOperator::kEqual, "cpu", TaintEffect::kNoSchedule)},
+                  false},
+        TaintCase{"Exists with the same key tolerates any value",
+                  {kGpuNoSchedule},
+                  {Tol("dedicated", TolerationOperator::kExists, "", TaintEffect::kNoSchedule)},
+                  true},
+        TaintCase{"Exists with another key does not tolerate",
+                  {kGpuNoSchedule},
+                  {Tol("other", TolerationOperator::kExists, "", std::nullopt)},
+                  false},
+        TaintCase{"an empty key with Exists tolerates every taint",
+                  {kGpuNoSchedule, kGpuNoExecute},
+                  {Tol("", TolerationOperator::kExists, "", std::nullopt)},
+                  true},
+        TaintCase{"a toleration without effect matches every effect",
+                  {kGpuNoSchedule, kGpuNoExecute},
+                  {Tol("dedicated", TolerationOperator::kEqual, "gpu", std::nullopt)},
+                  true},
+        TaintCase{"a NoSchedule toleration does not cover a NoExecute taint",
+                  {kGpuNoExecute},
+                  {Tol("dedicated", TolerationOperator::kEqual, "gpu", TaintEffect::kNoSchedule)},
+                  false},
+        TaintCase{"every hard taint must be tolerated, not just one",
+                  {kGpuNoSchedule, {"zone", "x", TaintEffect::kNoSchedule}},
+                  {Tol("dedicated", TolerationOperator::kExists, "", std::nullopt)},
+                  false}),
+    [](const auto& p) { return testing::SentenceName(p); });
+
+TEST(TaintToleration, ReasonNamesTheFirstUntoleratedTaint) {
+  ClusterCache cache;
+  Node node = PlainNode("n", 4000);
+  node.taints = {kGpuNoSchedule};
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  auto plugin = NewTaintToleration();
+  Status s = RunFilter(*plugin, cache, BarePod());
+  EXPECT_THAT(s.reasons(), ElementsAre("node(s) had untolerated taint {dedicated: gpu}"));
+}
+
+TEST(TaintToleration, ScorePrefersNodesWithFewerUntoleratedPreferNoScheduleTaints) {
+  ClusterCache cache;
+  Node clean = PlainNode("clean", 4000);
+  Node one = PlainNode("one", 4000);
+  one.taints = {kGpuPrefer};
+  Node two = PlainNode("two", 4000);
+  two.taints = {kGpuPrefer, {"zone", "x", TaintEffect::kPreferNoSchedule}};
+  for (const Node& n : {clean, one, two}) ASSERT_TRUE(cache.AddNode(n).ok());
+  auto plugin = NewTaintToleration();
+  auto* score = dynamic_cast<ScorePlugin*>(plugin.get());
+  CycleState state;
+  state.Reset(Share(BarePod()));
+  std::vector<int64_t> scores;
+  for (const NodeInfo* n : cache.Nodes()) scores.push_back(score->Score(state, *n));
+  score->NormalizeScore(state, scores);
+  EXPECT_THAT(scores, ElementsAre(100, 50, 0));
+}
+
+// ---- NodeAffinity ---------------------------------------------------------------------------
+
+struct AffinityCase {
+  std::string name;
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> terms;
+  bool fits;
+};
+
+class NodeAffinityFilter : public ::testing::TestWithParam<AffinityCase> {};
+
+TEST_P(NodeAffinityFilter, MatchesKubernetesSelectorRules) {
+  const AffinityCase& c = GetParam();
+  ClusterCache cache;
+  Node node = PlainNode("node-7", 4000);
+  node.labels = {{"zone", "a"}, {"cpus", "64"}, {"ssd", ""}};
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  Pod pod = BarePod();
+  pod.node_selector = c.node_selector;
+  pod.required_node_affinity = c.terms;
+  auto plugin = NewNodeAffinity();
+  Status s = RunFilter(*plugin, cache, pod);
+  EXPECT_EQ(s.ok(), c.fits);
+  if (!c.fits) {
+    EXPECT_THAT(s.reasons(), ElementsAre("node(s) didn't match Pod's node affinity/selector"));
+  }
+}
+
+NodeSelectorTerm Term(std::vector<NodeSelectorRequirement> exprs) {
+  return NodeSelectorTerm{std::move(exprs), {}};
+}
+using Op = SelectorOperator;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NodeAffinityFilter,
+    ::testing::Values(
+        AffinityCase{"no selector and no affinity fits", {}, {}, true},
+        AffinityCase{"a matching nodeSelector fits", {{"zone", "a"}}, {}, true},
+        AffinityCase{"a nodeSelector with another value does not fit", {{"zone", "b"}}, {},
+                     false},
+        AffinityCase{"a nodeSelector on a missing label does not fit", {{"rack", "1"}}, {},
+                     false},
+        AffinityCase{"In with the node's value fits", {}, {Term({{"zone", Op::kIn, {"b", "a"}}})},
+                     true},
+        AffinityCase{"In without the node's value does not fit", {},
+                     {Term({{"zone", Op::kIn, {"b"}}})}, false},
+        AffinityCase{"In on a missing label does not fit", {},
+                     {Term({{"rack", Op::kIn, {"1"}}})}, false},
+        AffinityCase{"NotIn with the node's value does not fit", {},
+                     {Term({{"zone", Op::kNotIn, {"a"}}})}, false},
+        AffinityCase{"NotIn on a missing label fits", {}, {Term({{"rack", Op::kNotIn, {"1"}}})},
+                     true},
+        AffinityCase{"Exists on a present empty label fits", {},
+                     {Term({{"ssd", Op::kExists, {}}})}, true},
+        AffinityCase{"Exists on a missing label does not fit", {},
+                     {Term({{"gpu", Op::kExists, {}}})}, false},
+        AffinityCase{"DoesNotExist on a missing label fits", {},
+                     {Term({{"gpu", Op::kDoesNotExist, {}}})}, true},
+        AffinityCase{"DoesNotExist on a present label does not fit", {},
+                     {Term({{"zone", Op::kDoesNotExist, {}}})}, false},
+        AffinityCase{"Gt below the label's integer fits", {}, {Term({{"cpus", Op::kGt, {"32"}}})},
+                     true},
+        AffinityCase{"Gt equal to the label's integer does not fit", {},
+                     {Term({{"cpus", Op::kGt, {"64"}}})}, false},
+        AffinityCase{"Lt above the label's integer fits", {}, {Term({{"cpus", Op::kLt, {"128"}}})},
+                     true},
+        AffinityCase{"Lt on a label that is not an integer does not fit", {},
+                     {Term({{"zone", Op::kLt, {"5"}}})}, false},
+        AffinityCase{"Gt with two values is invalid and does not fit", {},
+                     {Term({{"cpus", Op::kGt, {"1", "2"}}})}, false},
+        AffinityCase{"In without values is invalid and does not fit", {},
+                     {Term({{"zone", Op::kIn, {}}})}, false},
+        AffinityCase{"expressions in one term are ANDed", {},
+                     {Term({{"zone", Op::kIn, {"a"}}, {"cpus", Op::kGt, {"100"}}})}, false},
+        AffinityCase{"terms are ORed", {},
+                     {Term({{"zone", Op::kIn, {"b"}}}), Term({{"cpus", Op::kGt, {"8"}}})}, true},
+        AffinityCase{"an empty term matches nothing", {}, {NodeSelectorTerm{}}, false},
+        AffinityCase{"nodeSelector and affinity must both match", {{"zone", "b"}},
+                     {Term({{"cpus", Op::kGt, {"8"}}})}, false},
+        AffinityCase{"matchFields on metadata.name fits the named node", {},
+                     {NodeSelectorTerm{{}, {{"metadata.name", Op::kIn, {"node-7"}}}}}, true},
+        AffinityCase{"matchFields on metadata.name rejects other nodes", {},
+                     {NodeSelectorTerm{{}, {{"metadata.name", Op::kIn, {"node-8"}}}}}, false}),
+    [](const auto& p) { return testing::SentenceName(p); });
+
+TEST(NodeAffinity, ScoreIsTheNormalisedSumOfMatchingPreferredWeights) {
+  ClusterCache cache;
+  Node a = PlainNode("a", 4000);
+  a.labels = {{"zone", "a"}, {"ssd", "1"}};
+  Node b = PlainNode("b", 4000);
+  b.labels = {{"zone", "a"}};
+  Node c = PlainNode("c", 4000);
+  for (const Node& n : {a, b, c}) ASSERT_TRUE(cache.AddNode(n).ok());
+  Pod pod = BarePod();
+  pod.preferred_node_affinity = {{30, Term({{"zone", Op::kIn, {"a"}}})},
+                                 {10, Term({{"ssd", Op::kExists, {}}})}};
+  auto plugin = NewNodeAffinity();
+  auto* score = dynamic_cast<ScorePlugin*>(plugin.get());
+  CycleState state;
+  state.Reset(Share(pod));
+  std::vector<int64_t> scores;
+  for (const NodeInfo* n : cache.Nodes()) scores.push_back(score->Score(state, *n));
+  score->NormalizeScore(state, scores);
+  EXPECT_THAT(scores, ElementsAre(100, 75, 0));
+}
+
+// ---- NodePorts -----------------------------------------------------------------------------
+
+struct PortCase {
+  std::string name;
+  HostPort used;
+  HostPort wanted;
+  bool fits;
+};
+
+class NodePortsFilter : public ::testing::TestWithParam<PortCase> {};
+
+TEST_P(NodePortsFilter, ConflictsAsKubeSchedulerDoes) {
+  const PortCase& c = GetParam();
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 8000)).ok());
+  Pod holder = testing::SharedPod("holder", 100);
+  holder.host_ports = {c.used};
+  ASSERT_TRUE(cache.AddPod(Share(holder), "n", std::nullopt).ok());
+  Pod pod = BarePod();
+  pod.host_ports = {c.wanted};
+  auto plugin = NewNodePorts();
+  Status s = RunFilter(*plugin, cache, pod);
+  EXPECT_EQ(s.ok(), c.fits);
+  if (!c.fits) {
+    EXPECT_THAT(s.reasons(),
+                ElementsAre("node(s) didn't have free ports for the requested pod ports"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NodePortsFilter,
+    ::testing::Values(
+        PortCase{"the same port and protocol on the wildcard conflicts", {"", "TCP", 8080},
+                 {"", "TCP", 8080}, false},
+        PortCase{"a specific IP conflicts with the wildcard in use", {"0.0.0.0", "TCP", 8080},
+                 {"10.0.0.1", "TCP", 8080}, false},
+        PortCase{"the wildcard conflicts with a specific IP in use", {"10.0.0.1", "TCP", 80},
+                 {"", "TCP", 80}, false},
+        PortCase{"two different specific IPs do not conflict", {"10.0.0.1", "TCP", 80},
+                 {"10.0.0.2", "TCP", 80}, true},
+        PortCase{"another protocol does not conflict", {"", "TCP", 53}, {"", "UDP", 53}, true},
+        PortCase{"another port does not conflict", {"", "TCP", 8080}, {"", "TCP", 8081}, true}),
+    [](const auto& p) { return testing::SentenceName(p); });
+
+TEST(NodePorts, APortIsFreeAgainOnceItsPodLeaves) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 8000)).ok());
+  Pod holder = testing::SharedPod("holder", 100);
+  holder.host_ports = {{"", "TCP", 80}};
+  ASSERT_TRUE(cache.AddPod(Share(holder), "n", std::nullopt).ok());
+  Pod pod = BarePod();
+  pod.host_ports = {{"", "TCP", 80}};
+  auto plugin = NewNodePorts();
+  EXPECT_FALSE(RunFilter(*plugin, cache, pod).ok());
+  ASSERT_TRUE(cache.RemovePod("holder").ok());
+  EXPECT_TRUE(RunFilter(*plugin, cache, pod).ok());
+}
+
+// ---- NodeResourcesFit ----------------------------------------------------------------------
+
+struct FitCase {
+  std::string name;
+  Pod pod;
+  std::vector<std::string> reasons;  // empty = fits
+};
+
+Pod WithMemory(Pod pod, int64_t bytes) {
+  pod.spec.containers[0].memory_request_bytes = bytes;
+  return pod;
+}
+Pod WithExtended(Pod pod, std::string name, int64_t amount) {
+  pod.extended_requests[name] = amount;
+  return pod;
+}
+Pod WithIsolated(Pod pod, int64_t cpus) {
+  pod.spec.containers[0].isolated_cpus = cpus;
+  return pod;
+}
+
+class NodeResourcesFitFilter : public ::testing::TestWithParam<FitCase> {};
+
+// The node: 4 CPUs, 8 GiB, 3 pods, 1 example.com/gpu, 2 isolated CPUs; one pod already
+// requests 1.5 CPUs and 4 GiB.
+TEST_P(NodeResourcesFitFilter, ChecksEveryRequestedResource) {
+  const FitCase& c = GetParam();
+  ClusterCache cache;
+  Node node = PlainNode("n", 4000);
+  node.allocatable.memory_bytes = int64_t{8} << 30;
+  node.allocatable.pods = 3;
+  node.allocatable.extended = {{"example.com/gpu", 1}, {kIsolatedCpuResource, 2}};
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  ASSERT_TRUE(
+      cache.AddPod(Share(WithMemory(testing::SharedPod("old", 1500), int64_t{4} << 30)), "n",
+                   std::nullopt)
+          .ok());
+  auto plugin = NewNodeResourcesFit(ResourceScoring::kLeastAllocated);
+  Status s = RunFilter(*plugin, cache, c.pod);
+  EXPECT_THAT(std::vector<std::string>(s.reasons().begin(), s.reasons().end()),
+              ::testing::ElementsAreArray(c.reasons));
+  if (!c.reasons.empty()) {
+    EXPECT_EQ(s.code(), Code::kUnschedulable);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NodeResourcesFitFilter,
+    ::testing::Values(
+        FitCase{"a pod within every remaining amount fits", testing::SharedPod("p", 2500), {}},
+        FitCase{"one millicore too many is insufficient cpu", testing::SharedPod("p", 2501),
+                {"Insufficient cpu"}},
+        FitCase{"cpu and memory both short are both listed",
+                WithMemory(testing::SharedPod("p", 3000), int64_t{5} << 30),
+                {"Insufficient cpu", "Insufficient memory"}},
+        FitCase{"an extended resource beyond allocatable is insufficient",
+                WithExtended(testing::SharedPod("p", 100), "example.com/gpu", 2),
+                {"Insufficient example.com/gpu"}},
+        FitCase{"an extended resource the node lacks is insufficient",
+                WithExtended(testing::SharedPod("p", 100), "example.com/fpga", 1),
+                {"Insufficient example.com/fpga"}},
+        FitCase{"isolated CPUs within huygens.io/isolated-cpu fit",
+                WithIsolated(testing::SharedPod("p", 0), 2), {}},
+        FitCase{"isolated CPUs beyond huygens.io/isolated-cpu are insufficient",
+                WithIsolated(testing::SharedPod("p", 0), 3),
+                {"Insufficient huygens.io/isolated-cpu"}}),
+    [](const auto& p) { return testing::SentenceName(p); });
+
+TEST(NodeResourcesFit, ThePodCountIsCheckedEvenForPodsRequestingNothing) {
+  ClusterCache cache;
+  Node node = PlainNode("n", 4000);
+  node.allocatable.pods = 1;
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  ASSERT_TRUE(cache.AddPod(Share(testing::SharedPod("old", 0)), "n", std::nullopt).ok());
+  auto plugin = NewNodeResourcesFit(ResourceScoring::kLeastAllocated);
+  Status s = RunFilter(*plugin, cache, testing::SharedPod("p", 0));
+  EXPECT_THAT(s.reasons(), ElementsAre("Too many pods"));
+}
+
+TEST(NodeResourcesFit, ExclusivePodsCountTheirWholeCpusAgainstTheNode) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 8000)).ok());
+  ASSERT_TRUE(cache.AddPod(Share(testing::GuaranteedPod("g", 6)), "n", std::nullopt).ok());
+  auto plugin = NewNodeResourcesFit(ResourceScoring::kLeastAllocated);
+  EXPECT_TRUE(RunFilter(*plugin, cache, testing::GuaranteedPod("a", 2)).ok());
+  EXPECT_FALSE(RunFilter(*plugin, cache, testing::GuaranteedPod("b", 3)).ok());
+}
+
+TEST(NodeResourcesFit, LeastAllocatedPrefersEmptierNodesAndMostAllocatedFuller) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("empty", 8000)).ok());
+  ASSERT_TRUE(cache.AddNode(PlainNode("busy", 8000)).ok());
+  ASSERT_TRUE(cache.AddPod(Share(testing::SharedPod("old", 4000)), "busy", std::nullopt).ok());
+  const Pod pod = testing::SharedPod("p", 2000);
+  for (ResourceScoring scoring : {ResourceScoring::kLeastAllocated, ResourceScoring::kMostAllocated}) {
+    auto plugin = NewNodeResourcesFit(scoring);
+    auto* score = dynamic_cast<ScorePlugin*>(plugin.get());
+    CycleState state;
+    state.Reset(Share(pod));
+    ComputePodFacts(pod, state.mutable_facts());
+    const int64_t empty = score->Score(state, *cache.FindNode("empty"));
+    const int64_t busy = score->Score(state, *cache.FindNode("busy"));
+    if (scoring == ResourceScoring::kLeastAllocated) {
+      EXPECT_GT(empty, busy);
+    } else {
+      EXPECT_LT(empty, busy);
+    }
+  }
+}
+
+// ---- NodeUnschedulable and NodeName ---------------------------------------------------------
+
+TEST(NodeUnschedulable, ACordonedNodeRejectsPodsUnlessTheyTolerateIt) {
+  ClusterCache cache;
+  Node node = PlainNode("n", 4000);
+  node.unschedulable = true;
+  ASSERT_TRUE(cache.AddNode(node).ok());
+  auto plugin = NewNodeUnschedulable();
+  Status s = RunFilter(*plugin, cache, BarePod());
+  EXPECT_THAT(s.reasons(), ElementsAre("node(s) were unschedulable"));
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  Pod tolerant = BarePod();
+  tolerant.tolerations = {Tol("node.kubernetes.io/unschedulable", TolerationOperator::kExists, "", TaintEffect::kNoSchedule)};
+  EXPECT_TRUE(RunFilter(*plugin, cache, tolerant).ok());
+}
+
+TEST(NodeName, APodWithNodeNameFitsOnlyThatNode) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 4000)).ok());
+  auto plugin = NewNodeName();
+  Pod pod = BarePod();
+  EXPECT_TRUE(RunFilter(*plugin, cache, pod).ok());
+  pod.node_name = "n";
+  EXPECT_TRUE(RunFilter(*plugin, cache, pod).ok());
+  pod.node_name = "m";
+  Status s = RunFilter(*plugin, cache, pod);
+  EXPECT_THAT(s.reasons(), ElementsAre("node(s) didn't match the requested node name"));
+}
+
+}  // namespace
+}  // namespace huygens::sched

@@ -1,0 +1,260 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "fmt/format.h"
+#include "sched/plugins.h"
+
+namespace huygens::sched {
+
+int NumFeasibleNodesToFind(int num_all_nodes, int percentage_of_nodes_to_score) {
+  constexpr int kMinFeasibleNodesToFind = 100;
+  constexpr int kMinFeasibleNodesPercentageToFind = 5;
+  constexpr int kBasePercentageOfNodesToScore = 50;
+  if (num_all_nodes < kMinFeasibleNodesToFind || percentage_of_nodes_to_score >= 100) {
+    return num_all_nodes;
+  }
+  int percentage = percentage_of_nodes_to_score;
+  if (percentage <= 0) {
+    percentage = std::max(kBasePercentageOfNodesToScore - num_all_nodes / 125,
+                          kMinFeasibleNodesPercentageToFind);
+  }
+  const int num_nodes = static_cast<int>(int64_t{num_all_nodes} * percentage / 100);
+  return std::max(num_nodes, kMinFeasibleNodesToFind);
+}
+
+std::string FitErrorMessage(const Diagnosis& diagnosis) {
+  std::string out = fmt::format("0/{} nodes are available:", diagnosis.num_all_nodes);
+  if (!diagnosis.pre_filter_message.empty()) {
+    return out + " " + diagnosis.pre_filter_message + ".";
+  }
+  std::vector<std::string> parts;
+  parts.reserve(diagnosis.reasons.size());
+  for (const auto& [reason, count] : diagnosis.reasons) {
+    parts.push_back(fmt::format("{} {}", count, reason));
+  }
+  std::sort(parts.begin(), parts.end());  // kube-scheduler: sort.Strings
+  if (!parts.empty()) out += " " + fmt::format("{}", fmt::join(parts, ", ")) + ".";
+  return out;
+}
+
+struct Scheduler::Impl {
+  std::vector<std::unique_ptr<Plugin>> owned;
+  std::unique_ptr<BindPlugin> binder;
+  std::vector<PreFilterPlugin*> pre_filters;
+  std::vector<FilterPlugin*> filters;
+  std::vector<PostFilterPlugin*> post_filters;
+  std::vector<PreScorePlugin*> pre_scores;
+  std::vector<std::pair<ScorePlugin*, int64_t>> scores;
+  std::vector<ReservePlugin*> reserves;
+
+  CycleState state;
+  std::vector<const NodeInfo*> feasible;
+  std::vector<int64_t> totals;
+  std::vector<int64_t> plugin_scores;
+  absl::flat_hash_map<std::string, int> reason_counts;
+  size_t next_start = 0;
+
+  void CountReasons(const Status& s, int nodes);
+  Diagnosis MakeDiagnosis(int num_nodes, std::string pre_filter_message) const;
+};
+
+void Scheduler::Impl::CountReasons(const Status& s, int nodes) {
+  for (const std::string& r : s.reasons()) {
+    auto it = reason_counts.find(r);
+    if (it == reason_counts.end()) {
+      reason_counts.emplace(r, nodes);
+    } else {
+      it->second += nodes;
+    }
+  }
+}
+
+Diagnosis Scheduler::Impl::MakeDiagnosis(int num_nodes, std::string pre_filter_message) const {
+  Diagnosis d;
+  d.num_all_nodes = num_nodes;
+  d.pre_filter_message = std::move(pre_filter_message);
+  d.reasons.assign(reason_counts.begin(), reason_counts.end());
+  std::sort(d.reasons.begin(), d.reasons.end());
+  return d;
+}
+
+Scheduler::Scheduler(ClusterCache* cache, Profile profile)
+    : cache_(cache), profile_(std::move(profile)), impl_(std::make_unique<Impl>()) {}
+
+Scheduler::~Scheduler() = default;
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(ClusterCache* cache,
+                                                             Profile profile,
+                                                             std::unique_ptr<BindPlugin> binder) {
+  std::unique_ptr<Scheduler> s(new Scheduler(cache, std::move(profile)));
+  Impl& impl = *s->impl_;
+  const Profile& p = s->profile_;
+  absl::flat_hash_map<std::string, Plugin*> by_name;
+  auto get = [&](const std::string& name) -> absl::StatusOr<Plugin*> {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) return it->second;
+    absl::StatusOr<std::unique_ptr<Plugin>> made = NewPlugin(name, p, cache);
+    if (!made.ok()) return made.status();
+    Plugin* raw = made->get();
+    raw->set_slot(static_cast<int>(impl.owned.size()));
+    impl.owned.push_back(*std::move(made));
+    by_name.emplace(name, raw);
+    if (auto* pf = dynamic_cast<PreFilterPlugin*>(raw)) impl.pre_filters.push_back(pf);
+    if (auto* pf = dynamic_cast<PostFilterPlugin*>(raw)) impl.post_filters.push_back(pf);
+    return raw;
+  };
+  auto wrong_point = [&](const std::string& name, std::string_view point) {
+    return absl::InvalidArgumentError(fmt::format("profile {:?}: plugin {:?} has no {} point",
+                                                  p.scheduler_name, name, point));
+  };
+  for (const std::string& name : p.filters) {
+    absl::StatusOr<Plugin*> plugin = get(name);
+    if (!plugin.ok()) return plugin.status();
+    auto* f = dynamic_cast<FilterPlugin*>(*plugin);
+    if (f == nullptr) return wrong_point(name, "Filter");
+    impl.filters.push_back(f);
+  }
+  for (const WeightedPlugin& w : p.scores) {
+    absl::StatusOr<Plugin*> plugin = get(w.name);
+    if (!plugin.ok()) return plugin.status();
+    auto* sp = dynamic_cast<ScorePlugin*>(*plugin);
+    if (sp == nullptr) return wrong_point(w.name, "Score");
+    if (auto* ps = dynamic_cast<PreScorePlugin*>(*plugin)) impl.pre_scores.push_back(ps);
+    impl.scores.emplace_back(sp, w.weight);
+  }
+  for (const std::string& name : p.reserves) {
+    absl::StatusOr<Plugin*> plugin = get(name);
+    if (!plugin.ok()) return plugin.status();
+    auto* r = dynamic_cast<ReservePlugin*>(*plugin);
+    if (r == nullptr) return wrong_point(name, "Reserve");
+    impl.reserves.push_back(r);
+  }
+  impl.binder = binder != nullptr ? std::move(binder) : NewCacheBind(cache);
+  impl.binder->set_slot(static_cast<int>(impl.owned.size()));
+  return s;
+}
+
+ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
+  Impl& impl = *impl_;
+  ScheduleResult result;
+  CycleState& state = impl.state;
+  state.Reset(pod);
+  ComputePodFacts(*pod, state.mutable_facts());
+  impl.reason_counts.clear();
+
+  const std::vector<NodeInfo*>& nodes = cache_->Nodes();
+  const int num_nodes = static_cast<int>(nodes.size());
+  auto unschedulable = [&](std::string pre_filter_message) {
+    Diagnosis d = impl.MakeDiagnosis(num_nodes, std::move(pre_filter_message));
+    for (PostFilterPlugin* p : impl.post_filters) {
+      std::optional<std::string> nominated = p->PostFilter(state, d);
+      if (nominated.has_value()) {
+        result.nominated_node = std::move(nominated);
+        break;
+      }
+    }
+    result.outcome = ScheduleResult::Outcome::kUnschedulable;
+    result.message = FitErrorMessage(d);
+    result.reasons = std::move(d.reasons);
+    return result;
+  };
+  auto error = [&](std::string message) {
+    result.outcome = ScheduleResult::Outcome::kError;
+    result.message = std::move(message);
+    return result;
+  };
+
+  // 1. PreFilter.
+  for (PreFilterPlugin* p : impl.pre_filters) {
+    Status s = p->PreFilter(state);
+    if (s.ok()) continue;
+    if (s.code() == Code::kError) return error(fmt::format("{}: {}", p->Name(), s.Message()));
+    impl.CountReasons(s, num_nodes);
+    return unschedulable(s.Message());
+  }
+
+  // 2. Filter, round-robin from where the last attempt stopped.
+  const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
+  impl.feasible.clear();
+  const size_t start = num_nodes == 0 ? 0 : impl.next_start % static_cast<size_t>(num_nodes);
+  int visited = 0;
+  for (; visited < num_nodes && static_cast<int>(impl.feasible.size()) < to_find; ++visited) {
+    const NodeInfo* node = nodes[(start + static_cast<size_t>(visited)) % nodes.size()];
+    bool fits = true;
+    for (FilterPlugin* f : impl.filters) {
+      Status s = f->Filter(state, *node);
+      if (s.ok()) continue;
+      if (s.code() == Code::kError) {
+        return error(fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
+      }
+      impl.CountReasons(s, 1);
+      fits = false;
+      break;
+    }
+    if (fits) impl.feasible.push_back(node);
+  }
+  if (num_nodes > 0) impl.next_start = (start + static_cast<size_t>(visited)) % nodes.size();
+  result.evaluated_nodes = visited;
+  result.feasible_nodes = static_cast<int>(impl.feasible.size());
+  if (impl.feasible.empty()) return unschedulable("");
+
+  // 3. Score (skipped with one feasible node, as kube-scheduler does).
+  const NodeInfo* chosen = impl.feasible.front();
+  if (impl.feasible.size() > 1 && !impl.scores.empty()) {
+    for (PreScorePlugin* p : impl.pre_scores) {
+      Status s = p->PreScore(state, impl.feasible);
+      if (!s.ok()) return error(fmt::format("{}: {}", p->Name(), s.Message()));
+    }
+    const size_t n = impl.feasible.size();
+    impl.totals.assign(n, 0);
+    impl.plugin_scores.resize(n);
+    for (const auto& [plugin, weight] : impl.scores) {
+      for (size_t i = 0; i < n; ++i) impl.plugin_scores[i] = plugin->Score(state, *impl.feasible[i]);
+      plugin->NormalizeScore(state, impl.plugin_scores);
+      for (size_t i = 0; i < n; ++i) impl.totals[i] += weight * impl.plugin_scores[i];
+    }
+    const size_t best = static_cast<size_t>(
+        std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
+    chosen = impl.feasible[best];
+  }
+  result.node = chosen->node.name;
+
+  // 4. Reserve, assume, bind.
+  size_t reserved = 0;
+  auto undo = [&](size_t count) {
+    if (const ClusterCache::PodEntry* e = cache_->FindPod(pod->Uid()); e != nullptr && e->assumed) {
+      (void)cache_->ForgetPod(pod->Uid());
+    }
+    for (size_t i = count; i-- > 0;) impl.reserves[i]->Unreserve(state, *chosen);
+  };
+  for (; reserved < impl.reserves.size(); ++reserved) {
+    Status s = impl.reserves[reserved]->Reserve(state, *chosen);
+    if (!s.ok()) {
+      undo(reserved + 1);
+      return error(fmt::format("{} on node {:?}: {}", impl.reserves[reserved]->Name(),
+                               chosen->node.name, s.Message()));
+    }
+  }
+  absl::Status assumed = cache_->AssumePod(pod, chosen->node.name, state.allocation,
+                                           /*allocation_applied=*/true);
+  if (!assumed.ok()) {
+    undo(reserved);
+    return error(std::string(assumed.message()));
+  }
+  Status bound = impl.binder->Bind(state, *chosen);
+  if (!bound.ok()) {
+    undo(reserved);
+    return error(fmt::format("bind to node {:?}: {}", chosen->node.name, bound.Message()));
+  }
+  if (const ClusterCache::PodEntry* e = cache_->FindPod(pod->Uid()); e != nullptr && e->assumed) {
+    (void)cache_->FinishBinding(pod->Uid());
+  }
+  result.outcome = ScheduleResult::Outcome::kScheduled;
+  result.allocation = std::move(state.allocation);
+  return result;
+}
+
+}  // namespace huygens::sched

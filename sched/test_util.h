@@ -1,0 +1,92 @@
+// Test helpers for sched/ tests and benchmarks: small builders for pods and nodes.
+//
+// Thread-safety: plain functions.
+#ifndef HUYGENS_SCHED_TEST_UTIL_H_
+#define HUYGENS_SCHED_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <cctype>
+
+#include "absl/base/internal/raw_logging.h"
+#include "gtest/gtest.h"
+#include "node/node_state.h"
+#include "sched/node.h"
+#include "sched/pod.h"
+#include "topology/topology.h"
+
+namespace huygens::sched::testing {
+
+// A Guaranteed pod with one container "app" of `cpus` whole CPUs (exclusive by default) and
+// 1 GiB of memory.
+inline Pod GuaranteedPod(std::string uid, int cpus) {
+  Pod pod;
+  pod.spec.uid = uid;
+  pod.spec.namespace_name = "default";
+  pod.spec.name = std::move(uid);
+  ContainerSpec c;
+  c.name = "app";
+  c.cpu_request_milli = c.cpu_limit_milli = int64_t{cpus} * 1000;
+  c.memory_request_bytes = c.memory_limit_bytes = int64_t{1} << 30;
+  pod.spec.containers.push_back(c);
+  return pod;
+}
+
+// A Burstable pod with one container requesting `milli` millicores and no limits.
+inline Pod SharedPod(std::string uid, int64_t milli) {
+  Pod pod;
+  pod.spec.uid = uid;
+  pod.spec.namespace_name = "default";
+  pod.spec.name = std::move(uid);
+  ContainerSpec c;
+  c.name = "app";
+  c.cpu_request_milli = milli;
+  pod.spec.containers.push_back(c);
+  return pod;
+}
+
+inline PodPtr Share(Pod pod) { return std::make_shared<const Pod>(std::move(pod)); }
+
+// A node of `topo` with a CPU state (no system CPUs unless given) and allocatable equal to its
+// user pool: cpu = user CPUs x 1000, 256 GiB of memory, 110 pods.
+inline Node MachineNode(std::string name, std::shared_ptr<const CpuTopology> topo,
+                        NodeConfig config = {}) {
+  config.name = name;
+  absl::StatusOr<NodeState> state = NodeState::Create(std::move(topo), std::move(config));
+  ABSL_RAW_CHECK(state.ok(), "MachineNode: NodeState::Create failed");
+  Node node;
+  node.name = std::move(name);
+  node.allocatable.cpu_milli = int64_t{state->UserPool().Size()} * 1000;
+  node.allocatable.memory_bytes = int64_t{256} << 30;
+  if (state->Config().mode == NodeMode::kIsolated) {
+    node.allocatable.extended[kIsolatedCpuResource] = state->UserPool().Size();
+  }
+  node.cpu_state = std::make_shared<const NodeState>(*std::move(state));
+  return node;
+}
+
+// A NUMA-blind node with the given allocatable CPUs (millicores).
+inline Node PlainNode(std::string name, int64_t cpu_milli) {
+  Node node;
+  node.name = std::move(name);
+  node.allocatable.cpu_milli = cpu_milli;
+  node.allocatable.memory_bytes = int64_t{64} << 30;
+  return node;
+}
+
+// A parameterised test's name from its case's `name` sentence (non-alphanumerics -> '_').
+template <typename Case>
+std::string SentenceName(const ::testing::TestParamInfo<Case>& param) {
+  std::string n = param.param.name;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+}  // namespace huygens::sched::testing
+
+#endif  // HUYGENS_SCHED_TEST_UTIL_H_
