@@ -7,49 +7,106 @@ namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
+// Portable inline popcount: without -mpopcnt, std::popcount is a libgcc call, which dominated
+// the take's profile.
+int PopCount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
+// Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort.
+template <typename Counts>
+void SortByCount(std::vector<int>& units, const Counts& count, size_t from) {
+  std::sort(units.begin() + static_cast<std::ptrdiff_t>(from), units.end(), [&](int a, int b) {
+    const int ca = count[Sz(a)], cb = count[Sz(b)];
+    return ca != cb ? ca < cb : a < b;
+  });
+}
+
 }  // namespace
+
+CpuAccumulator::CpuAccumulator(const TopologyIndex& index, const CpuSet& available,
+                               int num_cpus)
+    : index_(index), needed_(num_cpus) {
+  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
+  for (int cpu : available) {
+    const int local = index_.LocalOf(cpu);
+    if (local >= 0) MarkFree(local);
+  }
+  Init(num_cpus);
+}
 
 CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> available,
                                int num_cpus)
-    : index_(index),
-      needed_(num_cpus),
-      free_(Sz(index.NumCpus()), 0),
-      core_free_(Sz(index.NumCores()), 0),
-      numa_free_(Sz(index.NumNumaNodes()), 0),
-      socket_free_(Sz(index.NumSockets()), 0),
-      l3_free_(Sz(index.NumL3Groups()), 0),
-      ns_free_(Sz(index.NumNumaSocketPairs()), 0),
-      nl_free_(Sz(index.NumNumaL3Pairs()), 0) {
-  for (int cpu : available) {
-    if (free_[Sz(cpu)]) continue;
-    free_[Sz(cpu)] = 1;
-    ++free_total_;
-    ++core_free_[Sz(index_.CoreOf(cpu))];
-    ++numa_free_[Sz(index_.NumaOf(cpu))];
-    ++socket_free_[Sz(index_.SocketOf(cpu))];
-    ++l3_free_[Sz(index_.L3Of(cpu))];
-    ++ns_free_[Sz(index_.NumaSocketPairOf(cpu))];
-    ++nl_free_[Sz(index_.NumaL3PairOf(cpu))];
+    : index_(index), needed_(num_cpus) {
+  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
+  for (int local : available) MarkFree(local);
+  Init(num_cpus);
+}
+
+void CpuAccumulator::MarkFree(int cpu) {
+  uint64_t& word = free_[Sz(cpu) >> 6];
+  const uint64_t bit = uint64_t{1} << (cpu & 63);
+  free_total_ += (word & bit) == 0;
+  word |= bit;
+}
+
+void CpuAccumulator::Init(int num_cpus) {
+  numa_free_.resize(Sz(index_.NumNumaNodes()));
+  for (int u = 0; u < index_.NumNumaNodes(); ++u) {
+    numa_free_[Sz(u)] = FreeInUnit(index_.NumaRanges(), u);
+  }
+  socket_free_.resize(Sz(index_.NumSockets()));
+  for (int u = 0; u < index_.NumSockets(); ++u) {
+    socket_free_[Sz(u)] = FreeInUnit(index_.SocketRanges(), u);
+  }
+  ns_free_.resize(Sz(index_.NumNumaSocketPairs()));
+  for (int u = 0; u < index_.NumNumaSocketPairs(); ++u) {
+    ns_free_[Sz(u)] = FreeInUnit(index_.NumaSocketPairRanges(), u);
   }
   result_.reserve(Sz(std::max(num_cpus, 0)));
 }
 
+int CpuAccumulator::FreeIn(int begin, int end) const {
+  if (begin >= end) return 0;
+  const size_t first = Sz(begin) >> 6, last = Sz(end - 1) >> 6;
+  const uint64_t first_mask = ~uint64_t{0} << (begin & 63);
+  const uint64_t last_mask = ~uint64_t{0} >> (63 - ((end - 1) & 63));
+  if (first == last) return PopCount(free_[first] & first_mask & last_mask);
+  int n = PopCount(free_[first] & first_mask);
+  for (size_t w = first + 1; w < last; ++w) n += PopCount(free_[w]);
+  return n + PopCount(free_[last] & last_mask);
+}
+
+int CpuAccumulator::FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const {
+  int n = 0;
+  for (size_t r = ranges.First(unit); r < ranges.Last(unit); ++r) {
+    n += FreeIn(ranges.begin[r], ranges.end[r]);
+  }
+  return n;
+}
+
+int CpuAccumulator::CoreFree(int core) const {
+  const TopologyIndex::Ranges& r = index_.CoreRanges();
+  const size_t i = r.First(core);  // a core is one range in the hierarchical order
+  return FreeIn(r.begin[i], r.end[i]);
+}
+
 void CpuAccumulator::Take(int cpu) {
-  free_[Sz(cpu)] = 0;
+  free_[Sz(cpu) >> 6] &= ~(uint64_t{1} << (cpu & 63));
   --free_total_;
-  --core_free_[Sz(index_.CoreOf(cpu))];
   --numa_free_[Sz(index_.NumaOf(cpu))];
   --socket_free_[Sz(index_.SocketOf(cpu))];
-  --l3_free_[Sz(index_.L3Of(cpu))];
   --ns_free_[Sz(index_.NumaSocketPairOf(cpu))];
-  --nl_free_[Sz(index_.NumaL3PairOf(cpu))];
   --needed_;
   result_.push_back(cpu);
 }
 
 void CpuAccumulator::TakeFreeOf(std::span<const int> cpus) {
   for (int cpu : cpus) {
-    if (free_[Sz(cpu)]) Take(cpu);
+    if (IsFree(cpu)) Take(cpu);
   }
 }
 
@@ -57,17 +114,8 @@ void CpuAccumulator::TakeCpus(std::span<const int> cpus) { TakeFreeOf(cpus); }
 
 void CpuAccumulator::AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const {
   for (int cpu : index_.NumaCpus().Of(numa)) {
-    if (free_[Sz(cpu)]) out.push_back(cpu);
+    if (IsFree(cpu)) out.push_back(cpu);
   }
-}
-
-// Sorts units[from..] by (free count, index) ascending: kubelet's cpuAccumulator.sort.
-void CpuAccumulator::SortByFree(std::vector<int>& units, const std::vector<int>& free,
-                                size_t from) const {
-  std::sort(units.begin() + static_cast<std::ptrdiff_t>(from), units.end(), [&](int a, int b) {
-    const int fa = free[Sz(a)], fb = free[Sz(b)];
-    return fa != fb ? fa < fb : a < b;
-  });
 }
 
 void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
@@ -76,18 +124,17 @@ void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
     for (int numa = 0; numa < index_.NumNumaNodes(); ++numa) {
       if (numa_free_[Sz(numa)] > 0) out.push_back(numa);
     }
-    SortByFree(out, numa_free_, 0);
+    SortByCount(out, numa_free_, 0);
     return;
   }
-  // Socket-first: NUMA nodes of each socket, sockets in their order.
-  std::vector<int> sockets;
-  SortedSockets(sockets);
-  for (int socket : sockets) {
+  // Socket-first: the NUMA nodes of each socket, sockets in their order.
+  SortedSockets(scratch_sockets_);
+  for (int socket : scratch_sockets_) {
     const size_t from = out.size();
     for (int pair : index_.NumaSocketPairsOfSocket().Of(socket)) {
       if (ns_free_[Sz(pair)] > 0) out.push_back(index_.PairNuma(pair));
     }
-    SortByFree(out, numa_free_, from);
+    SortByCount(out, numa_free_, from);
   }
 }
 
@@ -97,31 +144,33 @@ void CpuAccumulator::SortedSockets(std::vector<int>& out) const {
     for (int socket = 0; socket < index_.NumSockets(); ++socket) {
       if (socket_free_[Sz(socket)] > 0) out.push_back(socket);
     }
-    SortByFree(out, socket_free_, 0);
+    SortByCount(out, socket_free_, 0);
     return;
   }
-  // NUMA-first: sockets of each NUMA node, NUMA nodes in their order.
-  std::vector<int> numas;
-  SortedNumas(numas);
-  for (int numa : numas) {
+  // NUMA-first: the sockets of each NUMA node, NUMA nodes in their order.
+  SortedNumas(scratch_numas_);
+  for (int numa : scratch_numas_) {
     const size_t from = out.size();
     for (int pair : index_.NumaSocketPairsOfNuma().Of(numa)) {
       if (ns_free_[Sz(pair)] > 0) out.push_back(index_.PairSocket(pair));
     }
-    SortByFree(out, socket_free_, from);
+    SortByCount(out, socket_free_, from);
   }
 }
 
 void CpuAccumulator::SortedL3Groups(std::vector<int>& out) const {
   out.clear();
-  std::vector<int> numas;
-  SortedNumas(numas);
-  for (int numa : numas) {
+  scratch_counts_.resize(Sz(index_.NumL3Groups()));
+  for (int l3 = 0; l3 < index_.NumL3Groups(); ++l3) {
+    scratch_counts_[Sz(l3)] = FreeInUnit(index_.L3Ranges(), l3);
+  }
+  SortedNumas(scratch_numas_);
+  for (int numa : scratch_numas_) {
     const size_t from = out.size();
     for (int pair : index_.NumaL3PairsOfNuma().Of(numa)) {
-      if (nl_free_[Sz(pair)] > 0) out.push_back(index_.PairL3(pair));
+      if (FreeInUnit(index_.NumaL3PairRanges(), pair) > 0) out.push_back(index_.PairL3(pair));
     }
-    SortByFree(out, l3_free_, from);
+    SortByCount(out, scratch_counts_, from);
   }
 }
 
@@ -138,9 +187,8 @@ std::span<const int> CpuAccumulator::CoresOfGroup(int group) const {
 }
 
 void CpuAccumulator::TakeFullNumaNodes() {
-  std::vector<int> numas;
-  SortedNumas(numas);
-  for (int numa : numas) {
+  SortedNumas(groups_);
+  for (int numa : groups_) {
     const int size = index_.NumaCpus().SizeOf(numa);
     // kubelet's isNUMANodeFree (every CPU free) and needsAtLeast(size).
     if (numa_free_[Sz(numa)] != size || needed_ < size) continue;
@@ -149,9 +197,8 @@ void CpuAccumulator::TakeFullNumaNodes() {
 }
 
 void CpuAccumulator::TakeFullSockets() {
-  std::vector<int> sockets;
-  SortedSockets(sockets);
-  for (int socket : sockets) {
+  SortedSockets(groups_);
+  for (int socket : groups_) {
     // kubelet's isSocketFree compares with the machine's average socket size.
     if (socket_free_[Sz(socket)] != index_.CpusPerSocket()) continue;
     if (needed_ < index_.SocketCpus().SizeOf(socket)) continue;
@@ -176,11 +223,14 @@ void CpuAccumulator::TakeFullSecondLevel() {
 }
 
 void CpuAccumulator::TakeFullUncore() {
-  std::vector<int> groups;
-  SortedL3Groups(groups);
-  for (int l3 : groups) {
+  // Nothing taken since the last call found no free L3 group: it would find none again.
+  if (full_uncore_checked_at_ == static_cast<int>(result_.size())) return;
+  full_uncore_checked_at_ = static_cast<int>(result_.size());
+  std::vector<int> l3s;
+  SortedL3Groups(l3s);
+  for (int l3 : l3s) {
     const int size = index_.L3Cpus().SizeOf(l3);
-    if (l3_free_[Sz(l3)] != size || needed_ < size) continue;
+    if (FreeInUnit(index_.L3Ranges(), l3) != size || needed_ < size) continue;
     TakeFreeOf(index_.L3Cpus().Of(l3));
   }
 }
@@ -193,7 +243,7 @@ void CpuAccumulator::TakePartialUncore(int l3) {
   std::span<const int> l3_cores = index_.L3Cores().Of(l3);
   size_t end = 0;
   for (; end < l3_cores.size() && cores < cores_needed; ++end) {
-    const int free = core_free_[Sz(l3_cores[end])];
+    const int free = CoreFree(l3_cores[end]);
     if (free == 0) continue;
     ++cores;
     count += free;
@@ -204,9 +254,8 @@ void CpuAccumulator::TakePartialUncore(int l3) {
 
 void CpuAccumulator::TakeUncoreCache() {
   const int cpus_per_l3 = index_.CpusPerL3Group();
-  std::vector<int> groups;
-  SortedL3Groups(groups);
-  for (int l3 : groups) {
+  SortedL3Groups(groups_);
+  for (int l3 : groups_) {
     if (needed_ >= cpus_per_l3) TakeFullUncore();
     if (Satisfied()) return;
     TakePartialUncore(l3);
@@ -219,25 +268,23 @@ void CpuAccumulator::TakeFullCores() {
   // is free when its free count equals the machine's average core size. All free cores have
   // the same count, so within a group they come by id.
   const int per_core = index_.CpusPerCore();
-  std::vector<int> groups;
-  CoreGroups(groups);
-  for (int group : groups) {
+  CoreGroups(groups_);
+  for (int group : groups_) {
     for (int core : CoresOfGroup(group)) {
-      if (core_free_[Sz(core)] != per_core) continue;
       if (needed_ < index_.CoreCpus().SizeOf(core)) continue;
+      if (CoreFree(core) != per_core) continue;
       TakeFreeOf(index_.CoreCpus().Of(core));
     }
   }
 }
 
 void CpuAccumulator::TakeRemainingCpus(CpuSortingStrategy strategy) {
-  std::vector<int> groups;
   if (strategy == CpuSortingStrategy::kSpread) {
     // kubelet's sortAvailableCPUsSpread: sockets in order, each socket's free CPUs by id.
-    SortedSockets(groups);
-    for (int socket : groups) {
-      for (int cpu : index_.SocketCpus().Of(socket)) {
-        if (!free_[Sz(cpu)]) continue;
+    SortedSockets(groups_);
+    for (int socket : groups_) {
+      for (int cpu : index_.SocketCpusById().Of(socket)) {
+        if (!IsFree(cpu)) continue;
         Take(cpu);
         if (Satisfied()) return;
       }
@@ -247,15 +294,15 @@ void CpuAccumulator::TakeRemainingCpus(CpuSortingStrategy strategy) {
   // kubelet's sortAvailableCPUsPacked: cores in group order, each group's cores by (free
   // count, id), each core's free CPUs by id. A group's cores are untouched until the walk
   // reaches it, so bucketing by the current free count reproduces kubelet's snapshot order.
-  CoreGroups(groups);
+  CoreGroups(groups_);
   const int max_threads = index_.MaxThreadsPerCore();
-  for (int group : groups) {
+  for (int group : groups_) {
     std::span<const int> cores = CoresOfGroup(group);
     for (int count = 1; count <= max_threads; ++count) {
       for (int core : cores) {
-        if (core_free_[Sz(core)] != count) continue;
+        if (CoreFree(core) != count) continue;
         for (int cpu : index_.CoreCpus().Of(core)) {
-          if (!free_[Sz(cpu)]) continue;
+          if (!IsFree(cpu)) continue;
           Take(cpu);
           if (Satisfied()) return;
         }

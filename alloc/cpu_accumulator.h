@@ -1,9 +1,10 @@
 // CpuAccumulator: the state of one take-by-topology, and kubelet's orderings over it.
 //
 // What it is: kubelet's cpuAccumulator (pkg/kubelet/cm/cpumanager/cpu_assignment.go) over a
-// TopologyIndex: the CPUs still free for this take, per-unit free counts kept up to date on
-// every take (so no ordering ever rescans the machine), the number of CPUs still needed, and the
-// CPUs taken so far. The phases of kubelet's takeByTopologyNUMAPacked are member functions; each
+// TopologyIndex: the CPUs still free for this take (a bitset over the index's hierarchical
+// local order, so any core, L3 group or NUMA node count is a few popcounts), free counts of
+// NUMA nodes and sockets kept up to date on every take, the number of CPUs still needed, and
+// the CPUs taken so far. Nothing is allocated per CPU. The phases of kubelet's takeByTopologyNUMAPacked are member functions; each
 // computes its order once when it starts, as kubelet does, and then walks it.
 //
 // Orderings (kubelet's, "fewest free CPUs first, then lowest id"):
@@ -28,6 +29,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "alloc/take.h"
 #include "alloc/topology_index.h"
 
@@ -35,8 +37,13 @@ namespace huygens {
 
 class CpuAccumulator {
  public:
-  // `available` are local CPU indexes of `index` (duplicates ignored). REQUIRES: num_cpus >= 0.
+  // Free CPUs: the members of `available` that are online CPUs of `index`.
+  // REQUIRES: num_cpus >= 0.
+  CpuAccumulator(const TopologyIndex& index, const CpuSet& available, int num_cpus);
+  // Free CPUs: the given local indexes (duplicates ignored).
   CpuAccumulator(const TopologyIndex& index, std::span<const int> available, int num_cpus);
+  CpuAccumulator(const CpuAccumulator&) = delete;
+  CpuAccumulator& operator=(const CpuAccumulator&) = delete;
 
   int Needed() const { return needed_; }
   bool Satisfied() const { return needed_ < 1; }
@@ -44,7 +51,7 @@ class CpuAccumulator {
   const std::vector<int>& Result() const { return result_; }
 
   int FreeInNuma(int numa) const { return numa_free_[static_cast<size_t>(numa)]; }
-  // Free CPUs of a NUMA node, ascending, appended to `out`.
+  // Free CPUs of a NUMA node, ascending local index, appended to `out`.
   void AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const;
   // Takes the given CPUs (those still free).
   void TakeCpus(std::span<const int> cpus);
@@ -62,13 +69,20 @@ class CpuAccumulator {
   void TakeRemainingCpus(CpuSortingStrategy strategy);
 
  private:
+  void Init(int num_cpus);
+  bool IsFree(int cpu) const {
+    return (free_[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
+  }
+  void MarkFree(int cpu);
+  int FreeIn(int begin, int end) const;  // free CPUs among local indexes [begin, end)
+  int FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const;
+  int CoreFree(int core) const;
   void Take(int cpu);
   void TakeFreeOf(std::span<const int> cpus);
   void TakeFullNumaNodes();
   void TakeFullSockets();
   void TakeFullUncore();
   void TakePartialUncore(int l3);
-  void SortByFree(std::vector<int>& units, const std::vector<int>& free, size_t from) const;
   // Groups whose cores are walked in core order: sockets (NUMA-first) or NUMA nodes.
   void CoreGroups(std::vector<int>& out) const;
   std::span<const int> CoresOfGroup(int group) const;
@@ -76,9 +90,15 @@ class CpuAccumulator {
   const TopologyIndex& index_;
   int needed_;
   int free_total_ = 0;
-  std::vector<uint8_t> free_;
-  std::vector<int> core_free_, numa_free_, socket_free_, l3_free_, ns_free_, nl_free_;
+  absl::InlinedVector<uint64_t, 16> free_;  // bit per local CPU index
+  absl::InlinedVector<int, 16> numa_free_, socket_free_, ns_free_;
   std::vector<int> result_;
+  // Scratch lists for the orders (no allocation per phase once grown).
+  mutable std::vector<int> scratch_numas_, scratch_sockets_, scratch_counts_;
+  std::vector<int> groups_;
+  // Result size when TakeFullUncore last ran (kubelet calls it once per L3 group; a repeat
+  // with nothing taken in between finds the same nothing).
+  int full_uncore_checked_at_ = -1;
 };
 
 }  // namespace huygens

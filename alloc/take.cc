@@ -13,28 +13,16 @@ namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
-std::vector<int> LocalsOf(const TopologyIndex& index, const CpuSet& cpus) {
-  std::vector<int> locals;
-  locals.reserve(Sz(cpus.Size()));
-  for (int cpu : cpus) {
-    const int local = index.LocalOf(cpu);
-    if (local >= 0) locals.push_back(local);
-  }
-  return locals;
-}
-
 absl::Status NotEnough(int requested, int available) {
   return absl::ResourceExhaustedError(fmt::format(
       "not enough cpus available to satisfy request: requested={}, available={}", requested,
       available));
 }
 
-// kubelet's takeByTopologyNUMAPacked over local CPU indexes; `available_size` is only used in
+// kubelet's takeByTopologyNUMAPacked on a fresh accumulator; `available_size` is only used in
 // the error message (kubelet reports the size of the set it was given).
-absl::StatusOr<std::vector<int>> TakePacked(const TopologyIndex& index,
-                                            std::span<const int> available, int available_size,
+absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
                                             int num_cpus, const TakeOptions& options) {
-  CpuAccumulator acc(index, available, num_cpus);
   if (acc.Satisfied()) return acc.Result();
   if (acc.Failed()) return NotEnough(num_cpus, available_size);
 
@@ -115,9 +103,8 @@ absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& 
   if (num_cpus < 0) {
     return absl::InvalidArgumentError(fmt::format("num_cpus {} is negative", num_cpus));
   }
-  const std::vector<int> locals = LocalsOf(index, available);
-  absl::StatusOr<std::vector<int>> taken =
-      TakePacked(index, locals, available.Size(), num_cpus, options);
+  CpuAccumulator acc(index, available, num_cpus);
+  absl::StatusOr<std::vector<int>> taken = TakePacked(acc, available.Size(), num_cpus, options);
   if (!taken.ok()) return taken.status();
   return index.ToCpuSet(*taken);
 }
@@ -142,8 +129,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
     return TakeByTopology(index, available, num_cpus, packed);
   }
 
-  const std::vector<int> locals = LocalsOf(index, available);
-  CpuAccumulator acc(index, locals, num_cpus);
+  CpuAccumulator acc(index, available, num_cpus);
   if (acc.Satisfied()) return CpuSet();
   if (acc.Failed()) return NotEnough(num_cpus, available.Size());
 
@@ -219,8 +205,9 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
     auto take_from = [&](int numa, int count) -> absl::Status {
       numa_free.clear();
       acc.AppendFreeCpusOfNuma(numa, numa_free);
+      CpuAccumulator sub(index, numa_free, count);
       absl::StatusOr<std::vector<int>> cpus =
-          TakePacked(index, numa_free, static_cast<int>(numa_free.size()), count, packed);
+          TakePacked(sub, static_cast<int>(numa_free.size()), count, packed);
       if (!cpus.ok()) return cpus.status();
       acc.TakeCpus(*cpus);
       return absl::OkStatus();

@@ -1,6 +1,7 @@
 #include "alloc/topology_index.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace huygens {
 namespace {
@@ -26,18 +27,46 @@ std::vector<int> Densify(const std::vector<int>& ids, std::vector<int>& dense_id
   return out;
 }
 
-// Groups items 0..n-1 by owner[item] (in [0, num_owners)), keeping ascending item order.
-TopologyIndex::Lists Group(const std::vector<int>& owner, int num_owners) {
+// Groups items by owner: for each i, items[i] goes to owner[i] (in [0, num_owners)), keeping
+// the order of i. With `items` empty, the item is i itself.
+TopologyIndex::Lists Group(const std::vector<int>& owner, int num_owners,
+                           const std::vector<int>& items = {}) {
   TopologyIndex::Lists lists;
   lists.start.assign(Sz(num_owners + 1), 0);
   for (int o : owner) ++lists.start[Sz(o + 1)];
   for (size_t i = 1; i < lists.start.size(); ++i) lists.start[i] += lists.start[i - 1];
   lists.items.resize(owner.size());
   std::vector<int> next(lists.start.begin(), lists.start.end() - 1);
-  for (size_t item = 0; item < owner.size(); ++item) {
-    lists.items[Sz(next[Sz(owner[item])]++)] = static_cast<int>(item);
+  for (size_t i = 0; i < owner.size(); ++i) {
+    lists.items[Sz(next[Sz(owner[i])]++)] = items.empty() ? static_cast<int>(i) : items[i];
   }
   return lists;
+}
+
+// Maximal runs of consecutive members per unit of ascending member lists.
+TopologyIndex::Ranges RangesOf(const TopologyIndex::Lists& lists) {
+  TopologyIndex::Ranges ranges;
+  const int units = static_cast<int>(lists.start.size()) - 1;
+  ranges.start.push_back(0);
+  for (int u = 0; u < units; ++u) {
+    int run_begin = -1, prev = -2;
+    for (int item : lists.Of(u)) {
+      if (item != prev + 1) {
+        if (run_begin >= 0) {
+          ranges.begin.push_back(run_begin);
+          ranges.end.push_back(prev + 1);
+        }
+        run_begin = item;
+      }
+      prev = item;
+    }
+    if (run_begin >= 0) {
+      ranges.begin.push_back(run_begin);
+      ranges.end.push_back(prev + 1);
+    }
+    ranges.start.push_back(static_cast<int>(ranges.begin.size()));
+  }
+  return ranges;
 }
 
 // Dense pair numbering of (a, b) combinations present in the per-CPU columns, in ascending
@@ -60,22 +89,42 @@ std::vector<int> PairsOf(const std::vector<int>& a, const std::vector<int>& b, i
 }  // namespace
 
 TopologyIndex::TopologyIndex(const CpuTopology& topo) {
-  std::vector<int> cores, numas, sockets, l3s;
-  const CpuSet online = topo.OnlineCpus();
-  local_of_.assign(online.Empty() ? 0 : Sz(online.Max() + 1), -1);
+  // Online CPUs in id order (position j), with their raw unit ids.
+  std::vector<int> ids, cores, numas, sockets, l3s;
   for (const CpuInfo& c : topo.Cpus()) {
     if (!c.online) continue;
-    local_of_[Sz(c.id)] = static_cast<int>(cpu_id_.size());
-    cpu_id_.push_back(c.id);
+    ids.push_back(c.id);
     cores.push_back(c.core);
     numas.push_back(c.numa);
     sockets.push_back(c.socket);
     l3s.push_back(c.l3);
   }
-  core_of_ = Densify(cores, core_id_);
-  numa_of_ = Densify(numas, numa_id_);
-  socket_of_ = Densify(sockets, socket_id_);
-  l3_of_ = Densify(l3s, l3_id_);
+  const std::vector<int> core_j = Densify(cores, core_id_);
+  const std::vector<int> numa_j = Densify(numas, numa_id_);
+  const std::vector<int> socket_j = Densify(sockets, socket_id_);
+  const std::vector<int> l3_j = Densify(l3s, l3_id_);
+
+  // Hierarchical local order: socket, NUMA node, L3 group, core, CPU id.
+  std::vector<int> order(ids.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = static_cast<int>(j);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto key = [&](int j) {
+      return std::make_tuple(socket_j[Sz(j)], numa_j[Sz(j)], l3_j[Sz(j)], core_j[Sz(j)], j);
+    };
+    return key(a) < key(b);
+  });
+  local_of_.assign(ids.empty() ? 0 : Sz(ids.back() + 1), -1);
+  std::vector<int> local_of_j(ids.size());
+  for (size_t local = 0; local < order.size(); ++local) {
+    const size_t j = Sz(order[local]);
+    local_of_j[j] = static_cast<int>(local);
+    local_of_[Sz(ids[j])] = static_cast<int>(local);
+    cpu_id_.push_back(ids[j]);
+    core_of_.push_back(core_j[j]);
+    numa_of_.push_back(numa_j[j]);
+    socket_of_.push_back(socket_j[j]);
+    l3_of_.push_back(l3_j[j]);
+  }
   ns_of_ = PairsOf(numa_of_, socket_of_, NumSockets(), ns_numa_, ns_socket_);
   nl_of_ = PairsOf(numa_of_, l3_of_, NumL3Groups(), nl_numa_, nl_l3_);
 
@@ -83,6 +132,13 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   numa_cpus_ = Group(numa_of_, NumNumaNodes());
   socket_cpus_ = Group(socket_of_, NumSockets());
   l3_cpus_ = Group(l3_of_, NumL3Groups());
+  socket_cpus_by_id_ = Group(socket_j, NumSockets(), local_of_j);
+  core_ranges_ = RangesOf(core_cpus_);
+  numa_ranges_ = RangesOf(numa_cpus_);
+  socket_ranges_ = RangesOf(socket_cpus_);
+  l3_ranges_ = RangesOf(l3_cpus_);
+  ns_ranges_ = RangesOf(Group(ns_of_, NumNumaSocketPairs()));
+  nl_ranges_ = RangesOf(Group(nl_of_, NumNumaL3Pairs()));
   for (int core = 0; core < NumCores(); ++core) {
     max_threads_per_core_ = std::max(max_threads_per_core_, core_cpus_.SizeOf(core));
   }

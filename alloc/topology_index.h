@@ -1,20 +1,23 @@
 // TopologyIndex: a dense, allocation-friendly view of a CpuTopology's online CPUs, built once
 // and shared by every take on the same machine.
 //
-// What it is: the online CPUs of a topology renumbered densely (local index 0..NumCpus()-1 in
-// ascending CPU id order) with, per CPU, the dense index of its core, NUMA node, socket and L3
-// group, and per unit its CPUs and sub-units as flat lists (CSR). Dense unit indexes are
-// assigned in ascending order of the unit's id, so "ties broken by id" (kubelet's rule) is
-// "ties broken by dense index". Counts follow kubelet's CPUTopology: NumCores, NumSockets,
-// NumNumaNodes (nodes with online CPUs), NumL3Groups and the per-unit averages
+// What it is: the online CPUs of a topology renumbered densely (local index 0..NumCpus()-1)
+// in hierarchical order: by socket, NUMA node, L3 group, core, then CPU id. In that order every
+// core, socket, (NUMA node, socket) pair and (NUMA node, L3 group) pair is one contiguous range
+// of local indexes, and a NUMA node or L3 group is a few ranges (one, unless it spans a higher
+// unit), so free counts over a bitset are a handful of popcounts. Per CPU it gives the dense
+// index of its core, NUMA node, socket and L3 group; per unit its CPUs, ranges and sub-units.
+// Dense unit indexes are assigned in ascending order of the unit's id, so "ties broken by id"
+// (kubelet's rule) is "ties broken by dense index". Counts follow kubelet's CPUTopology:
+// NumCores, NumSockets, NumNumaNodes (nodes with online CPUs), NumL3Groups and the averages
 // CpusPerCore() = NumCpus / NumCores etc.
 //
 // Pairs: a NUMA node may span sockets and an L3 group may span NUMA nodes (see topology.h), so
 // the index also numbers the (NUMA node, socket) and (NUMA node, L3 group) pairs that hold CPUs;
 // kubelet's "sockets of the free CPUs in NUMA node n" is "pairs of n with a free CPU".
 //
-// Invariants: every list is sorted ascending; each core lies in exactly one NUMA node, socket
-// and L3 group (CpuTopology guarantees it).
+// Invariants: member lists are sorted ascending (CPU lists of cores and SocketCpusById by CPU
+// id); each core lies in exactly one NUMA node, socket and L3 group (CpuTopology guarantees it).
 //
 // Thread-safety: immutable after construction; any number of threads may read it.
 #ifndef HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
@@ -30,6 +33,14 @@ namespace huygens {
 
 class TopologyIndex {
  public:
+  // Half-open ranges [begin, end) of local indexes per unit (CSR).
+  struct Ranges {
+    std::vector<int> start;
+    std::vector<int> begin, end;
+    size_t First(int u) const { return static_cast<size_t>(start[static_cast<size_t>(u)]); }
+    size_t Last(int u) const { return static_cast<size_t>(start[static_cast<size_t>(u) + 1]); }
+  };
+
   // Flat lists of members per unit: members of unit u are items[start[u] .. start[u+1]).
   struct Lists {
     std::vector<int> start;
@@ -85,10 +96,20 @@ class TopologyIndex {
   // Dense index of a NUMA node id, or -1 when it has no online CPU.
   int NumaIndexOf(int numa_id) const;
 
-  const Lists& CoreCpus() const { return core_cpus_; }      // core -> local CPUs
-  const Lists& NumaCpus() const { return numa_cpus_; }      // NUMA -> local CPUs
-  const Lists& SocketCpus() const { return socket_cpus_; }  // socket -> local CPUs
-  const Lists& L3Cpus() const { return l3_cpus_; }          // L3 group -> local CPUs
+  // Local CPUs of a unit, ascending local index (for cores: ascending CPU id).
+  const Lists& CoreCpus() const { return core_cpus_; }
+  const Lists& NumaCpus() const { return numa_cpus_; }
+  const Lists& SocketCpus() const { return socket_cpus_; }
+  const Lists& L3Cpus() const { return l3_cpus_; }
+  // Local CPUs of a socket by ascending CPU id (kubelet's spread order).
+  const Lists& SocketCpusById() const { return socket_cpus_by_id_; }
+  // Ranges of local indexes per unit.
+  const Ranges& CoreRanges() const { return core_ranges_; }
+  const Ranges& NumaRanges() const { return numa_ranges_; }
+  const Ranges& SocketRanges() const { return socket_ranges_; }
+  const Ranges& L3Ranges() const { return l3_ranges_; }
+  const Ranges& NumaSocketPairRanges() const { return ns_ranges_; }
+  const Ranges& NumaL3PairRanges() const { return nl_ranges_; }
   const Lists& NumaCores() const { return numa_cores_; }    // NUMA -> cores
   const Lists& SocketCores() const { return socket_cores_; }  // socket -> cores
   const Lists& L3Cores() const { return l3_cores_; }        // L3 group -> cores
@@ -107,7 +128,8 @@ class TopologyIndex {
   std::vector<int> core_of_, numa_of_, socket_of_, l3_of_, ns_of_, nl_of_;
   std::vector<int> core_id_, numa_id_, socket_id_, l3_id_;
   std::vector<int> ns_numa_, ns_socket_, nl_numa_, nl_l3_;
-  Lists core_cpus_, numa_cpus_, socket_cpus_, l3_cpus_;
+  Lists core_cpus_, numa_cpus_, socket_cpus_, l3_cpus_, socket_cpus_by_id_;
+  Ranges core_ranges_, numa_ranges_, socket_ranges_, l3_ranges_, ns_ranges_, nl_ranges_;
   Lists numa_cores_, socket_cores_, l3_cores_;
   Lists numa_ns_, socket_ns_, numa_nl_;
   int max_threads_per_core_ = 0;
