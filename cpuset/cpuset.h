@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -41,7 +42,8 @@
 namespace huygens {
 
 class CpuSet {
-  using Words = absl::InlinedVector<uint64_t, 8>;
+  static constexpr size_t kInlineWords = 8;  // sets below 512 CPUs never allocate
+  using Words = absl::InlinedVector<uint64_t, kInlineWords>;
 
  public:
   // Largest number of logical CPUs a set can describe: ids are in [0, kMaxCpus).
@@ -49,6 +51,17 @@ class CpuSet {
 
   // The empty set.
   CpuSet() = default;
+
+  // Copies and moves. A move steals heap storage; inline storage (sets below 512 CPUs) is
+  // copied word by word rather than as a whole buffer, which keeps GCC 12 from reporting
+  // -Wmaybe-uninitialized on the unused inline words wherever a set is moved.
+  CpuSet(const CpuSet&) = default;
+  CpuSet& operator=(const CpuSet&) = default;
+  CpuSet(CpuSet&& other) noexcept { MoveFrom(other); }
+  CpuSet& operator=(CpuSet&& other) noexcept {
+    if (this != &other) MoveFrom(other);
+    return *this;
+  }
 
   // The set of the given ids. REQUIRES: every id in [0, kMaxCpus) (checked; aborts otherwise,
   // since a bad literal is a programming error; use Parse for untrusted input).
@@ -190,6 +203,14 @@ class CpuSet {
 
  private:
   explicit CpuSet(Words words);
+  void MoveFrom(CpuSet& other) noexcept {
+    if (other.words_.size() > kInlineWords) {
+      words_ = std::move(other.words_);
+    } else {
+      words_.assign(other.words_.begin(), other.words_.end());
+    }
+    other.words_.clear();
+  }
   static void Trim(Words& words);
   int NextFrom(int cpu) const;  // smallest member >= cpu, or -1
   // Smallest non-member >= cpu (may be words_.size() * 64). REQUIRES: 0 <= cpu.

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "topology/test_machines.h"
 
 namespace huygens {
 namespace {
@@ -14,82 +15,19 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// An online CPU whose cluster is its core and whose die is its socket.
-CpuInfo Online(int id, int core, int socket, int numa, int l3) {
-  return CpuInfo{.id = id, .core = core, .cluster = core, .die = socket, .socket = socket,
-                 .numa = numa, .l3 = l3};
-}
-
-// An offline CPU without a topology/ directory: every id unknown.
-CpuInfo Offline(int id) {
-  return CpuInfo{.id = id, .core = -1, .cluster = -1, .die = -1, .socket = -1, .numa = -1,
-                 .l3 = -1, .online = false};
-}
-
-NumaNode Node(int id, CpuSet cpus, uint64_t memory = 0, std::map<int, int> distances = {}) {
-  return NumaNode{.id = id, .cpus = std::move(cpus), .memory_bytes = memory, .hugepages = {},
-                  .distances = std::move(distances)};
-}
+using test_machines::Node;
+using test_machines::Offline;
+using test_machines::Online;
+using test_machines::OfflineCpusAdjacentSiblings;
+using test_machines::OneSocketNoSmt;
+using test_machines::SparseNumaWithMemoryOnlyNode;
+using test_machines::TwoSocketsSmt;
 
 CpuTopology MustCreate(std::vector<CpuInfo> cpus, std::vector<NumaNode> nodes,
                        MachineCpus machine = {}) {
   absl::StatusOr<CpuTopology> t = CpuTopology::Create(std::move(cpus), std::move(nodes), machine);
   EXPECT_TRUE(t.ok()) << t.status();
   return t.ok() ? *std::move(t) : CpuTopology();
-}
-
-// ---- Named machines ---------------------------------------------------------------------------
-
-// One socket, four cores, no SMT, one NUMA node, one L3 group.
-CpuTopology OneSocketNoSmt() {
-  std::vector<CpuInfo> cpus;
-  for (int i = 0; i < 4; ++i) cpus.push_back(Online(i, i, 0, 0, 0));
-  return MustCreate(cpus, {Node(0, CpuSet::Range(0, 3), 8ull << 30)});
-}
-
-// Two sockets of four 2-thread cores, Linux numbering: siblings are n and n + 8. One NUMA node
-// and one L3 group per socket; SLIT 10/21. CPUs 0-3,8-11 are socket 0, 4-7,12-15 socket 1.
-CpuTopology TwoSocketsSmt() {
-  std::vector<CpuInfo> cpus;
-  for (int i = 0; i < 16; ++i) {
-    const int core = i % 8;
-    const int socket = core / 4;
-    cpus.push_back(Online(i, core, socket, socket, socket));
-  }
-  return MustCreate(
-      cpus, {Node(0, *CpuSet::Parse("0-3,8-11"), 16ull << 30, {{0, 10}, {1, 21}}),
-             Node(1, *CpuSet::Parse("4-7,12-15"), 16ull << 30, {{0, 21}, {1, 10}})});
-}
-
-// One socket, 8 cores without SMT split into four NUMA nodes with sparse ids 0,1,4,5 (two cores
-// each, like an NPS4 part); two L3 groups, each spanning two NUMA nodes; and a memory-only node
-// 250 (CXL memory) with no CPUs.
-CpuTopology SparseNumaWithMemoryOnlyNode() {
-  const int numa_of_core[] = {0, 0, 1, 1, 4, 4, 5, 5};
-  std::vector<CpuInfo> cpus;
-  for (int i = 0; i < 8; ++i) cpus.push_back(Online(i, i, 0, numa_of_core[i], i / 4));
-  auto row = [](int self) {
-    std::map<int, int> d;
-    for (int n : {0, 1, 4, 5}) d[n] = n == self ? 10 : 12;
-    d[250] = 30;
-    return d;
-  };
-  std::map<int, int> cxl = {{0, 30}, {1, 30}, {4, 30}, {5, 30}, {250, 10}};
-  return MustCreate(cpus, {Node(0, {0, 1}, 1ull << 30, row(0)), Node(1, {2, 3}, 1ull << 30, row(1)),
-                           Node(4, {4, 5}, 1ull << 30, row(4)), Node(5, {6, 7}, 1ull << 30, row(5)),
-                           Node(250, {}, 64ull << 30, cxl)});
-}
-
-// One socket, two 2-thread cores (siblings adjacent: 0,1 and 2,3) plus CPU 4 and 5 offline with
-// no topology; CPU 2 is isolated. No distance table.
-CpuTopology OfflineCpusAdjacentSiblings() {
-  std::vector<CpuInfo> cpus = {Online(0, 0, 0, 0, 0), Online(1, 0, 0, 0, 0),
-                               Online(2, 1, 0, 0, 0), Online(3, 1, 0, 0, 0), Offline(4),
-                               Offline(5)};
-  cpus[2].isolated = true;
-  MachineCpus machine{.possible = CpuSet::Range(0, 7), .present = CpuSet::Range(0, 5),
-                      .isolated = {2}, .nohz_full = {2, 3}, .isolcpus_flags = {"domain"}};
-  return MustCreate(cpus, {Node(0, CpuSet::Range(0, 3))}, machine);
 }
 
 // ---- Counts -----------------------------------------------------------------------------------
