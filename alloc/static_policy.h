@@ -28,6 +28,8 @@
 #include "absl/status/statusor.h"
 #include "alloc/hint.h"
 #include "alloc/pod.h"
+#include "alloc/take.h"
+#include "alloc/topology_index.h"
 #include "cpuset/cpuset.h"
 #include "topology/topology.h"
 
@@ -73,9 +75,11 @@ class StaticPolicy {
   // Builds the policy. `reserved_cpus`, when given, is the reserved set (kubelet's
   // reservedSystemCPUs; its size must equal num_reserved_cpus when num_reserved_cpus > 0);
   // otherwise kubelet's choice: TakeByTopology of num_reserved_cpus over all online CPUs.
-  // Errors (InvalidArgument): num_reserved_cpus < 0; with reservation count 0 (kubelet
-  // requires a non-zero reservation for the static policy); a reserved set outside the online
-  // CPUs; a reservation larger than the machine.
+  // Errors (InvalidArgument): num_reserved_cpus < 0; no reservation at all (kubelet requires a
+  // non-zero reservation for the static policy); a reserved set outside the online CPUs or of
+  // the wrong size; a reservation larger than the machine; align-by-socket on a machine with
+  // more sockets than NUMA nodes (kubelet's ValidateStaticPolicyOptions; its check against the
+  // single-numa-node topology policy belongs to the caller, who knows the topology policy).
   static absl::StatusOr<StaticPolicy> Create(const CpuTopology& topo,
                                              std::optional<CpuSet> reserved_cpus,
                                              int num_reserved_cpus, StaticPolicyOptions options);
@@ -83,6 +87,10 @@ class StaticPolicy {
   const CpuTopology& Topology() const { return topo_; }
   const StaticPolicyOptions& Options() const { return options_; }
   CpuSet Reserved() const { return reserved_; }
+  // The reserved CPUs and all their siblings (kubelet's reservedPhysicalCPUs).
+  CpuSet ReservedPhysical() const { return reserved_physical_; }
+  // kubelet's cpuGroupSize: CPUs per core.
+  int CpuGroupSize() const { return index_.CpusPerCore(); }
 
   // A fresh state: default = all online CPUs (minus the reserved ones with
   // strict-cpu-reservation), no assignments.
@@ -110,16 +118,24 @@ class StaticPolicy {
   // (kubelet's GetAvailableCPUs).
   CpuSet AvailableCpus(const CpuManagerState& state) const;
 
-  // CPUs held by `pod`'s regular (non-restartable) init containers in `state`, which later
-  // containers of the same pod may reuse (kubelet's cpusToReuse after updateCPUsToReuse).
+  // CPUs held by `pod`'s regular (non-restartable) init containers in `state`, minus those also
+  // held by its app containers and restartable init containers: what later containers of the
+  // same pod may reuse. Equals kubelet's cpusToReuse after updateCPUsToReuse when containers
+  // are allocated in kubelet's order (init containers first); derived from the state, so it
+  // survives a restart (kubelet's in-memory map does not).
   CpuSet ReusableCpus(const CpuManagerState& state, const PodSpec& pod) const;
 
+  // kubelet's policy takeByTopology: distributed across NUMA nodes (group size CpusPerCore()
+  // with full-pcpus-only, else 1) or packed, with the sorting and uncore options configured.
+  absl::StatusOr<CpuSet> Take(const CpuSet& available, int num_cpus) const;
+
  private:
-  StaticPolicy(CpuTopology topo, CpuSet reserved, StaticPolicyOptions options)
-      : topo_(std::move(topo)), reserved_(std::move(reserved)), options_(options) {}
+  StaticPolicy(CpuTopology topo, StaticPolicyOptions options)
+      : topo_(std::move(topo)), index_(topo_), options_(options) {}
 
   CpuTopology topo_;
-  CpuSet reserved_;
+  TopologyIndex index_;
+  CpuSet reserved_, reserved_physical_;
   StaticPolicyOptions options_;
 };
 
