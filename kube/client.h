@@ -1,0 +1,156 @@
+// Client: the Kubernetes API operations Huygens needs, on JSON objects (nlohmann::json), over a
+// RestClient: get, paginated list, watch, create, update, delete, merge and JSON patches with a
+// resourceVersion precondition and conflict retry, the pods/binding subresource, and
+// events.k8s.io/v1 events.
+//
+// Retries: a request that fails with a retryable error (transport failure, 429, 5xx; see
+// IsRetryable) is sent again after an exponential backoff with jitter, up to
+// `ClientOptions::max_attempts` times. Writes are retried too: updates and patches carry a
+// resourceVersion precondition, so a repeat cannot apply twice; a retried create or binding can
+// answer AlreadyExists / Conflict if the first attempt did land, which callers treat as success
+// when the stored object is theirs.
+// Thread-safety: all methods may be called concurrently.
+#ifndef HUYGENS_KUBE_CLIENT_H_
+#define HUYGENS_KUBE_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/backoff.h"
+#include "kube/clock.h"
+#include "kube/resource.h"
+#include "kube/rest_client.h"
+#include "nlohmann/json.hpp"
+
+namespace huygens::kube {
+
+struct ClientOptions {
+  // Attempts per request for retryable errors (1 = no retry). Default 5.
+  int max_attempts = 5;
+  // Backoff between those attempts. Default 100 ms doubling to 5 s, jitter 0.5.
+  BackoffOptions retry_backoff{std::chrono::milliseconds(100), std::chrono::milliseconds(5000), 0.5};
+  // Attempts of a read-modify-write on 409 Conflict (MergePatchWithRetry, JsonPatchWithRetry).
+  // Default 10.
+  int max_conflict_attempts = 10;
+};
+
+struct ListOptions {
+  std::string label_selector;  // "app=web,tier!=db"
+  std::string field_selector;  // "spec.nodeName=n1"
+  // Page size (the `limit` parameter); the list follows `continue` tokens until the end.
+  // 0: one unpaginated request. Default 500 (client-go's pager default).
+  std::int64_t page_size = 500;
+};
+
+struct ObjectList {
+  std::vector<nlohmann::json> items;
+  std::string resource_version;  // of the list: where a watch that follows it starts
+};
+
+struct WatchOptions {
+  std::string resource_version;  // "" or "0": start with ADDED events for the current objects
+  std::string label_selector;
+  std::string field_selector;
+  bool bookmarks = true;  // allowWatchBookmarks
+  // Server-side end of the watch (timeoutSeconds). Default 5 min (client-go picks 5-10 min).
+  std::chrono::seconds timeout{300};
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  nlohmann::json object;
+};
+
+// An events.k8s.io/v1 Event about one object.
+struct EventRecord {
+  // The object the event is about (`regarding`).
+  std::string api_version = "v1";
+  std::string kind = "Pod";
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string type = "Normal";  // Normal or Warning
+  std::string reason;           // "Scheduled", "FailedScheduling" (CamelCase, short)
+  std::string action;           // "Binding", "Scheduling"
+  std::string note;             // human-readable message, at most 1 kB
+  std::string reporting_controller = "huygens.io/scheduler";
+  std::string reporting_instance;
+};
+
+class Client {
+ public:
+  // `clock` paces retry backoff and must outlive the client.
+  explicit Client(std::unique_ptr<RestClient> rest, ClientOptions options = {}, Clock* clock = RealClock::Get());
+
+  // Errors everywhere: see api_error.h; NotFound for a missing object.
+  absl::StatusOr<nlohmann::json> Get(const ResourceRef& r, std::string_view ns, std::string_view name);
+  // Every matching object in `ns` ("" = all namespaces), following continue tokens. A 410 on a
+  // continue token (the list was too slow) restarts the whole list once.
+  absl::StatusOr<ObjectList> List(const ResourceRef& r, std::string_view ns, const ListOptions& options = {});
+  // Creates `object` in `ns` (ignored for cluster-scoped resources). Returns the stored object.
+  absl::StatusOr<nlohmann::json> Create(const ResourceRef& r, std::string_view ns, const nlohmann::json& object);
+  // Replaces the object (PUT); its metadata.resourceVersion, when set, is a precondition.
+  absl::StatusOr<nlohmann::json> Update(const ResourceRef& r, const nlohmann::json& object);
+  // Deletes the object; a non-empty `resource_version` is a precondition (409 if stale).
+  absl::Status Delete(const ResourceRef& r, std::string_view ns, std::string_view name,
+                      std::string_view resource_version = "");
+  // RFC 7396 merge patch; a metadata.resourceVersion in the patch is a precondition.
+  absl::StatusOr<nlohmann::json> MergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
+                                            const nlohmann::json& patch);
+  // RFC 6902 JSON patch (an array of operations).
+  absl::StatusOr<nlohmann::json> JsonPatch(const ResourceRef& r, std::string_view ns, std::string_view name,
+                                           const nlohmann::json& operations);
+
+  // Read-modify-write with optimistic concurrency: reads the object, asks `make_patch` for a
+  // merge patch against it (nullopt: nothing to change, the current object is returned), sends
+  // it with metadata.resourceVersion set to the version read, and on 409 Conflict reads again
+  // and asks again, up to max_conflict_attempts. Errors from `make_patch` are returned as is.
+  using MergePatchFn = std::function<absl::StatusOr<std::optional<nlohmann::json>>(const nlohmann::json& current)>;
+  absl::StatusOr<nlohmann::json> MergePatchWithRetry(const ResourceRef& r, std::string_view ns,
+                                                     std::string_view name, const MergePatchFn& make_patch);
+  // The same with JSON patch operations; a `replace` of /metadata/resourceVersion is appended as
+  // the precondition.
+  using JsonPatchFn = MergePatchFn;  // returns an array of operations
+  absl::StatusOr<nlohmann::json> JsonPatchWithRetry(const ResourceRef& r, std::string_view ns,
+                                                    std::string_view name, const JsonPatchFn& make_operations);
+
+  // POST pods/<name>/binding with target Node `node`. A non-empty `pod_uid` is a precondition.
+  // Errors: Conflict when the pod is already bound, NotFound when it is gone.
+  absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "");
+
+  // Creates an events.k8s.io/v1 Event (name <object>.<unique suffix>, eventTime now).
+  absl::Status CreateEvent(const EventRecord& event);
+
+  // Opens a watch and calls `on_event` for each event until the server ends the stream (OK),
+  // `on_event` returns false (OK), `cancel` becomes true (Cancelled), the stream breaks
+  // (Unavailable) or the request fails (its HTTP error; 410 when the version is too old — the
+  // server may also report that as an ERROR event, which is passed to `on_event`). Not retried:
+  // the caller resumes from the last version it saw (see Informer).
+  absl::Status Watch(const ResourceRef& r, std::string_view ns, const WatchOptions& options,
+                     const std::function<bool(const WatchEvent&)>& on_event, const std::atomic<bool>* cancel = nullptr);
+
+  RestClient& rest() { return *rest_; }
+  Clock* clock() { return clock_; }
+
+ private:
+  // Sends with retries on retryable errors.
+  absl::StatusOr<nlohmann::json> Send(const HttpRequest& request);
+  absl::StatusOr<nlohmann::json> PatchWithRetry(const ResourceRef& r, std::string_view ns, std::string_view name,
+                                                const MergePatchFn& make_patch, bool json_patch);
+
+  std::unique_ptr<RestClient> rest_;
+  ClientOptions options_;
+  Clock* clock_;
+  std::atomic<std::uint64_t> event_counter_{0};
+};
+
+}  // namespace huygens::kube
+
+#endif  // HUYGENS_KUBE_CLIENT_H_

@@ -1,0 +1,231 @@
+#include "kube/client.h"
+
+#include <thread>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "kube/api_error.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/test_client.h"
+
+namespace huygens::kube {
+namespace {
+
+using nlohmann::json;
+using testing::FakeApiServer;
+using testing::FakeClock;
+
+json PodObject(const std::string& name, const std::string& node = "") {
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec", {{"containers", {{{"name", "app"}, {"image", "busybox"}}}}}}};
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::FakeApiServerOptions options;
+    options.bookmark_interval = std::chrono::milliseconds(100);
+    auto server = FakeApiServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_ = testing::ClientFor(*server_, &clock_);
+  }
+  FakeClock clock_;
+  std::unique_ptr<FakeApiServer> server_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientTest, ListFollowsContinueTokensAcrossPages) {
+  for (int i = 0; i < 25; ++i) ASSERT_TRUE(client_->Create(Pods(), "default", PodObject(fmt::format("p{:02}", i))).ok());
+  auto list = client_->List(Pods(), "default", ListOptions{"", "", 10});
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->items.size(), 25u);
+  EXPECT_EQ(list->items.front()["metadata"]["name"], "p00");
+  EXPECT_EQ(list->items.back()["metadata"]["name"], "p24");
+  EXPECT_EQ(server_->RequestCount("list", "pods"), 3);
+  EXPECT_EQ(list->resource_version, std::to_string(server_->resource_version()));
+}
+
+TEST_F(ClientTest, ListPagesAreOneConsistentSnapshotEvenWhenObjectsChangeBetweenPages) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(client_->Create(Pods(), "default", PodObject(fmt::format("p{}", i))).ok());
+  // Page 1 by hand, then delete a pod of page 2 and add one: page 2 still shows the snapshot.
+  auto first = client_->rest().Send(HttpRequest{"GET", Pods().CollectionPath("default"), {{"limit", "2"}}, "", ""});
+  ASSERT_TRUE(first.ok());
+  std::string token = (*first)["metadata"]["continue"];
+  ASSERT_TRUE(client_->Delete(Pods(), "default", "p3").ok());
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("p9")).ok());
+  auto second = client_->rest().Send(
+      HttpRequest{"GET", Pods().CollectionPath("default"), {{"limit", "2"}, {"continue", token}}, "", ""});
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ((*second)["items"].size(), 2u);
+  EXPECT_EQ((*second)["items"][1]["metadata"]["name"], "p3");
+  EXPECT_FALSE((*second)["metadata"].contains("continue"));
+}
+
+TEST_F(ClientTest, ListWithSelectorsReturnsOnlyMatchingObjects) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a", "n1")).ok());
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("b", "n2")).ok());
+  auto on_n2 = client_->List(Pods(), "", ListOptions{"", "spec.nodeName=n2", 500});
+  ASSERT_TRUE(on_n2.ok());
+  ASSERT_EQ(on_n2->items.size(), 1u);
+  EXPECT_EQ(on_n2->items[0]["metadata"]["name"], "b");
+}
+
+TEST_F(ClientTest, WatchDeliversEventsAndBookmarksFromAVersion) {
+  auto created = client_->Create(Pods(), "default", PodObject("a"));
+  ASSERT_TRUE(created.ok());
+  std::string from = (*created)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"labels", {{"x", "1"}}}}}}).ok());
+  std::vector<std::string> types;
+  std::string bookmark_version;
+  WatchOptions options;
+  options.resource_version = from;
+  absl::Status s = client_->Watch(Pods(), "default", options, [&](const WatchEvent& e) {
+    types.push_back(e.type);
+    if (e.type == "BOOKMARK") {
+      bookmark_version = e.object["metadata"]["resourceVersion"];
+      return false;
+    }
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(types, (std::vector<std::string>{"MODIFIED", "BOOKMARK"}));
+  EXPECT_EQ(bookmark_version, std::to_string(server_->resource_version()));
+}
+
+TEST_F(ClientTest, WatchFromAVersionOutsideTheWindowGetsAnExpiredErrorEvent) {
+  auto created = client_->Create(Pods(), "default", PodObject("a"));
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("b")).ok());
+  server_->Compact();
+  WatchOptions options;
+  options.resource_version = (*created)["metadata"]["resourceVersion"];
+  json error;
+  ASSERT_TRUE(client_->Watch(Pods(), "default", options, [&](const WatchEvent& e) {
+                error = e.object;
+                return e.type != "ERROR";
+              }).ok());
+  EXPECT_EQ(error["kind"], "Status");
+  EXPECT_EQ(error["code"], 410);
+  EXPECT_EQ(error["reason"], "Expired");
+}
+
+TEST_F(ClientTest, ServerErrorsAreRetriedWithBackoffUntilSuccess) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  server_->FailNext("get", "pods", 3, 500);
+  auto pod = client_->Get(Pods(), "default", "a");
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(server_->RequestCount("get", "pods"), 4);
+  // Three backoffs of at least 100, 200 and 400 ms passed on the fake clock.
+  EXPECT_GE(clock_.Elapsed(), std::chrono::milliseconds(700));
+}
+
+TEST_F(ClientTest, PersistentServerErrorsGiveUpAfterMaxAttemptsWithTheHttpCode) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  server_->FailNext("get", "pods", 100, 503);
+  auto pod = client_->Get(Pods(), "default", "a");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(HttpCode(pod.status()), 503);
+  EXPECT_EQ(pod.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(server_->RequestCount("get", "pods"), ClientOptions{}.max_attempts);
+}
+
+TEST_F(ClientTest, ApiErrorsCarryTheServerStatus) {
+  auto missing = client_->Get(Pods(), "default", "nope");
+  EXPECT_TRUE(IsApiNotFound(missing.status()));
+  EXPECT_NE(missing.status().message().find("pods \"nope\" not found"), std::string::npos);
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  auto again = client_->Create(Pods(), "default", PodObject("a"));
+  EXPECT_TRUE(IsApiAlreadyExists(again.status()));
+  EXPECT_FALSE(IsApiConflict(again.status()));
+  EXPECT_TRUE(IsApiConflict(client_->Delete(Pods(), "default", "a", "1")));
+}
+
+TEST_F(ClientTest, MergePatchWithRetryReappliesAfterAConflictingWrite) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  int calls = 0;
+  auto result = client_->MergePatchWithRetry(
+      Pods(), "default", "a", [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+        if (++calls == 1) {
+          // Someone else writes between our read and our patch.
+          EXPECT_TRUE(client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"labels", {{"other", "1"}}}}}}).ok());
+        }
+        EXPECT_EQ(current["metadata"].contains("labels"), calls > 1);
+        return std::optional<json>(json{{"metadata", {{"annotations", {{"huygens.io/allocation", "x"}}}}}});
+      });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(server_->RequestCount("patch", "pods"), 3);  // the other writer, the conflict, the retry
+  auto stored = server_->Get("pods", "default", "a");
+  EXPECT_EQ((*stored)["metadata"]["labels"]["other"], "1");
+  EXPECT_EQ((*stored)["metadata"]["annotations"]["huygens.io/allocation"], "x");
+}
+
+TEST_F(ClientTest, JsonPatchWithRetryCarriesTheVersionPrecondition) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  int calls = 0;
+  auto result = client_->JsonPatchWithRetry(
+      Pods(), "default", "a", [&](const json&) -> absl::StatusOr<std::optional<json>> {
+        if (++calls == 1) {
+          EXPECT_TRUE(client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"labels", {{"o", "1"}}}}}}).ok());
+        }
+        return std::optional<json>(json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"k", "v"}}}}}));
+      });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ((*result)["metadata"]["annotations"]["k"], "v");
+  EXPECT_EQ((*result)["metadata"]["labels"]["o"], "1");
+}
+
+TEST_F(ClientTest, BindSetsTheNodeOnceAndASecondBindConflicts) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  ASSERT_TRUE(client_->Bind("default", "a", "n1").ok());
+  EXPECT_EQ((*server_->Get("pods", "default", "a"))["spec"]["nodeName"], "n1");
+  absl::Status again = client_->Bind("default", "a", "n2");
+  EXPECT_TRUE(IsApiConflict(again)) << again;
+  EXPECT_TRUE(IsApiNotFound(client_->Bind("default", "gone", "n1")));
+}
+
+TEST_F(ClientTest, CreateEventWritesAnEventsV1EventAboutThePod) {
+  EventRecord e;
+  e.ns = "default";
+  e.name = "a";
+  e.uid = "u-1";
+  e.type = "Warning";
+  e.reason = "FailedScheduling";
+  e.action = "Scheduling";
+  e.note = "0/3 nodes have a free NUMA node";
+  e.reporting_instance = "huygens-scheduler-0";
+  ASSERT_TRUE(client_->CreateEvent(e).ok());
+  auto events = server_->List("events.events.k8s.io", "default");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "FailedScheduling");
+  EXPECT_EQ(events[0]["note"], e.note);
+  EXPECT_EQ(events[0]["regarding"]["name"], "a");
+  EXPECT_EQ(events[0]["regarding"]["uid"], "u-1");
+  EXPECT_EQ(events[0]["type"], "Warning");
+}
+
+TEST(RateLimitTest, BurstPassesThenRequestsArePacedAtQps) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok());
+  FakeClock clock;
+  RestConfig config;
+  config.server = (*server)->url();
+  config.qps = 10;
+  config.burst = 5;
+  auto rest = RestClient::Create(config, &clock);
+  ASSERT_TRUE(rest.ok());
+  Client client(std::move(*rest), {}, &clock);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(IsApiNotFound(client.Get(Nodes(), "", "n").status()));
+  EXPECT_EQ(clock.Elapsed(), Clock::Duration{0});
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(IsApiNotFound(client.Get(Nodes(), "", "n").status()));
+  // Ten more requests at 10 per second: one second of waiting, give or take rounding.
+  EXPECT_NEAR(std::chrono::duration<double>(clock.Elapsed()).count(), 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace huygens::kube

@@ -1,0 +1,214 @@
+#include "kube/informer.h"
+
+#include "fmt/format.h"
+#include "kube/api_error.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::kube {
+namespace {
+
+using nlohmann::json;
+
+std::pair<std::string, std::string> KeyOf(const json& object) {
+  const json& meta = object.contains("metadata") ? object["metadata"] : json::object();
+  return {meta.value("namespace", ""), meta.value("name", "")};
+}
+
+std::string VersionOf(const json& object) {
+  if (!object.contains("metadata")) return "";
+  return object["metadata"].value("resourceVersion", "");
+}
+
+}  // namespace
+
+Informer::Informer(Client* client, ResourceRef resource, InformerOptions options, InformerHandlers handlers,
+                   Clock* clock)
+    : client_(client),
+      resource_(std::move(resource)),
+      options_(std::move(options)),
+      handlers_(std::move(handlers)),
+      clock_(clock) {}
+
+Informer::~Informer() { Stop(); }
+
+absl::Status Informer::RunOnce() {
+  if (stop_) return absl::CancelledError("informer stopped");
+  bool need_list;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    need_list = resource_version_.empty();
+  }
+  return need_list ? Relist() : WatchOnce();
+}
+
+absl::Status Informer::Relist() {
+  ListOptions list_options{options_.label_selector, options_.field_selector, options_.page_size};
+  absl::StatusOr<ObjectList> list = client_->List(resource_, options_.ns, list_options);
+  if (!list.ok()) return list.status();
+  std::map<Key, json> fresh;
+  for (json& item : list->items) {
+    Key key = KeyOf(item);
+    fresh.emplace(std::move(key), std::move(item));
+  }
+  // Diff against the cache: deletes, then adds, then updates, each in key order.
+  std::vector<json> deleted;
+  std::vector<json> added;
+  std::vector<std::pair<json, json>> updated;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, old] : cache_) {
+      if (fresh.count(key) == 0) deleted.push_back(old);
+    }
+    for (const auto& [key, object] : fresh) {
+      auto it = cache_.find(key);
+      if (it == cache_.end()) {
+        added.push_back(object);
+      } else if (VersionOf(it->second) != VersionOf(object)) {
+        updated.emplace_back(it->second, object);
+      }
+    }
+    cache_ = std::move(fresh);
+    resource_version_ = list->resource_version;
+    synced_ = true;
+    ++lists_;
+  }
+  for (const json& o : deleted) {
+    if (handlers_.on_delete) handlers_.on_delete(o);
+  }
+  for (const json& o : added) {
+    if (handlers_.on_add) handlers_.on_add(o);
+  }
+  for (const auto& [old, now] : updated) {
+    if (handlers_.on_update) handlers_.on_update(old, now);
+  }
+  return absl::OkStatus();
+}
+
+void Informer::Upsert(const json& object) {
+  std::optional<json> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Key key = KeyOf(object);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) old = it->second;
+    cache_[key] = object;
+    resource_version_ = VersionOf(object);
+  }
+  if (old) {
+    if (handlers_.on_update) handlers_.on_update(*old, object);
+  } else if (handlers_.on_add) {
+    handlers_.on_add(object);
+  }
+}
+
+void Informer::Remove(const json& object) {
+  bool known;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = cache_.erase(KeyOf(object)) > 0;
+    resource_version_ = VersionOf(object);
+  }
+  if (known && handlers_.on_delete) handlers_.on_delete(object);
+}
+
+absl::Status Informer::WatchOnce() {
+  WatchOptions watch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    watch.resource_version = resource_version_;
+  }
+  watch.label_selector = options_.label_selector;
+  watch.field_selector = options_.field_selector;
+  watch.timeout = options_.watch_timeout;
+  absl::Status expired;
+  absl::Status s = client_->Watch(
+      resource_, options_.ns, watch,
+      [&](const WatchEvent& e) {
+        if (e.type == "ADDED" || e.type == "MODIFIED") {
+          Upsert(e.object);
+        } else if (e.type == "DELETED") {
+          Remove(e.object);
+        } else if (e.type == "BOOKMARK") {
+          std::lock_guard<std::mutex> lock(mu_);
+          resource_version_ = VersionOf(e.object);
+        } else if (e.type == "ERROR") {
+          int code = e.object.value("code", 0);
+          expired = ApiError(code == 0 ? 500 : code, e.object.dump(),
+                             fmt::format("watch {}", resource_.CollectionPath(options_.ns)));
+          return false;
+        }
+        return true;
+      },
+      &stop_);
+  if (!expired.ok()) s = expired;
+  if (IsApiGone(s)) {
+    spdlog::info("kube: informer for {}: {}; relisting", resource_.resource, std::string(s.message()));
+    std::lock_guard<std::mutex> lock(mu_);
+    resource_version_.clear();
+  }
+  return s;
+}
+
+void Informer::Start() {
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    Backoff backoff(options_.backoff);
+    while (!stop_) {
+      absl::Status s = RunOnce();
+      if (s.ok() || IsApiGone(s) || stop_) {
+        backoff.Reset();
+        continue;
+      }
+      // Sleep in short slices so Stop() is not held up by a long backoff.
+      auto remaining = backoff.Next();
+      while (remaining.count() > 0 && !stop_) {
+        auto slice = std::min<Clock::Duration>(remaining, std::chrono::milliseconds(50));
+        clock_->Sleep(slice);
+        remaining -= slice;
+      }
+    }
+  });
+}
+
+void Informer::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Informer::HasSynced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return synced_;
+}
+
+std::string Informer::resource_version() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return resource_version_;
+}
+
+std::optional<json> Informer::Get(std::string_view ns, std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cache_.find(Key{std::string(ns), std::string(name)});
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<json> Informer::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<json> out;
+  out.reserve(cache_.size());
+  for (const auto& [key, object] : cache_) out.push_back(object);
+  return out;
+}
+
+std::size_t Informer::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+int Informer::lists() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lists_;
+}
+
+}  // namespace huygens::kube

@@ -1,0 +1,43 @@
+#include "kube/resource.h"
+
+#include "fmt/format.h"
+
+namespace huygens::kube {
+
+std::string ResourceRef::ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+
+std::string ResourceRef::CollectionPath(std::string_view ns) const {
+  std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !ns.empty()) return fmt::format("{}/namespaces/{}/{}", prefix, ns, resource);
+  return fmt::format("{}/{}", prefix, resource);
+}
+
+std::string ResourceRef::ObjectPath(std::string_view ns, std::string_view name, std::string_view subresource) const {
+  std::string path = fmt::format("{}/{}", CollectionPath(ns), name);
+  if (!subresource.empty()) path += fmt::format("/{}", subresource);
+  return path;
+}
+
+const ResourceRef& Pods() {
+  static const ResourceRef r{"", "v1", "pods", "Pod", true};
+  return r;
+}
+const ResourceRef& Nodes() {
+  static const ResourceRef r{"", "v1", "nodes", "Node", false};
+  return r;
+}
+const ResourceRef& Leases() {
+  static const ResourceRef r{"coordination.k8s.io", "v1", "leases", "Lease", true};
+  return r;
+}
+const ResourceRef& Events() {
+  static const ResourceRef r{"events.k8s.io", "v1", "events", "Event", true};
+  return r;
+}
+const ResourceRef& NodeResourceTopologies() {
+  static const ResourceRef r{"topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "NodeResourceTopology",
+                             false};
+  return r;
+}
+
+}  // namespace huygens::kube

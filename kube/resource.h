@@ -1,0 +1,39 @@
+// ResourceRef: one API resource (group, version, plural name, scope), and the REST paths of its
+// collections and objects, as the API server lays them out:
+//   /api/v1[/namespaces/<ns>]/<resource>[/<name>[/<subresource>]]          (core group)
+//   /apis/<group>/<version>[/namespaces/<ns>]/<resource>[/<name>[/...]]
+// Plain value type.
+#ifndef HUYGENS_KUBE_RESOURCE_H_
+#define HUYGENS_KUBE_RESOURCE_H_
+
+#include <string>
+#include <string_view>
+
+namespace huygens::kube {
+
+struct ResourceRef {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
+  std::string resource;  // plural, lower case: "pods"
+  std::string kind;      // "Pod"
+  bool namespaced = true;
+
+  // "v1" or "<group>/<version>": the apiVersion of the objects.
+  std::string ApiVersion() const;
+  // Path of the collection in `ns` ("" = all namespaces, or a cluster-scoped resource).
+  std::string CollectionPath(std::string_view ns) const;
+  // Path of one object, with an optional subresource ("binding", "status").
+  std::string ObjectPath(std::string_view ns, std::string_view name, std::string_view subresource = "") const;
+};
+
+// The resources Huygens uses.
+const ResourceRef& Pods();
+const ResourceRef& Nodes();
+const ResourceRef& Leases();  // coordination.k8s.io/v1
+const ResourceRef& Events();  // events.k8s.io/v1
+// topology.node.k8s.io/v1alpha2 noderesourcetopologies (cluster-scoped CRD).
+const ResourceRef& NodeResourceTopologies();
+
+}  // namespace huygens::kube
+
+#endif  // HUYGENS_KUBE_RESOURCE_H_

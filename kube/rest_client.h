@@ -1,0 +1,76 @@
+// RestClient: HTTP(S) requests to one API server over libcurl, with the configuration's
+// credentials, TLS settings, timeouts and client-side rate limit.
+//
+// Every failure is logged (spdlog, warn) with the verb, the path and the HTTP status or transport
+// error; credentials never appear in logs or in returned errors. Connections are kept alive and
+// reused across requests (a pool of curl handles).
+// Thread-safety: Send and Stream may be called concurrently from any number of threads.
+#ifndef HUYGENS_KUBE_REST_CLIENT_H_
+#define HUYGENS_KUBE_REST_CLIENT_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/clock.h"
+#include "kube/config.h"
+#include "kube/rate_limiter.h"
+#include "nlohmann/json.hpp"
+
+namespace huygens::kube {
+
+struct HttpRequest {
+  std::string verb = "GET";  // GET, POST, PUT, PATCH, DELETE
+  std::string path;          // "/api/v1/namespaces/default/pods"
+  std::vector<std::pair<std::string, std::string>> query;  // URL-encoded when sent
+  std::string body;          // sent when non-empty
+  std::string content_type = "application/json";
+};
+
+class RestClient {
+ public:
+  // Errors: InvalidArgument for a config without a server. `clock` (rate limit) must outlive
+  // the client.
+  static absl::StatusOr<std::unique_ptr<RestClient>> Create(RestConfig config, Clock* clock = RealClock::Get());
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // Sends one request (after taking a rate-limit token) and returns the parsed body of a 2xx
+  // answer (null for an empty body). Errors: see api_error.h (HTTP errors with the server's
+  // Status; Unavailable for transport failures, DeadlineExceeded on timeout).
+  absl::StatusOr<nlohmann::json> Send(const HttpRequest& request);
+
+  // A long-running request (watch): no overall timeout; `on_line` gets each newline-terminated
+  // line of a 2xx body as it arrives. Returns OK when the server ends the body cleanly, the
+  // HTTP error of a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
+  // becomes true (checked at least once a second) or `on_line` returns false.
+  absl::Status Stream(const HttpRequest& request, const std::function<bool(std::string_view line)>& on_line,
+                      const std::atomic<bool>* cancel = nullptr);
+
+  const RestConfig& config() const { return config_; }
+
+  // The state of one transfer, shared with libcurl's callbacks (implementation detail).
+  struct Call;
+
+ private:
+  RestClient(RestConfig config, Clock* clock);
+  void* TakeHandle();
+  void ReturnHandle(void* handle);
+  absl::Status Perform(const HttpRequest& request, Call& call, bool streaming);
+
+  const RestConfig config_;
+  TokenBucket limiter_;
+  std::mutex mu_;
+  std::vector<void*> idle_handles_;  // CURL*
+};
+
+}  // namespace huygens::kube
+
+#endif  // HUYGENS_KUBE_REST_CLIENT_H_
