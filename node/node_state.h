@@ -213,6 +213,12 @@ class NodeState {
  private:
   friend class NodeStateTestPeer;  // tests corrupt a state to exercise Validate
 
+  // Per machine shape, shared by every NodeState of one topology (node_state.cc): the
+  // allocator's index and the lookup tables the counters use.
+  struct Shape;
+  // The Shape of `topology`, from a process-wide cache (thread-safe).
+  static std::shared_ptr<const Shape> ShapeFor(const std::shared_ptr<const CpuTopology>& topology);
+
   struct PodRecord {
     PodSpec spec;
     CpuSet held;               // union of the pod's exclusive cpusets
@@ -220,8 +226,8 @@ class NodeState {
     Owner owner = Owner::kHuygens;
   };
 
-  NodeState(std::shared_ptr<const CpuTopology> topology, NodeConfig config, CpuSet system_pool,
-            CpuSet user_pool);
+  NodeState(std::shared_ptr<const CpuTopology> topology, std::shared_ptr<const Shape> shape,
+            NodeConfig config, CpuSet system_pool, CpuSet user_pool);
 
   // Checks an allocation against the pools, the free CPUs and invariant 3; OK or the reason.
   absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation) const;
@@ -231,10 +237,14 @@ class NodeState {
   void Take(const CpuSet& cpus);
   void Give(const CpuSet& cpus);
   void AdjustCounters(const CpuSet& cpus, int delta);
+  // Counters and per-core free counts from scratch (all of `free` free).
+  void ResetCounters();
   std::vector<NumaCounters> Recount() const;
-  int NumaIndex(int numa) const;
+  // The pods (other than `except`) holding any of `cpus`, for messages.
+  std::vector<std::string> HoldersOf(const CpuSet& cpus, const std::string& except) const;
 
   std::shared_ptr<const CpuTopology> topology_;
+  std::shared_ptr<const Shape> shape_;
   NodeConfig config_;
   CpuSet system_pool_;
   CpuSet user_pool_;
@@ -243,8 +253,7 @@ class NodeState {
   std::map<std::string, PodAllocation> pods_;
   std::map<std::string, PodRecord> records_;
   std::vector<NumaCounters> counters_;
-  std::vector<int> numa_index_;   // NUMA node id -> index in counters_, -1 when absent
-  std::vector<int> core_free_;    // core id -> free user-pool CPUs of that core
+  std::vector<int> core_free_;  // core id -> free user-pool CPUs of that core
 };
 
 }  // namespace huygens

@@ -1,0 +1,850 @@
+#include "node/node_state.h"
+
+#include "alloc/take.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace huygens {
+
+// ---- Machine shapes -----------------------------------------------------------------------
+
+struct NodeState::Shape {
+  std::weak_ptr<const CpuTopology> topology;  // tells a reused address from the same object
+  ExclusiveAllocator allocator;
+  std::vector<int> numa_index;    // NUMA node id -> index in NumaNodes(), -1 when absent
+  std::vector<int> core_threads;  // core id -> online CPUs of the core
+
+  explicit Shape(const std::shared_ptr<const CpuTopology>& topo)
+      : topology(topo), allocator(*topo) {
+    const auto& nodes = topo->NumaNodes();
+    const int max_numa = nodes.empty() ? -1 : nodes.back().id;
+    numa_index.assign(static_cast<size_t>(max_numa + 1), -1);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      numa_index[static_cast<size_t>(nodes[i].id)] = static_cast<int>(i);
+    }
+    int max_core = -1;
+    for (const CpuInfo& c : topo->Cpus()) max_core = std::max(max_core, c.core);
+    core_threads.assign(static_cast<size_t>(max_core + 1), 0);
+    for (const CpuInfo& c : topo->Cpus()) {
+      if (c.online && c.core >= 0) ++core_threads[static_cast<size_t>(c.core)];
+    }
+  }
+};
+
+std::shared_ptr<const NodeState::Shape> NodeState::ShapeFor(
+    const std::shared_ptr<const CpuTopology>& topology) {
+  // One Shape per live topology object, keyed by address and checked against a weak pointer
+  // (an address reused after the topology died gets a fresh Shape). Entries of dead
+  // topologies are dropped on the next miss.
+  static std::mutex mu;
+  static auto* cache = new std::map<const CpuTopology*, std::weak_ptr<const Shape>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(topology.get());
+  if (it != cache->end()) {
+    if (auto shape = it->second.lock()) {
+      if (auto topo = shape->topology.lock(); topo == topology) return shape;
+    }
+  }
+  for (auto i = cache->begin(); i != cache->end();) {
+    i = i->second.expired() ? cache->erase(i) : std::next(i);
+  }
+  auto shape = std::make_shared<const Shape>(topology);
+  (*cache)[topology.get()] = shape;
+  return shape;
+}
+
+// ---- Names and demand ---------------------------------------------------------------------
+
+const char* ToString(NodeMode mode) {
+  return mode == NodeMode::kIsolated ? "isolated" : "allocatable";
+}
+
+std::optional<NodeMode> ParseNodeMode(const std::string& s) {
+  if (s == "allocatable") return NodeMode::kAllocatable;
+  if (s == "isolated") return NodeMode::kIsolated;
+  return std::nullopt;
+}
+
+namespace {
+
+// How NodeState treats one container (see AllocatePod's docstring).
+struct ContainerPlan {
+  const ContainerSpec* spec = nullptr;
+  bool managed = false;      // appears in the allocation
+  int exclusive_cpus = 0;    // > 0: exclusive
+  int64_t shared_milli = 0;  // shared containers: what they ask of the shared pool
+};
+
+// CPU request of a shared container in milli-CPUs: its cpu request, or in kIsolated mode its
+// isolated CPUs. A missing request defaults to the limit, as the API server defaults it.
+int64_t SharedMilliOf(const ContainerSpec& c, NodeMode mode) {
+  if (mode == NodeMode::kIsolated) return c.isolated_cpus * 1000;
+  return c.cpu_request_milli > 0 ? c.cpu_request_milli : c.cpu_limit_milli;
+}
+
+ContainerPlan PlanOf(const PodSpec& pod, const ContainerSpec& c, NodeMode mode) {
+  ContainerPlan plan;
+  plan.spec = &c;
+  if (mode == NodeMode::kIsolated) {
+    // Only containers asking for huygens.io/isolated-cpu are Huygens'; the annotation alone
+    // decides (a pod requesting only the extended resource is never Guaranteed).
+    if (c.isolated_cpus <= 0 || pod.cpu_policy == CpuPolicy::kNone) return plan;
+    plan.managed = true;
+    if (pod.cpu_policy == CpuPolicy::kShared) {
+      plan.shared_milli = SharedMilliOf(c, mode);
+    } else {
+      plan.exclusive_cpus = static_cast<int>(c.isolated_cpus);
+    }
+    return plan;
+  }
+  const CpuPolicy policy = EffectiveCpuPolicy(pod);
+  if (policy == CpuPolicy::kNone) return plan;
+  plan.managed = true;
+  if (policy == CpuPolicy::kExclusive) plan.exclusive_cpus = ExclusiveCpus(pod, c);
+  if (plan.exclusive_cpus == 0) plan.shared_milli = SharedMilliOf(c, mode);
+  return plan;
+}
+
+// Plans of every container, init containers first, in spec order.
+std::vector<ContainerPlan> PlansOf(const PodSpec& pod, NodeMode mode) {
+  std::vector<ContainerPlan> plans;
+  plans.reserve(pod.init_containers.size() + pod.containers.size());
+  for (const ContainerSpec& c : pod.init_containers) plans.push_back(PlanOf(pod, c, mode));
+  for (const ContainerSpec& c : pod.containers) plans.push_back(PlanOf(pod, c, mode));
+  return plans;
+}
+
+// kubelet's podGuaranteedCPUs over the plans' exclusive counts.
+int PodLevelExclusive(const std::vector<ContainerPlan>& plans) {
+  int long_running = 0;
+  int init_peak = 0;
+  for (const ContainerPlan& p : plans) {
+    const bool regular_init = p.spec->init && !p.spec->restartable;
+    if (regular_init) {
+      init_peak = std::max(init_peak, long_running + p.exclusive_cpus);
+    } else {
+      long_running += p.exclusive_cpus;
+    }
+  }
+  return std::max(init_peak, long_running);
+}
+
+std::string PodName(const PodSpec& pod) {
+  if (pod.name.empty()) return fmt::format("pod {}", pod.uid);
+  return fmt::format("pod {}/{} ({})", pod.namespace_name, pod.name, pod.uid);
+}
+
+CpuSet IdSet(const std::vector<int>& ids) {
+  CpuSet::Builder b;
+  for (int id : ids) b.Add(id);
+  return b.Build();
+}
+
+std::vector<int> UnionIds(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Invariant 3 inside one pod, over containers in spec order: containers i < j may share CPUs
+// only when i is a regular init container (it has finished before j starts). Returns one line
+// per offending pair.
+std::vector<std::string> PodOverlapViolations(const PodAllocation& a) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < a.containers.size(); ++i) {
+    const ContainerAllocation& x = a.containers[i];
+    if (!x.exclusive || (x.init && !x.restartable)) continue;
+    for (size_t j = i + 1; j < a.containers.size(); ++j) {
+      const ContainerAllocation& y = a.containers[j];
+      if (!y.exclusive) continue;
+      const CpuSet both = x.cpuset.Intersection(y.cpuset);
+      if (!both.Empty()) {
+        out.push_back(fmt::format("pod {}: containers {:?} and {:?} run together and both hold "
+                                  "cpus {}",
+                                  a.pod_uid, x.name, y.name, both.ToString()));
+      }
+    }
+  }
+  return out;
+}
+
+CpuSet HeldBy(const PodAllocation& a) {
+  CpuSet::Builder b;
+  for (const ContainerAllocation& c : a.containers) {
+    if (c.exclusive) b.Add(c.cpuset);
+  }
+  return b.Build();
+}
+
+std::vector<int> PodNumaNodes(const PodAllocation& a) {
+  CpuSet::Builder b;
+  for (const ContainerAllocation& c : a.containers) {
+    if (c.exclusive) b.Add(c.mems);
+  }
+  return b.Build().ToVector();
+}
+
+int CeilCpus(int64_t milli) { return static_cast<int>((milli + 999) / 1000); }
+
+}  // namespace
+
+CpuDemand CpuDemandOf(const PodSpec& pod, NodeMode mode) {
+  const std::vector<ContainerPlan> plans = PlansOf(pod, mode);
+  CpuDemand d;
+  d.exclusive_cpus = PodLevelExclusive(plans);
+  for (const ContainerPlan& p : plans) d.shared_milli += p.shared_milli;
+  return d;
+}
+
+// ---- Construction -------------------------------------------------------------------------
+
+NodeState::NodeState(std::shared_ptr<const CpuTopology> topology,
+                     std::shared_ptr<const Shape> shape, NodeConfig config, CpuSet system_pool,
+                     CpuSet user_pool)
+    : topology_(std::move(topology)),
+      shape_(std::move(shape)),
+      config_(std::move(config)),
+      system_pool_(std::move(system_pool)),
+      user_pool_(std::move(user_pool)) {
+  ResetCounters();
+}
+
+absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> topology,
+                                            NodeConfig config) {
+  if (topology == nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("node {:?}: topology: null", config.name));
+  }
+  const CpuSet unknown = config.system_cpus.Difference(topology->AllCpus());
+  if (!unknown.Empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("node {:?}: system_cpus: cpus {} are not in the topology", config.name,
+                    unknown.ToString()));
+  }
+  const CpuSet offline = config.system_cpus.Difference(topology->OnlineCpus());
+  if (!offline.Empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "node {:?}: system_cpus: cpus {} are offline", config.name, offline.ToString()));
+  }
+  for (const auto& [numa, factor] : config.capacity) {
+    if (!topology->HasNumaNode(numa) || !(factor > 0.0 && factor <= 1.0)) {
+      return absl::InvalidArgumentError(
+          fmt::format("node {:?}: capacity[{}] = {}: needs a known NUMA node and a factor in "
+                      "(0,1]",
+                      config.name, numa, factor));
+    }
+  }
+  CpuSet system = config.system_cpus;
+  CpuSet user = config.mode == NodeMode::kIsolated
+                    ? topology->IsolatedCpus().Intersection(topology->OnlineCpus())
+                    : topology->OnlineCpus();
+  user = user.Difference(system);
+  auto shape = ShapeFor(topology);
+  return NodeState(std::move(topology), std::move(shape), std::move(config), std::move(system),
+                   std::move(user));
+}
+
+void NodeState::ResetCounters() {
+  const CpuTopology& topo = *topology_;
+  core_free_.assign(shape_->core_threads.size(), 0);
+  counters_.clear();
+  counters_.reserve(topo.NumaNodes().size());
+  for (const NumaNode& n : topo.NumaNodes()) counters_.push_back(NumaCounters{.numa = n.id, .free_cpus_per_l3 = {}});
+  const CpuSet free = SharedPool();
+  for (int cpu : user_pool_) {
+    const CpuInfo& info = topo.Cpu(cpu);
+    NumaCounters& c = counters_[static_cast<size_t>(
+        shape_->numa_index[static_cast<size_t>(info.numa)])];
+    ++c.user_cpus;
+    int& per_l3 = c.free_cpus_per_l3[info.l3];
+    if (free.Contains(cpu)) {
+      ++c.free_cpus;
+      ++per_l3;
+      ++core_free_[static_cast<size_t>(info.core)];
+    }
+  }
+  for (int core = 0; core < static_cast<int>(core_free_.size()); ++core) {
+    const size_t k = static_cast<size_t>(core);
+    if (shape_->core_threads[k] > 0 && core_free_[k] == shape_->core_threads[k]) {
+      const int numa = topo.Cpu(topo.CpusInCore(core).Min()).numa;
+      ++counters_[static_cast<size_t>(shape_->numa_index[static_cast<size_t>(numa)])].free_cores;
+    }
+  }
+}
+
+std::vector<NumaCounters> NodeState::Recount() const {
+  NodeState fresh = *this;
+  fresh.ResetCounters();
+  return fresh.counters_;
+}
+
+void NodeState::AdjustCounters(const CpuSet& cpus, int delta) {
+  const CpuTopology& topo = *topology_;
+  for (int cpu : cpus) {
+    const CpuInfo& info = topo.Cpu(cpu);
+    NumaCounters& c = counters_[static_cast<size_t>(
+        shape_->numa_index[static_cast<size_t>(info.numa)])];
+    c.free_cpus += delta;
+    c.free_cpus_per_l3[info.l3] += delta;
+    const size_t core = static_cast<size_t>(info.core);
+    const int threads = shape_->core_threads[core];
+    const bool was_whole = core_free_[core] == threads;
+    core_free_[core] += delta;
+    const bool is_whole = core_free_[core] == threads;
+    c.free_cores += static_cast<int>(is_whole) - static_cast<int>(was_whole);
+  }
+}
+
+void NodeState::Take(const CpuSet& cpus) {
+  exclusive_ = exclusive_.Union(cpus);
+  AdjustCounters(cpus, -1);
+}
+
+void NodeState::Give(const CpuSet& cpus) {
+  exclusive_ = exclusive_.Difference(cpus);
+  AdjustCounters(cpus, +1);
+}
+
+// ---- Queries ------------------------------------------------------------------------------
+
+int NodeState::SharedCpusNeeded() const { return CeilCpus(shared_milli_); }
+
+int NodeState::FreeForExclusive() const { return SharedPool().Size() - SharedCpusNeeded(); }
+
+const PodSpec* NodeState::SpecOf(const std::string& pod_uid) const {
+  auto it = records_.find(pod_uid);
+  return it == records_.end() ? nullptr : &it->second.spec;
+}
+
+Owner NodeState::OwnerOf(const std::string& pod_uid) const {
+  auto it = records_.find(pod_uid);
+  return it == records_.end() ? Owner::kHuygens : it->second.owner;
+}
+
+std::vector<std::string> NodeState::HoldersOf(const CpuSet& cpus,
+                                              const std::string& except) const {
+  std::vector<std::string> out;
+  for (const auto& [uid, rec] : records_) {
+    if (uid != except && rec.held.Intersects(cpus)) out.push_back(uid);
+  }
+  return out;
+}
+
+// ---- Allocation ---------------------------------------------------------------------------
+
+absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
+                                                     const std::vector<int>& near_numa_nodes) {
+  if (pod.uid.empty()) return absl::InvalidArgumentError("pod: uid is empty");
+  if (records_.contains(pod.uid)) {
+    return absl::AlreadyExistsError(
+        fmt::format("{}: already allocated on node {:?}", PodName(pod), config_.name));
+  }
+  {
+    std::set<std::string> names;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const ContainerSpec& c : *list) {
+        if (!names.insert(c.name).second) {
+          return absl::InvalidArgumentError(
+              fmt::format("{}: container name {:?} appears twice", PodName(pod), c.name));
+        }
+      }
+    }
+  }
+  const std::vector<ContainerPlan> plans = PlansOf(pod, config_.mode);
+  int64_t pod_shared_milli = 0;
+  for (const ContainerPlan& p : plans) pod_shared_milli += p.shared_milli;
+
+  ExclusiveRequest request;
+  request.bind_policy = pod.bind_policy.value_or(config_.default_bind_policy);
+  request.topology_policy = pod.topology_policy.value_or(config_.topology_policy);
+  request.numa_strategy = near_numa_nodes.empty() ? config_.numa_strategy : NumaStrategy::kNearest;
+  request.near_numa_nodes = near_numa_nodes;
+  request.capacity = config_.capacity;
+  const ExclusiveAllocator& allocator = shape_->allocator;
+
+  CpuSet free = SharedPool();
+  const int shared_floor = CeilCpus(shared_milli_ + pod_shared_milli);
+  auto exhausted = [&](std::string_view what, const absl::Status& why) {
+    return absl::Status(why.code(),
+                        fmt::format("{}: {}: {}", PodName(pod), what, std::string(why.message())));
+  };
+
+  // Scope pod: one NUMA decision for the pod's kubelet-style total.
+  if (config_.topology_scope == TopologyScope::kPod) {
+    const int total = PodLevelExclusive(plans);
+    if (total > 0) {
+      request.num_cpus = total;
+      auto whole = allocator.Allocate(free, request);
+      if (!whole.ok()) return exhausted("pod scope", whole.status());
+      request.within_numa_nodes = whole->numa_nodes;
+    }
+  }
+
+  PodAllocation out;
+  out.pod_uid = pod.uid;
+  out.node = config_.name;
+  CpuSet reusable;  // kubelet's cpusToReuse for this pod
+  CpuSet taken;     // CPUs newly held by this pod
+  for (const ContainerPlan& p : plans) {
+    if (!p.managed) continue;
+    ContainerAllocation c;
+    c.name = p.spec->name;
+    c.init = p.spec->init;
+    c.restartable = p.spec->restartable;
+    c.exclusive = p.exclusive_cpus > 0;
+    if (c.exclusive) {
+      request.num_cpus = p.exclusive_cpus;
+      absl::StatusOr<ExclusiveAllocation> got =
+          absl::ResourceExhaustedError("no reusable cpus");
+      if (p.exclusive_cpus <= reusable.Size()) got = allocator.Allocate(reusable, request);
+      if (!got.ok()) got = allocator.Allocate(free.Union(reusable), request);
+      if (!got.ok()) {
+        return exhausted(fmt::format("container {:?}", c.name), got.status());
+      }
+      c.cpuset = got->cpus;
+      c.mems = IdSet(got->numa_nodes);
+      const CpuSet fresh = c.cpuset.Difference(reusable);
+      free = free.Difference(fresh);
+      taken = taken.Union(fresh);
+      // kubelet's updateCPUsToReuse.
+      reusable = c.init && !c.restartable ? reusable.Union(c.cpuset)
+                                          : reusable.Difference(c.cpuset);
+      out.numa_nodes = UnionIds(out.numa_nodes, got->numa_nodes);
+    }
+    out.containers.push_back(std::move(c));
+  }
+  if (free.Size() < shared_floor) {
+    return absl::ResourceExhaustedError(fmt::format(
+        "{}: would leave {} cpus in the shared pool of node {:?}, below the {} that shared "
+        "containers request ({} millicores)",
+        PodName(pod), free.Size(), config_.name, shared_floor, shared_milli_ + pod_shared_milli));
+  }
+  // Shared containers run on the pool as it is after this pod's exclusive CPUs left it.
+  const CpuSet shared_mems = IdSet(topology_->NumaNodesOf(free));
+  for (ContainerAllocation& c : out.containers) {
+    if (c.exclusive) continue;
+    c.cpuset = free;
+    c.mems = shared_mems;
+  }
+  Commit(pod, out, Owner::kHuygens);
+  return out;
+}
+
+absl::Status NodeState::CheckAssumable(const PodSpec& pod, const PodAllocation& a) const {
+  const std::string who = PodName(pod);
+  if (pod.uid.empty()) return absl::InvalidArgumentError("pod: uid is empty");
+  if (!a.pod_uid.empty() && a.pod_uid != pod.uid) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: allocation is for pod uid {:?}", who, a.pod_uid));
+  }
+  if (records_.contains(pod.uid)) {
+    return absl::AlreadyExistsError(
+        fmt::format("{}: already allocated on node {:?}", who, config_.name));
+  }
+  if (!a.node.empty() && !config_.name.empty() && a.node != config_.name) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: allocation.node: {:?} is not this node ({:?})", who, a.node, config_.name));
+  }
+  for (int numa : a.numa_nodes) {
+    if (!topology_->HasNumaNode(numa)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: allocation.numaNodes: NUMA node {} does not exist", who, numa));
+    }
+  }
+  // Containers: known, flags as in the spec, in spec order.
+  std::vector<const ContainerSpec*> order;
+  for (const ContainerSpec& c : pod.init_containers) order.push_back(&c);
+  for (const ContainerSpec& c : pod.containers) order.push_back(&c);
+  size_t next = 0;
+  std::set<std::string> seen;
+  CpuSet held;
+  for (const ContainerAllocation& c : a.containers) {
+    const std::string field = fmt::format("{}: container {:?}", who, c.name);
+    if (!seen.insert(c.name).second) {
+      return absl::InvalidArgumentError(field + ": appears twice");
+    }
+    auto it = std::find_if(order.begin(), order.end(),
+                           [&](const ContainerSpec* s) { return s->name == c.name; });
+    if (it == order.end()) return absl::InvalidArgumentError(field + ": not in the pod spec");
+    const ContainerSpec& spec = **it;
+    if (spec.init != c.init || spec.restartable != c.restartable) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: init={} restartable={} but the pod spec says init={} restartable={}", field,
+          c.init, c.restartable, spec.init, spec.restartable));
+    }
+    const size_t pos = static_cast<size_t>(it - order.begin());
+    if (pos < next) {
+      return absl::InvalidArgumentError(field + ": out of spec order");
+    }
+    next = pos + 1;
+    const CpuSet bad_mems = c.mems.Difference(IdSet(topology_->NumaNodeIds()));
+    if (!bad_mems.Empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: mems: NUMA nodes {} do not exist", field, bad_mems.ToString()));
+    }
+    if (!c.exclusive) continue;
+    if (c.cpuset.Empty()) return absl::InvalidArgumentError(field + ": exclusive cpuset is empty");
+    const CpuSet absent = c.cpuset.Difference(topology_->AllCpus());
+    if (!absent.Empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: cpus {} do not exist on this machine", field, absent.ToString()));
+    }
+    const CpuSet offline = c.cpuset.Difference(topology_->OnlineCpus());
+    if (!offline.Empty()) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}: cpus {} are offline", field, offline.ToString()));
+    }
+    const CpuSet system = c.cpuset.Intersection(system_pool_);
+    if (!system.Empty()) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}: cpus {} are in the system pool", field, system.ToString()));
+    }
+    const CpuSet outside = c.cpuset.Difference(user_pool_);
+    if (!outside.Empty()) {
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: cpus {} are outside the user pool ({} mode)", field, outside.ToString(),
+          ToString(config_.mode)));
+    }
+    held = held.Union(c.cpuset);
+  }
+  const std::vector<std::string> inner = PodOverlapViolations(a);
+  if (!inner.empty()) return absl::FailedPreconditionError(inner.front());
+  const CpuSet busy = held.Intersection(exclusive_);
+  if (!busy.Empty()) {
+    std::string holders;
+    for (const std::string& uid : HoldersOf(busy, pod.uid)) {
+      holders += (holders.empty() ? "" : ", ") + uid;
+    }
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: cpus {} are held by pod(s) {}", who, busy.ToString(), holders));
+  }
+  return absl::OkStatus();
+}
+
+void NodeState::Commit(const PodSpec& pod, PodAllocation allocation, Owner owner) {
+  PodRecord rec{.spec = pod, .held = HeldBy(allocation), .owner = owner};
+  std::vector<const ContainerSpec*> specs;
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerSpec& c : *list) specs.push_back(&c);
+  }
+  for (const ContainerAllocation& c : allocation.containers) {
+    if (c.exclusive) continue;
+    for (const ContainerSpec* s : specs) {
+      if (s->name == c.name) rec.shared_milli += SharedMilliOf(*s, config_.mode);
+    }
+  }
+  allocation.pod_uid = pod.uid;
+  Take(rec.held);
+  shared_milli_ += rec.shared_milli;
+  records_[pod.uid] = std::move(rec);
+  pods_[pod.uid] = std::move(allocation);
+}
+
+absl::Status NodeState::Assume(const PodSpec& pod, const PodAllocation& allocation,
+                               Owner owner) {
+  if (absl::Status s = CheckAssumable(pod, allocation); !s.ok()) return s;
+  Commit(pod, allocation, owner);
+  return absl::OkStatus();
+}
+
+absl::Status NodeState::ReleasePod(const std::string& pod_uid) {
+  auto it = records_.find(pod_uid);
+  if (it == records_.end()) {
+    return absl::NotFoundError(
+        fmt::format("pod {}: not allocated on node {:?}", pod_uid, config_.name));
+  }
+  Give(it->second.held);
+  shared_milli_ -= it->second.shared_milli;
+  records_.erase(it);
+  pods_.erase(pod_uid);
+  return absl::OkStatus();
+}
+
+absl::Status NodeState::ReleaseContainer(const std::string& pod_uid,
+                                         const std::string& container) {
+  auto rec = records_.find(pod_uid);
+  if (rec == records_.end()) {
+    return absl::NotFoundError(
+        fmt::format("pod {}: not allocated on node {:?}", pod_uid, config_.name));
+  }
+  PodAllocation& a = pods_.at(pod_uid);
+  auto it = std::find_if(a.containers.begin(), a.containers.end(),
+                         [&](const ContainerAllocation& c) { return c.name == container; });
+  if (it == a.containers.end()) {
+    return absl::NotFoundError(
+        fmt::format("pod {}: container {:?} is not allocated", pod_uid, container));
+  }
+  if (!it->exclusive) {
+    for (const auto* list : {&rec->second.spec.init_containers, &rec->second.spec.containers}) {
+      for (const ContainerSpec& s : *list) {
+        if (s.name == container) {
+          const int64_t milli = SharedMilliOf(s, config_.mode);
+          rec->second.shared_milli -= milli;
+          shared_milli_ -= milli;
+        }
+      }
+    }
+  }
+  a.containers.erase(it);
+  // CPUs still held by a sibling stay with the pod (kubelet's getAssignedCPUsOfSiblings).
+  const CpuSet still = HeldBy(a);
+  Give(rec->second.held.Difference(still));
+  rec->second.held = still;
+  a.numa_nodes = PodNumaNodes(a);
+  if (a.containers.empty()) {
+    records_.erase(rec);
+    pods_.erase(pod_uid);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CpuSet> NodeState::ResizeContainer(const std::string& pod_uid,
+                                                  const std::string& container, int num_cpus) {
+  auto rec = records_.find(pod_uid);
+  if (rec == records_.end()) {
+    return absl::NotFoundError(
+        fmt::format("pod {}: not allocated on node {:?}", pod_uid, config_.name));
+  }
+  PodAllocation& a = pods_.at(pod_uid);
+  auto it = std::find_if(a.containers.begin(), a.containers.end(),
+                         [&](const ContainerAllocation& c) { return c.name == container; });
+  const std::string who = fmt::format("pod {}: container {:?}", pod_uid, container);
+  if (it == a.containers.end()) return absl::NotFoundError(who + ": not allocated");
+  if (num_cpus < 1) {
+    return absl::InvalidArgumentError(fmt::format("{}: resize to {} cpus", who, num_cpus));
+  }
+  if (!it->exclusive) {
+    return absl::FailedPreconditionError(who + ": runs in the shared pool, nothing to resize");
+  }
+  if (rec->second.owner == Owner::kKubelet) {
+    return absl::FailedPreconditionError(who + ": owned by kubelet's CPU manager");
+  }
+  const PodSpec& spec = rec->second.spec;
+  const BindPolicy bind = spec.bind_policy.value_or(config_.default_bind_policy);
+  const TopologyPolicy policy = spec.topology_policy.value_or(config_.topology_policy);
+  const CpuTopology& topo = *topology_;
+  const CpuSet current = it->cpuset;
+  if (num_cpus == current.Size()) return current;
+
+  CpuSet next;
+  if (num_cpus < current.Size()) {
+    if (bind == BindPolicy::kFullCores && num_cpus % std::max(1, topo.CpusPerCore()) != 0) {
+      return absl::FailedPreconditionError(fmt::format(
+          "{}: full-cores: {} cpus is not a whole number of cores ({} threads per core)", who,
+          num_cpus, topo.CpusPerCore()));
+    }
+    auto kept = TakeByTopology(topo, current, num_cpus);
+    if (!kept.ok()) {
+      return absl::Status(kept.status().code(),
+                          who + ": shrink: " + std::string(kept.status().message()));
+    }
+    next = *kept;
+  } else {
+    const int extra = num_cpus - current.Size();
+    if (SharedPool().Size() - extra < SharedCpusNeeded()) {
+      return absl::ResourceExhaustedError(fmt::format(
+          "{}: growing by {} would leave {} cpus in the shared pool, below the {} shared "
+          "containers request",
+          who, extra, SharedPool().Size() - extra, SharedCpusNeeded()));
+    }
+    CpuSet available = SharedPool();
+    if (bind == BindPolicy::kSpreadCores) {
+      // One thread per core also across the old and the new CPUs.
+      const std::vector<int> cores = topo.CoresOf(current);
+      available = available.Difference(topo.CpusInCores(cores));
+    }
+    ExclusiveRequest request;
+    request.num_cpus = extra;
+    request.bind_policy = bind;
+    request.topology_policy = policy;
+    request.numa_strategy = config_.numa_strategy;
+    request.capacity = config_.capacity;
+    request.within_numa_nodes = it->mems.ToVector();
+    auto got = shape_->allocator.Allocate(available, request);
+    const bool may_leave =
+        policy == TopologyPolicy::kNone || policy == TopologyPolicy::kBestEffort;
+    if (!got.ok() && may_leave) {
+      request.within_numa_nodes.reset();
+      got = shape_->allocator.Allocate(available, request);
+    }
+    if (!got.ok()) {
+      return absl::Status(got.status().code(),
+                          who + ": grow: " + std::string(got.status().message()));
+    }
+    next = current.Union(got->cpus);
+  }
+  it->cpuset = next;
+  it->mems = IdSet(topo.NumaNodesOf(next));
+  const CpuSet held = HeldBy(a);
+  Give(rec->second.held.Difference(held));
+  Take(held.Difference(rec->second.held));
+  rec->second.held = held;
+  a.numa_nodes = PodNumaNodes(a);
+  return next;
+}
+
+// ---- Rebuild ------------------------------------------------------------------------------
+
+NodeState::RebuildReport NodeState::Rebuild(
+    const std::vector<std::pair<PodSpec, PodAllocation>>& pods) {
+  exclusive_ = CpuSet();
+  shared_milli_ = 0;
+  pods_.clear();
+  records_.clear();
+  ResetCounters();
+
+  RebuildReport report;
+  std::map<std::string, int> count;
+  for (const auto& [spec, alloc] : pods) ++count[spec.uid];
+  std::vector<const std::pair<PodSpec, PodAllocation>*> ok;
+  std::set<std::string> rejected_dup;
+  for (const auto& entry : pods) {
+    const std::string& uid = entry.first.uid;
+    if (count[uid] > 1) {
+      if (rejected_dup.insert(uid).second) {
+        report.rejected.emplace_back(
+            uid, fmt::format("pod {}: appears {} times; none of them was taken", uid, count[uid]));
+      }
+      continue;
+    }
+    if (absl::Status s = CheckAssumable(entry.first, entry.second); !s.ok()) {
+      report.rejected.emplace_back(uid, std::string(s.message()));
+      continue;
+    }
+    ok.push_back(&entry);
+  }
+  // CPUs claimed by more than one pod: every claimant is rejected.
+  CpuSet seen, contested;
+  std::vector<CpuSet> held(ok.size());
+  for (size_t i = 0; i < ok.size(); ++i) {
+    held[i] = HeldBy(ok[i]->second);
+    contested = contested.Union(held[i].Intersection(seen));
+    seen = seen.Union(held[i]);
+  }
+  for (size_t i = 0; i < ok.size(); ++i) {
+    const CpuSet mine = held[i].Intersection(contested);
+    const std::string& uid = ok[i]->first.uid;
+    if (mine.Empty()) {
+      Commit(ok[i]->first, ok[i]->second, Owner::kHuygens);
+      ++report.rebuilt;
+      continue;
+    }
+    std::string others;
+    for (size_t j = 0; j < ok.size(); ++j) {
+      if (j != i && held[j].Intersects(mine)) {
+        others += fmt::format("{}{} (cpus {})", others.empty() ? "" : ", ", ok[j]->first.uid,
+                              held[j].Intersection(mine).ToString());
+      }
+    }
+    report.rejected.emplace_back(
+        uid, fmt::format("pod {}: cpus {} are also claimed by pod(s) {}; none of them was taken",
+                         uid, mine.ToString(), others));
+  }
+  std::sort(report.rejected.begin(), report.rejected.end());
+  return report;
+}
+
+// ---- Validate -----------------------------------------------------------------------------
+
+std::vector<std::string> NodeState::Validate() const {
+  std::vector<std::string> out;
+  const CpuTopology& topo = *topology_;
+  const CpuSet online = topo.OnlineCpus();
+  auto report = [&](std::string line) { out.push_back(std::move(line)); };
+
+  // 1. Pools.
+  if (!(system_pool_ == config_.system_cpus)) {
+    report(fmt::format("system pool is {} but the node's system cpus are {}",
+                       system_pool_.ToString(), config_.system_cpus.ToString()));
+  }
+  if (const CpuSet both = system_pool_.Intersection(user_pool_); !both.Empty()) {
+    report(fmt::format("cpus {} are in both the system pool and the user pool", both.ToString()));
+  }
+  if (const CpuSet off = system_pool_.Union(user_pool_).Difference(online); !off.Empty()) {
+    report(fmt::format("pool cpus {} are offline or unknown", off.ToString()));
+  }
+  // 2 and 3. Every exclusive cpuset: inside the user pool, online, disjoint.
+  CpuSet::Builder all;
+  std::vector<std::pair<const std::string*, CpuSet>> per_pod;
+  for (const auto& [uid, a] : pods_) {
+    for (const ContainerAllocation& c : a.containers) {
+      if (!c.exclusive) continue;
+      if (const CpuSet off = c.cpuset.Difference(online); !off.Empty()) {
+        report(fmt::format("pod {}: container {:?} holds offline or unknown cpus {}", uid, c.name,
+                           off.ToString()));
+      }
+      if (const CpuSet sys = c.cpuset.Intersection(system_pool_); !sys.Empty()) {
+        report(fmt::format("pod {}: container {:?} holds system-pool cpus {}", uid, c.name,
+                           sys.ToString()));
+      }
+      if (const CpuSet out_of = c.cpuset.Difference(user_pool_).Difference(system_pool_);
+          !out_of.Empty()) {
+        report(fmt::format("pod {}: container {:?} holds cpus {} outside the user pool", uid,
+                           c.name, out_of.ToString()));
+      }
+    }
+    for (std::string& v : PodOverlapViolations(a)) report(std::move(v));
+    const CpuSet held = HeldBy(a);
+    for (const auto& [other, other_held] : per_pod) {
+      if (const CpuSet both = held.Intersection(other_held); !both.Empty()) {
+        report(fmt::format("pods {} and {} both hold cpus {}", *other, uid, both.ToString()));
+      }
+    }
+    per_pod.emplace_back(&uid, held);
+    all.Add(held);
+    auto rec = records_.find(uid);
+    if (rec == records_.end()) {
+      report(fmt::format("pod {}: has an allocation but no record", uid));
+    } else if (!(rec->second.held == held)) {
+      report(fmt::format("pod {}: recorded as holding {} but its containers hold {}", uid,
+                         rec->second.held.ToString(), held.ToString()));
+    }
+  }
+  for (const auto& [uid, rec] : records_) {
+    if (!pods_.contains(uid)) report(fmt::format("pod {}: has a record but no allocation", uid));
+  }
+  // 4. Exclusive and shared.
+  const CpuSet union_held = all.Build();
+  if (!(union_held == exclusive_)) {
+    report(fmt::format("exclusive cpus are {} but the containers hold {} (stray: {}; "
+                       "missing: {})",
+                       exclusive_.ToString(), union_held.ToString(),
+                       exclusive_.Difference(union_held).ToString(),
+                       union_held.Difference(exclusive_).ToString()));
+  }
+  // 5. Counters and shared requests.
+  int64_t milli = 0;
+  for (const auto& [uid, rec] : records_) milli += rec.shared_milli;
+  if (milli != shared_milli_) {
+    report(fmt::format("shared requests are {} millicores but the pods add up to {}",
+                       shared_milli_, milli));
+  }
+  const std::vector<NumaCounters> recount = Recount();
+  for (size_t i = 0; i < recount.size() && i < counters_.size(); ++i) {
+    const NumaCounters& want = recount[i];
+    const NumaCounters& have = counters_[i];
+    if (!(want == have)) {
+      report(fmt::format("NUMA node {}: counters say user={} free={} free_cores={} but the cpus "
+                         "give user={} free={} free_cores={} (cpus {})",
+                         want.numa, have.user_cpus, have.free_cpus, have.free_cores,
+                         want.user_cpus, want.free_cpus, want.free_cores,
+                         topo.CpusInNumaNode(want.numa).Intersection(user_pool_).ToString()));
+    }
+  }
+  if (recount.size() != counters_.size()) {
+    report(fmt::format("{} NUMA counters for {} NUMA nodes", counters_.size(), recount.size()));
+  }
+  // Admission rule, not a structural invariant: report an overcommitted shared pool.
+  if (SharedPool().Size() < SharedCpusNeeded()) {
+    report(fmt::format("shared pool {} has {} cpus but shared containers request {} millicores",
+                       SharedPool().ToString(), SharedPool().Size(), shared_milli_));
+  }
+  return out;
+}
+
+}  // namespace huygens
