@@ -1,0 +1,117 @@
+#include "kube/rest_client.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "kube/api_error.h"
+#include "kube/testing/fake_apiserver.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::kube {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeApiServer;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A self-signed certificate for 127.0.0.1, made with the openssl tool at test time.
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("huygens-tls-{}", getpid());
+    fs::create_directories(dir_);
+    std::string command = fmt::format(
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+        "subjectAltName=IP:127.0.0.1 -keyout '{0}/key.pem' -out '{0}/cert.pem' >/dev/null 2>&1",
+        dir_.string());
+    if (std::system(command.c_str()) != 0) GTEST_SKIP() << "the openssl tool is not available";
+    testing::FakeApiServerOptions options;
+    options.tls_cert_file = (dir_ / "cert.pem").string();
+    options.tls_key_file = (dir_ / "key.pem").string();
+    auto server = FakeApiServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  absl::Status GetNodes(RestConfig config) {
+    config.server = server_->url();
+    auto rest = RestClient::Create(config);
+    if (!rest.ok()) return rest.status();
+    return (*rest)->Send(HttpRequest{"GET", "/api/v1/nodes", {}, "", ""}).status();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<FakeApiServer> server_;
+};
+
+TEST_F(TlsTest, ServerCertificateIsVerifiedAgainstTheConfiguredCa) {
+  EXPECT_EQ(server_->url().rfind("https://", 0), 0u);
+  RestConfig with_ca;
+  with_ca.ca_pem = Slurp(dir_ / "cert.pem");
+  EXPECT_TRUE(GetNodes(with_ca).ok());
+
+  absl::Status untrusted = GetNodes(RestConfig{});
+  EXPECT_EQ(untrusted.code(), absl::StatusCode::kUnavailable) << untrusted;
+  EXPECT_EQ(HttpCode(untrusted), 0);
+
+  RestConfig insecure;
+  insecure.insecure_skip_tls_verify = true;
+  EXPECT_TRUE(GetNodes(insecure).ok());
+}
+
+TEST(RestClientTest, SlowAnswersTimeOut) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok());
+  (*server)->SetDelay(std::chrono::milliseconds(1500));
+  RestConfig config;
+  config.server = (*server)->url();
+  config.timeout = std::chrono::milliseconds(300);
+  auto rest = RestClient::Create(config);
+  ASSERT_TRUE(rest.ok());
+  auto answer = (*rest)->Send(HttpRequest{"GET", "/api/v1/nodes", {}, "", ""});
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kDeadlineExceeded) << answer.status();
+  EXPECT_TRUE(IsRetryable(answer.status()));
+}
+
+TEST(RestClientTest, FailuresAreLoggedWithVerbPathAndStatusButNoToken) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok());
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  RestConfig config;
+  config.server = (*server)->url();
+  config.bearer_token = "very-secret-token";
+  auto rest = RestClient::Create(config);
+  ASSERT_TRUE(rest.ok());
+  auto missing = (*rest)->Send(HttpRequest{"GET", "/api/v1/namespaces/default/pods/web", {}, "", ""});
+  RestConfig unreachable = config;
+  unreachable.server = "http://127.0.0.1:1";
+  auto refused = (*RestClient::Create(unreachable))->Send(HttpRequest{"DELETE", "/api/v1/nodes/n1", {}, "", ""});
+  spdlog::set_default_logger(previous);
+
+  EXPECT_TRUE(IsApiNotFound(missing.status()));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  std::string text = log.str();
+  EXPECT_NE(text.find("GET /api/v1/namespaces/default/pods/web failed: HTTP 404 NotFound"), std::string::npos) << text;
+  EXPECT_NE(text.find("DELETE /api/v1/nodes/n1 failed"), std::string::npos) << text;
+  EXPECT_EQ(text.find("very-secret-token"), std::string::npos);
+  EXPECT_EQ(std::string(missing.status().message()).find("very-secret-token"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace huygens::kube
