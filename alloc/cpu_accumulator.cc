@@ -89,6 +89,9 @@ int CpuAccumulator::FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) co
 }
 
 int CpuAccumulator::CoreFree(int core) const {
+  if (const uint64_t mask = index_.CoreMask(core); mask != 0) {
+    return PopCount(free_[Sz(index_.CoreWord(core))] & mask);
+  }
   const TopologyIndex::Ranges& r = index_.CoreRanges();
   const size_t i = r.First(core);  // a core is one range in the hierarchical order
   return FreeIn(r.begin[i], r.end[i]);

@@ -141,6 +141,14 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   nl_ranges_ = RangesOf(Group(nl_of_, NumNumaL3Pairs()));
   for (int core = 0; core < NumCores(); ++core) {
     max_threads_per_core_ = std::max(max_threads_per_core_, core_cpus_.SizeOf(core));
+    const size_t r = core_ranges_.First(core);
+    const int begin = core_ranges_.begin[r], end = core_ranges_.end[r];
+    core_word_.push_back(begin / 64);
+    uint64_t mask = 0;
+    if (begin / 64 == (end - 1) / 64) {
+      for (int i = begin; i < end; ++i) mask |= uint64_t{1} << (i % 64);
+    }
+    core_mask_.push_back(mask);
   }
 
   // Parents of each core, from its first CPU.

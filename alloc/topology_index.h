@@ -23,6 +23,7 @@
 #ifndef HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
 #define HUYGENS_ALLOC_TOPOLOGY_INDEX_H_
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -101,6 +102,10 @@ class TopologyIndex {
   const Lists& NumaCpus() const { return numa_cpus_; }
   const Lists& SocketCpus() const { return socket_cpus_; }
   const Lists& L3Cpus() const { return l3_cpus_; }
+  // A core's CPUs as one bitset word and mask over local indexes (a core is one range); the
+  // mask is 0 when the range crosses a word boundary.
+  int CoreWord(int core) const { return core_word_[static_cast<size_t>(core)]; }
+  uint64_t CoreMask(int core) const { return core_mask_[static_cast<size_t>(core)]; }
   // Local CPUs of a socket by ascending CPU id (kubelet's spread order).
   const Lists& SocketCpusById() const { return socket_cpus_by_id_; }
   // Ranges of local indexes per unit.
@@ -132,6 +137,8 @@ class TopologyIndex {
   Ranges core_ranges_, numa_ranges_, socket_ranges_, l3_ranges_, ns_ranges_, nl_ranges_;
   Lists numa_cores_, socket_cores_, l3_cores_;
   Lists numa_ns_, socket_ns_, numa_nl_;
+  std::vector<int> core_word_;
+  std::vector<uint64_t> core_mask_;
   int max_threads_per_core_ = 0;
 };
 
