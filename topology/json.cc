@@ -283,7 +283,8 @@ absl::StatusOr<CpuTopology> TopologyFromJson(const json& doc) {
   absl::StatusOr<CpuTopology> t =
       CpuTopology::Create(std::move(cpus), std::move(nodes), std::move(machine));
   if (!t.ok()) {
-    return absl::InvalidArgumentError(fmt::format("topology JSON: {}", std::string(t.status().message())));
+    return absl::InvalidArgumentError(
+        fmt::format("topology JSON: {}", std::string(t.status().message())));
   }
   return t;
 }

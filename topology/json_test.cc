@@ -56,12 +56,18 @@ TEST(ToJson, WritesEveryFieldOfTheDocumentedShape) {
   const json expected = json::parse(R"({
     "version": 1,
     "cpus": [
-      {"id":0,"core":0,"cluster":0,"die":0,"socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
-      {"id":1,"core":0,"cluster":0,"die":0,"socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
-      {"id":2,"core":1,"cluster":1,"die":0,"socket":0,"numa":0,"l3":0,"online":true,"isolated":true},
-      {"id":3,"core":1,"cluster":1,"die":0,"socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
-      {"id":4,"core":-1,"cluster":-1,"die":-1,"socket":-1,"numa":-1,"l3":-1,"online":false,"isolated":false},
-      {"id":5,"core":-1,"cluster":-1,"die":-1,"socket":-1,"numa":-1,"l3":-1,"online":false,"isolated":false}
+      {"id":0,"core":0,"cluster":0,"die":0,
+       "socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
+      {"id":1,"core":0,"cluster":0,"die":0,
+       "socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
+      {"id":2,"core":1,"cluster":1,"die":0,
+       "socket":0,"numa":0,"l3":0,"online":true,"isolated":true},
+      {"id":3,"core":1,"cluster":1,"die":0,
+       "socket":0,"numa":0,"l3":0,"online":true,"isolated":false},
+      {"id":4,"core":-1,"cluster":-1,"die":-1,
+       "socket":-1,"numa":-1,"l3":-1,"online":false,"isolated":false},
+      {"id":5,"core":-1,"cluster":-1,"die":-1,
+       "socket":-1,"numa":-1,"l3":-1,"online":false,"isolated":false}
     ],
     "numaNodes": [
       {"id":0,"cpus":"0-3","memoryBytes":0,"hugepages":{},"distances":{}}
@@ -241,8 +247,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "numaNodes[0].cpus: \"0-1\" differs from the CPUs whose numa is 0 (\"0\")"},
         ErrorCase{"NegativeMemory", V1(R"("numaNodes":[{"id":0,"memoryBytes":-1}])"),
                   "numaNodes[0].memoryBytes: expected a non-negative integer, got -1"},
-        ErrorCase{"HugepageSizeNotANumber",
-                  V1(R"("numaNodes":[{"id":0,"hugepages":{"2Mi":4}}])"),
+        ErrorCase{"HugepageSizeNotANumber", V1(R"("numaNodes":[{"id":0,"hugepages":{"2Mi":4}}])"),
                   "numaNodes[0].hugepages.2Mi: key \"2Mi\" is not a decimal number"},
         ErrorCase{"HugepageCountNotANumber",
                   V1(R"("numaNodes":[{"id":0,"hugepages":{"2097152":"4"}}])"),
@@ -250,10 +255,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"DistanceKeyWithLeadingZero",
                   V1(R"("numaNodes":[{"id":0,"distances":{"00":10}}])"),
                   "numaNodes[0].distances.00: key \"00\" is not a decimal number"},
-        ErrorCase{"DistanceNotAnInteger",
-                  V1(R"("numaNodes":[{"id":0,"distances":{"0":"ten"}}])"),
+        ErrorCase{"DistanceNotAnInteger", V1(R"("numaNodes":[{"id":0,"distances":{"0":"ten"}}])"),
                   "numaNodes[0].distances.0: expected an integer, got string"},
-        ErrorCase{"MachineListMalformed", V1(R"("numaNodes":[{"id":0}],"machine":{"possible":"3-1"})"),
+        ErrorCase{"MachineListMalformed",
+                  V1(R"("numaNodes":[{"id":0}],"machine":{"possible":"3-1"})"),
                   "machine.possible: cpu-list \"3-1\": reversed range"},
         ErrorCase{"IsolcpusFlagNotAString",
                   V1(R"("numaNodes":[{"id":0}],"machine":{"isolcpusFlags":["domain",1]})"),
