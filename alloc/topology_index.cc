@@ -1,7 +1,8 @@
 #include "alloc/topology_index.h"
 
 #include <algorithm>
-#include <tuple>
+#include <cstdint>
+#include <utility>
 
 namespace huygens {
 namespace {
@@ -104,15 +105,17 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   const std::vector<int> socket_j = Densify(sockets, socket_id_);
   const std::vector<int> l3_j = Densify(l3s, l3_id_);
 
-  // Hierarchical local order: socket, NUMA node, L3 group, core, CPU id.
+  // Hierarchical local order: socket, NUMA node, L3 group, core, CPU id. Dense indexes are
+  // below CpuSet::kMaxCpus (2^13), so the four unit indexes pack into one 52-bit key.
+  std::vector<std::pair<uint64_t, int>> keyed(ids.size());
+  for (size_t j = 0; j < ids.size(); ++j) {
+    const uint64_t key = (uint64_t(socket_j[j]) << 39) | (uint64_t(numa_j[j]) << 26) |
+                         (uint64_t(l3_j[j]) << 13) | uint64_t(core_j[j]);
+    keyed[j] = {key, static_cast<int>(j)};
+  }
+  std::sort(keyed.begin(), keyed.end());
   std::vector<int> order(ids.size());
-  for (size_t j = 0; j < order.size(); ++j) order[j] = static_cast<int>(j);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    const auto key = [&](int j) {
-      return std::make_tuple(socket_j[Sz(j)], numa_j[Sz(j)], l3_j[Sz(j)], core_j[Sz(j)], j);
-    };
-    return key(a) < key(b);
-  });
+  for (size_t i = 0; i < keyed.size(); ++i) order[i] = keyed[i].second;
   local_of_.assign(ids.empty() ? 0 : Sz(ids.back() + 1), -1);
   std::vector<int> local_of_j(ids.size());
   for (size_t local = 0; local < order.size(); ++local) {
