@@ -1,0 +1,98 @@
+// `huygens simulate` and `huygens bench schedule` as a user runs them (HUYGENS_BIN).
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Result Run(const std::string& args) {
+  Result r;
+  const std::string cmd = std::string(HUYGENS_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string TempPath(const std::string& name) {
+  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + name;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(SimulateCommandTest, WithoutArgumentsItRunsTheBuiltInExample) {
+  const std::string json_path = TempPath("simulate_example.json");
+  const std::string html_path = TempPath("simulate_example.html");
+  const Result r = Run("simulate --json " + json_path + " --html " + html_path);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("huygens"));
+  EXPECT_THAT(r.out, HasSubstr("baseline"));
+  EXPECT_THAT(r.out, HasSubstr("on one NUMA node"));
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
+  for (const char* run : {"huygens", "baseline"}) {
+    ASSERT_TRUE(j.contains(run)) << run;
+    for (const char* key : {"scheduled", "unschedulable", "admissionRejected", "singleNumaRatio",
+                            "meanNumaNodesPerPod", "sharedSiblingCores", "podsPerSecond"}) {
+      EXPECT_TRUE(j[run].contains(key)) << run << "." << key;
+    }
+    EXPECT_GT(j[run]["scheduled"].get<int>(), 0);
+  }
+  EXPECT_EQ(j["cluster"]["nodes"], 38);
+  const std::string html = ReadAll(html_path);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, HasSubstr("CPU maps"));
+}
+
+TEST(SimulateCommandTest, BadInputExitsWithTwoAndNamesFileLineAndField) {
+  const std::string path = TempPath("bad_cluster.yaml");
+  std::ofstream(path) << "nodeGroups:\n  - name: a\n    count: -1\n    topology: {preset: xeon-8480-2s}\n";
+  const Result r = Run("simulate " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr(path + ":3:12: nodeGroups[0].count"));
+  const Result missing = Run("simulate /nonexistent/cluster.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+TEST(SimulateCommandTest, HelpDescribesTheCommand) {
+  const Result r = Run("simulate --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--nodes-csv"));
+  EXPECT_THAT(r.out, HasSubstr("built-in example"));
+}
+
+TEST(BenchCommandTest, ScheduleBenchmarkPrintsOneJsonLine) {
+  const Result r = Run("bench schedule --nodes 50 --pods 500");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"podsPerSecond", "p50Micros", "p99Micros", "peakRssBytes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["pods"], 500);
+  EXPECT_GT(j["podsPerSecond"].get<double>(), 0);
+}
+
+}  // namespace

@@ -1,0 +1,110 @@
+#include "sim/csv.h"
+
+#include <string>
+
+#include "fmt/format.h"
+
+namespace huygens::sim {
+
+absl::StatusOr<int> CsvTable::Column(std::string_view name) const {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("{}:1: missing column {:?}", file_name, std::string(name)));
+}
+
+absl::Status CsvTable::Error(const Row& row, std::string_view column,
+                             std::string_view message) const {
+  return absl::InvalidArgumentError(
+      fmt::format("{}:{}: column {}: {}", file_name, row.line, column, message));
+}
+
+absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, bool allow_empty,
+                                      int64_t if_empty) const {
+  const std::string& text = row.fields[static_cast<size_t>(column)];
+  const std::string& name = header[static_cast<size_t>(column)];
+  if (text.empty()) {
+    if (allow_empty) return if_empty;
+    return Error(row, name, "empty");
+  }
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    // Some trace columns hold integral values written as floats ("540.0").
+    const double d = std::stod(text, &used);
+    if (used == text.size() && d == static_cast<double>(static_cast<int64_t>(d))) {
+      value = static_cast<int64_t>(d);
+    } else {
+      used = 0;
+    }
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0) return Error(row, name, fmt::format("expected an integer, found {:?}", text));
+  return value;
+}
+
+absl::StatusOr<CsvTable> ParseCsv(std::string_view text, std::string_view file_name) {
+  CsvTable table;
+  table.file_name = std::string(file_name);
+  int line = 1;
+  size_t i = 0;
+  while (i <= text.size()) {
+    if (i == text.size()) break;
+    std::vector<std::string> fields;
+    std::string field;
+    const int start_line = line;
+    bool end_of_row = false;
+    while (!end_of_row) {
+      if (i < text.size() && text[i] == '"') {
+        ++i;
+        while (true) {
+          if (i >= text.size()) {
+            return absl::InvalidArgumentError(
+                fmt::format("{}:{}: unterminated quoted field", file_name, start_line));
+          }
+          if (text[i] == '"') {
+            if (i + 1 < text.size() && text[i + 1] == '"') {
+              field += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          if (text[i] == '\n') ++line;
+          field += text[i++];
+        }
+      }
+      while (i < text.size() && text[i] != ',' && text[i] != '\n') {
+        if (text[i] != '\r') field += text[i];
+        ++i;
+      }
+      fields.push_back(std::move(field));
+      field.clear();
+      if (i >= text.size() || text[i] == '\n') {
+        end_of_row = true;
+        ++line;
+      }
+      ++i;
+    }
+    if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
+    if (table.header.empty()) {
+      table.header = std::move(fields);
+      continue;
+    }
+    if (fields.size() != table.header.size()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}:{}: {} fields, but the header has {}", file_name, start_line,
+                      fields.size(), table.header.size()));
+    }
+    table.rows.push_back({start_line, std::move(fields)});
+  }
+  if (table.header.empty()) {
+    return absl::InvalidArgumentError(fmt::format("{}: empty file (no header row)", file_name));
+  }
+  return table;
+}
+
+}  // namespace huygens::sim

@@ -1,0 +1,126 @@
+#include "sim/quantity.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "fmt/format.h"
+
+namespace huygens::sim {
+namespace {
+
+// Splits "12.5Gi" into the number 12.5 and the suffix "Gi". Returns false when the text does
+// not start with a non-negative decimal number.
+bool SplitNumber(std::string_view text, long double& number, std::string_view& suffix) {
+  size_t i = 0;
+  bool digits = false, dot = false;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9') {
+      digits = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  if (!digits) return false;
+  number = std::stold(std::string(text.substr(0, i)));
+  suffix = text.substr(i);
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Rounds `value` to an integer when it is one (within floating-point noise); false otherwise.
+bool Whole(long double value, int64_t& out) {
+  const long double r = std::round(value);
+  if (std::fabs(value - r) > 1e-6L || r > 9.2e18L) return false;
+  out = static_cast<int64_t>(r);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseCpuQuantity(std::string_view text) {
+  text = Trim(text);
+  long double number = 0;
+  std::string_view suffix;
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(fmt::format(
+        "{:?} is not a CPU quantity (use a non-negative number of CPUs such as \"4\" or "
+        "\"2.5\", or millicores such as \"500m\")",
+        std::string(text)));
+  };
+  if (!SplitNumber(text, number, suffix)) return bad();
+  long double milli;
+  if (suffix.empty()) {
+    milli = number * 1000;
+  } else if (suffix == "m") {
+    milli = number;
+  } else {
+    return bad();
+  }
+  int64_t out = 0;
+  if (!Whole(milli, out)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{:?}: CPU quantities are counted in whole millicores", std::string(text)));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> ParseMemoryQuantity(std::string_view text) {
+  text = Trim(text);
+  long double number = 0;
+  std::string_view suffix;
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(fmt::format(
+        "{:?} is not a memory quantity (use bytes, or a suffix Ki, Mi, Gi, Ti, Pi, k, M, G, "
+        "T, P, e.g. \"16Gi\")",
+        std::string(text)));
+  };
+  if (!SplitNumber(text, number, suffix)) return bad();
+  static constexpr std::pair<std::string_view, long double> kSuffixes[] = {
+      {"", 1.0L},          {"Ki", 1024.0L},     {"Mi", 1048576.0L},     {"Gi", 1073741824.0L},
+      {"Ti", 1099511627776.0L}, {"Pi", 1125899906842624.0L}, {"k", 1e3L}, {"M", 1e6L},
+      {"G", 1e9L},         {"T", 1e12L},        {"P", 1e15L}};
+  for (const auto& [name, factor] : kSuffixes) {
+    if (suffix != name) continue;
+    int64_t out = 0;
+    if (!Whole(number * factor, out)) {
+      return absl::InvalidArgumentError(
+          fmt::format("{:?}: not a whole number of bytes", std::string(text)));
+    }
+    return out;
+  }
+  return bad();
+}
+
+absl::StatusOr<int64_t> ParseDuration(std::string_view text) {
+  text = Trim(text);
+  long double number = 0;
+  std::string_view suffix;
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(fmt::format(
+        "{:?} is not a duration (use seconds, or a suffix ms, s, m, h, d, e.g. \"90s\", "
+        "\"10m\")",
+        std::string(text)));
+  };
+  if (!SplitNumber(text, number, suffix)) return bad();
+  static constexpr std::pair<std::string_view, long double> kSuffixes[] = {
+      {"", 1e6L}, {"s", 1e6L}, {"ms", 1e3L}, {"m", 60e6L}, {"h", 3600e6L}, {"d", 86400e6L}};
+  for (const auto& [name, factor] : kSuffixes) {
+    if (suffix != name) continue;
+    const long double micros = std::round(number * factor);
+    if (micros > 9.2e18L) return bad();
+    return static_cast<int64_t>(micros);
+  }
+  return bad();
+}
+
+}  // namespace huygens::sim

@@ -1,0 +1,330 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace huygens::sim {
+namespace {
+
+double Round(double v, double scale) { return std::round(v * scale) / scale; }
+
+nlohmann::json RunToJson(const RunReport& r, bool detail) {
+  nlohmann::json j;
+  j["scheduled"] = r.scheduled;
+  j["unschedulable"] = r.unschedulable;
+  j["unschedulableReasons"] = r.unschedulable_reasons;
+  j["admissionRejected"] = r.admission_rejected;
+  j["admissionRejectedReasons"] = r.admission_rejected_reasons;
+  j["admissionFailedPods"] = r.admission_failed_pods;
+  j["pods"] = r.pods;
+  j["exclusivePods"] = r.exclusive_pods;
+  j["singleNumaRatio"] = Round(r.single_numa_ratio, 1e6);
+  j["meanNumaNodesPerPod"] = Round(r.mean_numa_nodes_per_pod, 1e6);
+  j["sharedSiblingCores"] = r.shared_sibling_cores;
+  j["sharedSiblingCoresMean"] = Round(r.shared_sibling_cores_mean, 1e3);
+  j["exclusiveUtilisationMean"] = Round(r.exclusive_utilisation_mean, 1e6);
+  j["exclusiveUtilisationPeak"] = Round(r.exclusive_utilisation_peak, 1e6);
+  j["fragmentedCpusPeak"] = r.fragmented_cpus_peak;
+  j["fragmentedCpusMean"] = Round(r.fragmented_cpus_mean, 1e3);
+  j["attempts"] = r.attempts;
+  j["schedulingErrors"] = r.scheduling_errors;
+  j["podsPerSecond"] = Round(r.pods_per_second, 1);
+  j["latencyMicros"] = {{"p50", Round(r.p50_micros, 10)},
+                        {"p90", Round(r.p90_micros, 10)},
+                        {"p99", Round(r.p99_micros, 10)},
+                        {"max", Round(r.max_micros, 10)}};
+  j["simulatedSeconds"] = Round(r.simulated_seconds, 1e3);
+  if (detail) {
+    nlohmann::json timeline = nlohmann::json::array();
+    for (const TimelineSample& s : r.timeline) {
+      timeline.push_back({{"t", Round(s.seconds, 1e3)},
+                          {"exclusiveUtilisation", Round(s.exclusive_utilisation, 1e4)},
+                          {"sharedSiblingCores", s.shared_sibling_cores},
+                          {"fragmentedCpus", s.fragmented_cpus},
+                          {"runningPods", s.running_pods},
+                          {"pendingPods", s.pending_pods}});
+    }
+    j["timeline"] = std::move(timeline);
+    nlohmann::json maps = nlohmann::json::array();
+    for (const CpuMap& m : r.cpu_maps) {
+      nlohmann::json cpus = nlohmann::json::array();
+      for (const CpuMap::Cpu& c : m.cpus) {
+        cpus.push_back({c.id, c.core, c.socket, c.numa, c.user ? 1 : 0, c.pod});
+      }
+      maps.push_back({{"node", m.node}, {"shape", m.shape}, {"t", Round(m.seconds, 1e3)},
+                      {"pods", m.pods}, {"cpus", std::move(cpus)}});
+    }
+    j["cpuMaps"] = std::move(maps);
+  }
+  return j;
+}
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A stable colour per pod name.
+std::string PodColour(const std::string& name) {
+  uint32_t h = 2166136261u;
+  for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return fmt::format("hsl({},{}%,{}%)", h % 360, 55 + (h >> 9) % 30, 45 + (h >> 17) % 20);
+}
+
+// One line chart (SVG) of `value` over both runs' timelines.
+template <typename F>
+std::string Chart(const std::string& title, const Report& rep, F value, bool percent) {
+  const int w = 560, h = 180, pad = 40;
+  double tmax = 0, vmax = percent ? 1.0 : 1.0;
+  const RunReport* runs[2] = {&rep.huygens, rep.has_baseline ? &rep.baseline : nullptr};
+  for (const RunReport* r : runs) {
+    if (r == nullptr) continue;
+    for (const TimelineSample& s : r->timeline) {
+      tmax = std::max(tmax, s.seconds);
+      vmax = std::max(vmax, value(s));
+    }
+  }
+  if (tmax <= 0) tmax = 1;
+  std::string svg = fmt::format(
+      "<figure><figcaption>{}</figcaption><svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\">"
+      "<rect x=\"{}\" y=\"10\" width=\"{}\" height=\"{}\" class=\"plot\"/>",
+      Escape(title), w, h, w, h, pad, w - pad - 10, h - pad - 10);
+  svg += fmt::format("<text x=\"{}\" y=\"20\" class=\"axis\" text-anchor=\"end\">{}</text>", pad - 4,
+                     percent ? fmt::format("{:.0f}%", vmax * 100) : fmt::format("{:.0f}", vmax));
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">0</text>", pad - 4,
+                     h - pad);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">{:.0f} s</text>",
+                     w - 10, h - pad + 16, tmax);
+  const char* classes[2] = {"huygens", "baseline"};
+  for (int k = 0; k < 2; ++k) {
+    if (runs[k] == nullptr) continue;
+    std::string points;
+    for (const TimelineSample& s : runs[k]->timeline) {
+      const double x = pad + (s.seconds / tmax) * (w - pad - 10);
+      const double y = 10 + (h - pad - 10) * (1 - value(s) / vmax);
+      points += fmt::format("{:.1f},{:.1f} ", x, y);
+    }
+    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"/>", classes[k], points);
+  }
+  svg += "</svg></figure>";
+  return svg;
+}
+
+std::string CpuMapHtml(const CpuMap& m) {
+  // Group by socket, then NUMA node, then core.
+  std::map<int, std::map<int, std::map<int, std::vector<const CpuMap::Cpu*>>>> tree;
+  for (const CpuMap::Cpu& c : m.cpus) tree[c.socket][c.numa][c.core].push_back(&c);
+  std::string html = fmt::format("<div class=\"node\"><h4>{} <small>{} &middot; at {:.0f} s</small></h4>",
+                                 Escape(m.node), Escape(m.shape), m.seconds);
+  for (const auto& [socket, numas] : tree) {
+    html += fmt::format("<div class=\"socket\"><span class=\"lbl\">socket {}</span>", socket);
+    for (const auto& [numa, cores] : numas) {
+      html += fmt::format("<div class=\"numa\"><span class=\"lbl\">NUMA {}</span>", numa);
+      for (const auto& [core, cpus] : cores) {
+        html += "<span class=\"core\">";
+        for (const CpuMap::Cpu* c : cpus) {
+          if (!c->user) {
+            html += fmt::format("<i class=\"sys\" title=\"cpu {} (system)\"></i>", c->id);
+          } else if (c->pod < 0) {
+            html += fmt::format("<i title=\"cpu {} free\"></i>", c->id);
+          } else {
+            const std::string& name = m.pods[static_cast<size_t>(c->pod)];
+            html += fmt::format("<i data-pod=\"{0}\" style=\"background:{1}\" title=\"cpu {2}: {0}\"></i>",
+                                Escape(name), PodColour(name), c->id);
+          }
+        }
+        html += "</span>";
+      }
+      html += "</div>";
+    }
+    html += "</div>";
+  }
+  html += "</div>";
+  return html;
+}
+
+struct Row {
+  std::string label;
+  std::string huygens;
+  std::string baseline;
+};
+
+std::vector<Row> SummaryRows(const Report& rep) {
+  const RunReport& h = rep.huygens;
+  const RunReport& b = rep.baseline;
+  auto both = [&](const std::string& label, auto f) {
+    return Row{label, f(h), rep.has_baseline ? f(b) : std::string("-")};
+  };
+  std::vector<Row> rows;
+  rows.push_back(both("pods", [](const RunReport& r) { return fmt::format("{}", r.pods); }));
+  rows.push_back(both("scheduled", [](const RunReport& r) { return fmt::format("{}", r.scheduled); }));
+  rows.push_back(both("unschedulable at end", [](const RunReport& r) { return fmt::format("{}", r.unschedulable); }));
+  rows.push_back(both("rejected at admission", [](const RunReport& r) { return fmt::format("{}", r.admission_rejected); }));
+  rows.push_back(both("given up after re-creation", [](const RunReport& r) { return fmt::format("{}", r.admission_failed_pods); }));
+  rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
+  rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
+  rows.push_back(both("mean NUMA nodes per pod", [](const RunReport& r) { return fmt::format("{:.3f}", r.mean_numa_nodes_per_pod); }));
+  rows.push_back(both("SMT-shared cores (peak)", [](const RunReport& r) { return fmt::format("{}", r.shared_sibling_cores); }));
+  rows.push_back(both("exclusive utilisation mean/peak", [](const RunReport& r) {
+    return fmt::format("{:.1f}% / {:.1f}%", r.exclusive_utilisation_mean * 100, r.exclusive_utilisation_peak * 100);
+  }));
+  rows.push_back(both("fragmented CPUs mean/peak", [](const RunReport& r) {
+    return fmt::format("{:.0f} / {}", r.fragmented_cpus_mean, r.fragmented_cpus_peak);
+  }));
+  rows.push_back(both("scheduling attempts", [](const RunReport& r) { return fmt::format("{}", r.attempts); }));
+  rows.push_back(both("latency p50/p99 (us)", [](const RunReport& r) {
+    return fmt::format("{:.1f} / {:.1f}", r.p50_micros, r.p99_micros);
+  }));
+  rows.push_back(both("throughput (pods/s)", [](const RunReport& r) { return fmt::format("{:.0f}", r.pods_per_second); }));
+  return rows;
+}
+
+}  // namespace
+
+nlohmann::json ReportToJson(const Report& rep, bool detail) {
+  nlohmann::json j;
+  j["version"] = 1;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const Report::Group& g : rep.groups) {
+    groups.push_back({{"name", g.name},
+                      {"count", g.count},
+                      {"shape", g.shape},
+                      {"cpusPerNode", g.cpus_per_node},
+                      {"numaNodesPerNode", g.numa_nodes_per_node},
+                      {"topologyPolicy", g.topology_policy},
+                      {"topologyScope", g.topology_scope}});
+  }
+  j["cluster"] = {{"source", rep.cluster_source},
+                  {"nodes", rep.nodes},
+                  {"cpus", rep.cpus},
+                  {"groups", std::move(groups)},
+                  {"cpuMapSampleNodes", rep.cpu_map_sample_nodes}};
+  j["workload"] = {{"source", rep.workload_source}, {"seed", rep.seed}};
+  j["huygens"] = RunToJson(rep.huygens, detail);
+  j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::string ReportToTable(const Report& rep) {
+  std::string out = fmt::format("cluster: {} ({} nodes, {} CPUs)\nworkload: {} (seed {})\n\n",
+                                rep.cluster_source, rep.nodes, rep.cpus, rep.workload_source,
+                                rep.seed);
+  const std::vector<Row> rows = SummaryRows(rep);
+  size_t w0 = 0, w1 = 7, w2 = 8;
+  for (const Row& r : rows) {
+    w0 = std::max(w0, r.label.size());
+    w1 = std::max(w1, r.huygens.size());
+    w2 = std::max(w2, r.baseline.size());
+  }
+  out += fmt::format("{:<{}}  {:>{}}  {:>{}}\n", "", w0, "huygens", w1, "baseline", w2);
+  for (const Row& r : rows) {
+    out += fmt::format("{:<{}}  {:>{}}  {:>{}}\n", r.label, w0, r.huygens, w1, r.baseline, w2);
+  }
+  auto reasons = [&](const char* title, const std::map<std::string, int>& h,
+                     const std::map<std::string, int>& b) {
+    if (h.empty() && b.empty()) return;
+    out += fmt::format("\n{}:\n", title);
+    std::map<std::string, std::pair<int, int>> merged;
+    for (const auto& [k, v] : h) merged[k].first = v;
+    for (const auto& [k, v] : b) merged[k].second = v;
+    for (const auto& [k, v] : merged) {
+      out += fmt::format("  {:>6} {:>6}  {}\n", v.first, v.second, k);
+    }
+  };
+  reasons("unschedulable pods by reason (huygens baseline)", rep.huygens.unschedulable_reasons,
+          rep.baseline.unschedulable_reasons);
+  reasons("admission rejections by reason (huygens baseline)",
+          rep.huygens.admission_rejected_reasons, rep.baseline.admission_rejected_reasons);
+  return out;
+}
+
+std::string ReportToHtml(const Report& rep) {
+  std::string html = R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<title>Huygens simulation report</title><style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}
+td:first-child,th:first-child{text-align:left}
+figure{display:inline-block;margin:8px}figcaption{font-weight:600}
+.plot{fill:#fafafa;stroke:#ccc}.axis{font-size:11px;fill:#666}
+polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.baseline{stroke:#e65100}
+.key span{display:inline-block;width:14px;height:3px;margin:0 4px 3px 12px}
+.maps{display:flex;gap:24px;flex-wrap:wrap}.run{flex:1;min-width:480px}
+.node{margin:8px 0;padding:6px;border:1px solid #ddd}.node h4{margin:0 0 4px}
+.socket{border:1px solid #999;margin:3px;padding:3px}.numa{border:1px dashed #bbb;margin:2px;padding:2px}
+.lbl{font-size:11px;color:#666;display:block}
+.core{display:inline-flex;flex-direction:column;margin:1px;border:1px solid #eee}
+.core i{display:block;width:9px;height:9px;background:#e8e8e8;margin:0}
+.core i.sys{background:#555}.core i.hl{outline:2px solid #000}
+</style></head><body>
+<h1>Huygens simulation report</h1>
+)";
+  html += fmt::format("<p>Cluster: {} &mdash; {} nodes, {} CPUs. Workload: {} (seed {}).</p>",
+                      Escape(rep.cluster_source), rep.nodes, rep.cpus,
+                      Escape(rep.workload_source), rep.seed);
+  html += "<table><tr><th>group</th><th>nodes</th><th>shape</th><th>CPUs</th><th>NUMA</th><th>policy</th></tr>";
+  for (const Report::Group& g : rep.groups) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
+                        Escape(g.name), g.count, Escape(g.shape), g.cpus_per_node,
+                        g.numa_nodes_per_node, g.topology_policy, g.topology_scope);
+  }
+  html += "</table><h2>Huygens vs. baseline</h2><table><tr><th></th><th>huygens</th><th>baseline</th></tr>";
+  for (const Row& r : SummaryRows(rep)) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", Escape(r.label),
+                        Escape(r.huygens), Escape(r.baseline));
+  }
+  html += "</table><p>The baseline is the stock NUMA-blind scheduler followed by kubelet's "
+          "topology manager and static CPU manager on the chosen node.</p>";
+  html += "<h2>Over time</h2><p class=\"key\"><span style=\"background:#1565c0\"></span>huygens"
+          "<span style=\"background:#e65100\"></span>baseline</p>";
+  html += Chart("Exclusive CPU utilisation", rep,
+                [](const TimelineSample& s) { return s.exclusive_utilisation; }, true);
+  html += Chart("Cores shared by two pods' SMT siblings", rep,
+                [](const TimelineSample& s) { return double(s.shared_sibling_cores); }, false);
+  html += Chart("Fragmented free CPUs (cannot host a 4-CPU single-NUMA pod)", rep,
+                [](const TimelineSample& s) { return double(s.fragmented_cpus); }, false);
+  html += Chart("Pending pods", rep,
+                [](const TimelineSample& s) { return double(s.pending_pods); }, false);
+  html += "<h2>CPU maps</h2>";
+  if (rep.cpu_map_sample_nodes < rep.nodes) {
+    html += fmt::format("<p>A sample of {} of the {} nodes (the first node of each group, then "
+                        "round-robin), each at the moment of its run's peak exclusive "
+                        "utilisation. Grey: free; dark: system CPUs; a colour per pod (hover to "
+                        "see which).</p>",
+                        rep.cpu_map_sample_nodes, rep.nodes);
+  } else {
+    html += "<p>Every node, at the moment of its run's peak exclusive utilisation. Grey: free; "
+            "dark: system CPUs; a colour per pod (hover to see which).</p>";
+  }
+  html += "<div class=\"maps\">";
+  const RunReport* runs[2] = {&rep.huygens, rep.has_baseline ? &rep.baseline : nullptr};
+  for (const RunReport* r : runs) {
+    if (r == nullptr) continue;
+    html += fmt::format("<div class=\"run\"><h3>{}</h3>", r->scheduler);
+    for (const CpuMap& m : r->cpu_maps) html += CpuMapHtml(m);
+    html += "</div>";
+  }
+  html += R"(</div><script>
+document.querySelectorAll('.core i[data-pod]').forEach(function(c){
+  c.addEventListener('mouseenter',function(){var p=c.dataset.pod;
+    document.querySelectorAll('.core i[data-pod]').forEach(function(o){o.classList.toggle('hl',o.dataset.pod===p);});});
+});
+</script></body></html>
+)";
+  return html;
+}
+
+}  // namespace huygens::sim

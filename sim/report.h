@@ -1,0 +1,97 @@
+// Report: what one simulation found, for Huygens and the baseline side by side, and its three
+// renderings: a text table, JSON (stable keys, documented field by field in docs/simulate.md)
+// and one self-contained HTML page (inline SVG, CSS and JS; no network).
+//
+// Thread-safety: plain data and pure functions.
+#ifndef HUYGENS_SIM_REPORT_H_
+#define HUYGENS_SIM_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace huygens::sim {
+
+// The cluster at one moment of simulated time.
+struct TimelineSample {
+  double seconds = 0;               // simulated time
+  double exclusive_utilisation = 0; // exclusive CPUs held / user-pool CPUs, cluster-wide
+  int shared_sibling_cores = 0;     // cores whose SMT threads are held by two different pods
+  int fragmented_cpus = 0;          // free CPUs on NUMA nodes with fewer than 4 free CPUs
+  int running_pods = 0;
+  int pending_pods = 0;             // in the scheduling queue
+};
+
+// Which pod holds which CPU on one node, at the moment of peak exclusive utilisation.
+struct CpuMap {
+  std::string node;
+  std::string shape;
+  double seconds = 0;
+  struct Cpu {
+    int id = 0, core = 0, socket = 0, numa = 0;
+    bool user = true;  // in the user pool (false: system pool)
+    int pod = -1;      // index into `pods`, -1 free
+  };
+  std::vector<Cpu> cpus;
+  std::vector<std::string> pods;  // names of the pods that hold CPUs here
+};
+
+// One scheduler's run.
+struct RunReport {
+  std::string scheduler;            // "huygens" or "baseline"
+  int pods = 0;                     // pods that arrived
+  int scheduled = 0;                // pods that started running (baseline: admitted by kubelet)
+  int unschedulable = 0;            // pods still waiting at the end of the run
+  std::map<std::string, int> unschedulable_reasons;  // reason -> pods whose last attempt gave it
+  int admission_rejected = 0;       // kubelet rejections (TopologyAffinityError and others)
+  std::map<std::string, int> admission_rejected_reasons;
+  int admission_failed_pods = 0;    // pods given up after the last re-creation was rejected
+  int exclusive_pods = 0;           // scheduled pods that held exclusive CPUs
+  double single_numa_ratio = 0;     // of exclusive_pods, those whose CPUs lie in one NUMA node
+  double mean_numa_nodes_per_pod = 0;
+  int shared_sibling_cores = 0;     // peak over the timeline
+  double shared_sibling_cores_mean = 0;
+  double exclusive_utilisation_mean = 0;
+  double exclusive_utilisation_peak = 0;
+  int fragmented_cpus_peak = 0;
+  double fragmented_cpus_mean = 0;
+  int64_t attempts = 0;             // ScheduleOne calls
+  int64_t scheduling_errors = 0;    // attempts that ended in an error (Reserve/Bind failed)
+  double pods_per_second = 0;       // attempts / time spent inside ScheduleOne
+  double p50_micros = 0, p90_micros = 0, p99_micros = 0, max_micros = 0;
+  double simulated_seconds = 0;     // simulated time at the last event
+  std::vector<TimelineSample> timeline;
+  std::vector<CpuMap> cpu_maps;
+};
+
+struct Report {
+  std::string cluster_source;   // "built-in example", a file path, ...
+  std::string workload_source;
+  uint64_t seed = 0;
+  int nodes = 0;
+  int64_t cpus = 0;             // logical CPUs in the cluster
+  struct Group {
+    std::string name, shape, topology_policy, topology_scope;
+    int count = 0, cpus_per_node = 0, numa_nodes_per_node = 0;
+  };
+  std::vector<Group> groups;
+  int cpu_map_sample_nodes = 0; // nodes shown in the CPU maps (a sample when < nodes)
+  RunReport huygens;
+  RunReport baseline;
+  bool has_baseline = true;
+};
+
+// JSON, top-level keys "version", "cluster", "workload", "huygens", "baseline" (see
+// docs/simulate.md). `detail` adds the timelines and CPU maps.
+nlohmann::json ReportToJson(const Report& report, bool detail);
+// The side-by-side table printed by `huygens simulate`.
+std::string ReportToTable(const Report& report);
+// One self-contained HTML page.
+std::string ReportToHtml(const Report& report);
+
+}  // namespace huygens::sim
+
+#endif  // HUYGENS_SIM_REPORT_H_

@@ -1,0 +1,752 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "alloc/hints.h"
+#include "alloc/merge.h"
+#include "alloc/static_policy.h"
+#include "alloc/take.h"
+#include "fmt/format.h"
+#include "node/node_state.h"
+#include "sched/cache.h"
+#include "sched/profile.h"
+#include "sched/queue.h"
+#include "sched/scheduler.h"
+#include "sim/cpu_ledger.h"
+#include "sim/yaml_reader.h"
+
+namespace huygens::sim {
+namespace {
+
+// Everything one node group needs, computed once and shared by its nodes.
+struct GroupModel {
+  const NodeGroupSpec* spec = nullptr;
+  std::shared_ptr<const CpuTopology> topology;  // with isolated flags in isolated mode
+  std::shared_ptr<const LedgerShape> shape;
+  CpuSet system_cpus;
+  CpuSet user_pool;
+  // Baseline kubelet.
+  std::optional<StaticPolicy> kubelet;
+  std::vector<int> numa_ids;
+  std::map<int, std::map<int, int>> distances;
+};
+
+struct NodeModel {
+  std::string name;
+  int group = 0;
+  std::unique_ptr<CpuLedger> ledger;
+  std::optional<CpuManagerState> kubelet_state;  // baseline only
+};
+
+struct PodRecord {
+  sched::PodPtr pod;
+  int node = -1;    // node index while running
+  CpuSet held;      // exclusive CPUs while running
+  bool running = false;
+  bool ever_ran = false;
+  bool failed = false;  // baseline: given up after re-creations
+  int retries = 0;
+  std::vector<std::pair<std::string, int>> last_reasons;
+};
+
+enum class EventKind { kDeparture, kRecreate };
+struct Event {
+  int64_t t = 0;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::kDeparture;
+  int pod = 0;
+  bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
+};
+
+absl::Time SimTime(int64_t us) { return absl::FromUnixMicros(us); }
+
+absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopology& topo,
+                                                                const CpuSet& isolated) {
+  std::vector<CpuInfo> cpus = topo.Cpus();
+  for (CpuInfo& c : cpus) c.isolated = isolated.Contains(c.id);
+  MachineCpus machine = topo.Machine();
+  machine.isolated = isolated;
+  auto t = CpuTopology::Create(std::move(cpus), topo.NumaNodes(), machine);
+  if (!t.ok()) return t.status();
+  return std::make_shared<const CpuTopology>(*std::move(t));
+}
+
+absl::StatusOr<GroupModel> BuildGroup(const NodeGroupSpec& g, bool baseline) {
+  GroupModel m;
+  m.spec = &g;
+  const CpuTopology& topo = *g.topology;
+  if (g.system_cpus) {
+    m.system_cpus = *g.system_cpus;
+  } else {
+    auto taken = TakeByTopology(topo, topo.OnlineCpus(), g.system_cpu_count);
+    if (!taken.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("node group {}: system CPUs: {}", g.name, Msg(taken.status())));
+    }
+    m.system_cpus = *taken;
+  }
+  m.topology = g.topology;
+  if (g.mode == NodeMode::kIsolated) {
+    auto t = WithIsolated(topo, topo.OnlineCpus().Difference(m.system_cpus));
+    if (!t.ok()) return t.status();
+    m.topology = *t;
+  }
+  m.shape = std::make_shared<const LedgerShape>(m.topology);
+  m.user_pool = m.topology->OnlineCpus().Difference(m.system_cpus);
+  for (const NumaNode& n : m.topology->NumaNodes()) {
+    m.numa_ids.push_back(n.id);
+    for (const NumaNode& o : m.topology->NumaNodes()) {
+      m.distances[n.id][o.id] = m.topology->Distance(n.id, o.id);
+    }
+  }
+  if (baseline) {
+    if (m.system_cpus.Empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "node group {}: the baseline models kubelet's static CPU manager, which needs at least "
+          "one reserved CPU: set systemCpus or systemCpuCount > 0",
+          g.name));
+    }
+    auto policy = StaticPolicy::Create(topo, m.system_cpus, m.system_cpus.Size(), {});
+    if (!policy.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("node group {}: kubelet static policy: {}", g.name, Msg(policy.status())));
+    }
+    m.kubelet = *std::move(policy);
+  }
+  return m;
+}
+
+double Percentile(std::vector<int64_t>& sorted_ns, double q) {
+  if (sorted_ns.empty()) return 0;
+  const size_t i = std::min(sorted_ns.size() - 1,
+                            static_cast<size_t>(q * static_cast<double>(sorted_ns.size())));
+  return static_cast<double>(sorted_ns[i]) / 1000.0;
+}
+
+// Whether `cpus` are whole cores of `topo`.
+bool WholeCores(const CpuTopology& topo, const CpuSet& cpus) {
+  for (int core : topo.CoresOf(cpus)) {
+    if (!topo.CpusInCore(core).IsSubsetOf(cpus)) return false;
+  }
+  return true;
+}
+
+class Run {
+ public:
+  Run(const ClusterSpec& cluster, const std::vector<PodArrival>& arrivals, Scheduler which,
+      const SimulationOptions& options)
+      : cluster_(cluster), arrivals_(arrivals), which_(which), options_(options) {}
+
+  absl::StatusOr<RunReport> Go();
+
+ private:
+  bool baseline() const { return which_ == Scheduler::kBaseline; }
+  absl::Status BuildCluster();
+  absl::Status Attempt(sched::QueuedPod queued);
+  // Baseline: kubelet admission of a pod the scheduler put on `node`. Returns the rejection
+  // reason, or "" when admitted (and `held` set).
+  std::string Admit(int pod_index, int node, CpuSet& held);
+  absl::Status Place(int pod_index, int node, const CpuSet& held,
+                     const std::optional<PodAllocation>& allocation);
+  absl::Status Depart(int pod_index);
+  absl::Status CheckAll() const;
+  void Sample(int64_t t_us);
+  void SnapshotCpuMaps(int64_t t_us);
+
+  const ClusterSpec& cluster_;
+  const std::vector<PodArrival>& arrivals_;
+  Scheduler which_;
+  const SimulationOptions& options_;
+
+  std::vector<GroupModel> groups_;
+  std::vector<NodeModel> nodes_;
+  std::map<std::string, int> node_index_;
+  std::vector<int> map_nodes_;  // nodes sampled for CPU maps
+  sched::ClusterCache cache_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  sched::SchedulingQueue queue_;
+  std::vector<PodRecord> pods_;
+  std::map<std::string, int> pod_index_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  int64_t now_us_ = 0;
+
+  // Cluster-wide counters, kept equal to the sum over ledgers.
+  int64_t user_cpus_ = 0, held_ = 0, shared_cores_ = 0, fragmented_ = 0;
+  int running_ = 0;
+  std::vector<int64_t> latencies_ns_;
+  int64_t total_ns_ = 0;
+  int64_t sample_interval_us_ = 0, next_sample_us_ = 0;
+  double peak_util_ = -1;
+  int numa_sum_ = 0;
+  int single_numa_ = 0;
+  RunReport report_;
+};
+
+absl::Status Run::BuildCluster() {
+  for (const NodeGroupSpec& g : cluster_.groups) {
+    auto m = BuildGroup(g, baseline());
+    if (!m.ok()) return m.status();
+    groups_.push_back(*std::move(m));
+  }
+  // CPU-map sample: first node of each group, then round-robin.
+  std::vector<int> first_index;
+  int total = 0;
+  for (const NodeGroupSpec& g : cluster_.groups) {
+    first_index.push_back(total);
+    total += g.count;
+  }
+  for (int round = 0; static_cast<int>(map_nodes_.size()) < std::min(options_.cpu_map_nodes, total);
+       ++round) {
+    for (size_t gi = 0; gi < cluster_.groups.size(); ++gi) {
+      if (round < cluster_.groups[gi].count &&
+          static_cast<int>(map_nodes_.size()) < options_.cpu_map_nodes) {
+        map_nodes_.push_back(first_index[gi] + round);
+      }
+    }
+  }
+  std::sort(map_nodes_.begin(), map_nodes_.end());
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const GroupModel& m = groups_[gi];
+    const NodeGroupSpec& g = *m.spec;
+    for (int i = 0; i < g.count; ++i) {
+      NodeModel nm;
+      nm.name = fmt::format("{}-{}", g.name, i);
+      nm.group = static_cast<int>(gi);
+      nm.ledger = std::make_unique<CpuLedger>(m.shape, m.user_pool);
+      sched::Node node;
+      node.name = nm.name;
+      node.labels = g.labels;
+      node.taints = g.taints;
+      node.allocatable.memory_bytes = g.memory_bytes;
+      node.allocatable.pods = g.max_pods;
+      if (g.mode == NodeMode::kIsolated && !baseline()) {
+        node.allocatable.cpu_milli = int64_t{m.system_cpus.Size()} * 1000;
+        node.allocatable.extended[sched::kIsolatedCpuResource] = m.user_pool.Size();
+      } else {
+        node.allocatable.cpu_milli = int64_t{m.user_pool.Size()} * 1000;
+      }
+      if (baseline()) {
+        nm.kubelet_state = m.kubelet->InitialState();
+      } else {
+        NodeConfig config;
+        config.name = nm.name;
+        config.mode = g.mode;
+        config.system_cpus = m.system_cpus;
+        config.topology_policy = g.topology_policy;
+        config.topology_scope = g.topology_scope;
+        config.default_bind_policy = g.bind_policy;
+        config.numa_strategy = g.numa_strategy;
+        auto state = NodeState::Create(m.topology, std::move(config));
+        if (!state.ok()) {
+          return absl::InvalidArgumentError(
+              fmt::format("node {}: {}", nm.name, Msg(state.status())));
+        }
+        node.cpu_state = std::make_shared<const NodeState>(*std::move(state));
+      }
+      if (auto st = cache_.AddNode(std::move(node)); !st.ok()) return st;
+      user_cpus_ += nm.ledger->UserCpus();
+      fragmented_ += nm.ledger->FragmentedFreeCpus();
+      node_index_[nm.name] = static_cast<int>(nodes_.size());
+      nodes_.push_back(std::move(nm));
+    }
+  }
+  sched::Profile profile = baseline() ? sched::DefaultProfile() : sched::HuygensProfile();
+  auto s = sched::Scheduler::Create(&cache_, profile);
+  if (!s.ok()) return s.status();
+  scheduler_ = *std::move(s);
+  return absl::OkStatus();
+}
+
+std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
+  NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
+  const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+  const StaticPolicy& policy = *g.kubelet;
+  CpuManagerState& state = *node.kubelet_state;
+  const PodSpec& pod = pods_[static_cast<size_t>(pod_index)].pod->spec;
+  const TopologyScope scope = g.spec->topology_scope;
+  const TopologyPolicy tm_policy = g.spec->topology_policy;
+  std::vector<std::string> done;
+  auto undo = [&] {
+    for (const std::string& c : done) policy.RemoveContainer(state, pod.uid, c);
+  };
+  auto merge = [&](int cpus) -> absl::StatusOr<MergeResult> {
+    std::vector<std::map<std::string, ProviderHints>> providers = {
+        CpuProviderHints(policy.Topology(), policy.AvailableCpus(state),
+                         policy.ReusableCpus(state, pod), cpus)};
+    return MergeHints(tm_policy, {}, g.numa_ids, g.distances, providers);
+  };
+  auto allocate = [&](const std::string& container,
+                      const MergeResult& merged) -> std::string {
+    std::optional<TopologyHint> affinity;
+    if (!merged.hint.numa_nodes.empty()) affinity = merged.hint;
+    auto cpus = policy.Allocate(state, pod, container, affinity);
+    if (!cpus.ok()) return "UnexpectedAdmissionError";
+    done.push_back(container);
+    return "";
+  };
+  std::vector<std::string> order;
+  for (const ContainerSpec& c : pod.init_containers) order.push_back(c.name);
+  for (const ContainerSpec& c : pod.containers) order.push_back(c.name);
+  if (scope == TopologyScope::kPod) {
+    const std::vector<AdmissionUnit> units = AdmissionUnits(pod, scope);
+    auto merged = merge(units.empty() ? 0 : units.front().cpus);
+    if (!merged.ok()) return "UnexpectedAdmissionError";
+    if (!merged->admit) return "TopologyAffinityError";
+    for (const std::string& c : order) {
+      if (std::string why = allocate(c, *merged); !why.empty()) {
+        undo();
+        return why;
+      }
+    }
+  } else {
+    for (const AdmissionUnit& unit : AdmissionUnits(pod, scope)) {
+      auto merged = merge(unit.cpus);
+      if (!merged.ok()) {
+        undo();
+        return "UnexpectedAdmissionError";
+      }
+      if (!merged->admit) {
+        undo();
+        return "TopologyAffinityError";
+      }
+      if (std::string why = allocate(unit.container, *merged); !why.empty()) {
+        undo();
+        return why;
+      }
+    }
+  }
+  CpuSet::Builder b;
+  auto it = state.assignments.find(pod.uid);
+  if (it != state.assignments.end()) {
+    for (const auto& [name, cpus] : it->second) b.Add(cpus);
+  }
+  held = b.Build();
+  return "";
+}
+
+absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
+                        const std::optional<PodAllocation>& allocation) {
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
+  const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+  const CpuTopology& topo = *g.topology;
+  const PodSpec& spec = rec.pod->spec;
+  // Policy checks on the placement.
+  const TopologyPolicy policy =
+      baseline() ? g.spec->topology_policy : spec.topology_policy.value_or(g.spec->topology_policy);
+  const TopologyScope scope = g.spec->topology_scope;
+  auto violation = [&](const std::string& what) {
+    return absl::InternalError(fmt::format("{} run: pod {} on node {}: {}", report_.scheduler,
+                                           spec.uid, node.name, what));
+  };
+  if (allocation) {
+    const BindPolicy bind = spec.bind_policy.value_or(g.spec->bind_policy);
+    for (const ContainerAllocation& c : allocation->containers) {
+      if (!c.exclusive) continue;
+      const ContainerSpec* cs = nullptr;
+      for (const auto* list : {&spec.init_containers, &spec.containers}) {
+        for (const ContainerSpec& x : *list) {
+          if (x.name == c.name) cs = &x;
+        }
+      }
+      if (cs == nullptr) return violation(fmt::format("unknown container {}", c.name));
+      const int want = g.spec->mode == NodeMode::kIsolated ? static_cast<int>(cs->isolated_cpus)
+                                                           : ExclusiveCpus(spec, *cs);
+      if (c.cpuset.Size() != want) {
+        return violation(fmt::format("container {} holds {} CPUs ({}), wants {}", c.name,
+                                     c.cpuset.Size(), c.cpuset.ToString(), want));
+      }
+      if (policy == TopologyPolicy::kSingleNumaNode && scope == TopologyScope::kContainer &&
+          topo.NumaNodesOf(c.cpuset).size() > 1) {
+        return violation(fmt::format("container {} spans NUMA nodes under single-numa-node ({})",
+                                     c.name, c.cpuset.ToString()));
+      }
+      if (bind == BindPolicy::kFullCores && !WholeCores(topo, c.cpuset)) {
+        return violation(fmt::format("container {} splits a core under full-cores ({})", c.name,
+                                     c.cpuset.ToString()));
+      }
+    }
+  }
+  if (policy == TopologyPolicy::kSingleNumaNode && scope == TopologyScope::kPod &&
+      topo.NumaNodesOf(held).size() > 1) {
+    return violation(fmt::format("pod spans NUMA nodes under single-numa-node ({})", held.ToString()));
+  }
+  held_ -= node.ledger->HeldCpus();
+  shared_cores_ -= node.ledger->SharedSiblingCores();
+  fragmented_ -= node.ledger->FragmentedFreeCpus();
+  absl::Status st = node.ledger->Take(pod_index, held);
+  held_ += node.ledger->HeldCpus();
+  shared_cores_ += node.ledger->SharedSiblingCores();
+  fragmented_ += node.ledger->FragmentedFreeCpus();
+  if (!st.ok()) return violation(Msg(st));
+  rec.node = node_idx;
+  rec.held = held;
+  rec.running = true;
+  rec.ever_ran = true;
+  ++running_;
+  ++report_.scheduled;
+  if (!held.Empty()) {
+    ++report_.exclusive_pods;
+    const int n = static_cast<int>(topo.NumaNodesOf(held).size());
+    numa_sum_ += n;
+    if (n == 1) ++single_numa_;
+  }
+  const int64_t lifetime = arrivals_[static_cast<size_t>(pod_index)].lifetime_us;
+  if (lifetime >= 0) events_.push({now_us_ + lifetime, seq_++, EventKind::kDeparture, pod_index});
+  return absl::OkStatus();
+}
+
+absl::Status Run::Depart(int pod_index) {
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  if (!rec.running) return absl::OkStatus();
+  NodeModel& node = nodes_[static_cast<size_t>(rec.node)];
+  if (auto st = cache_.RemovePod(rec.pod->Uid()); !st.ok()) {
+    return absl::InternalError(fmt::format("pod {} departs: {}", rec.pod->Uid(), Msg(st)));
+  }
+  if (baseline()) {
+    const StaticPolicy& policy = *groups_[static_cast<size_t>(node.group)].kubelet;
+    for (const auto* list : {&rec.pod->spec.init_containers, &rec.pod->spec.containers}) {
+      for (const ContainerSpec& c : *list) {
+        policy.RemoveContainer(*node.kubelet_state, rec.pod->Uid(), c.name);
+      }
+    }
+  }
+  held_ -= node.ledger->HeldCpus();
+  shared_cores_ -= node.ledger->SharedSiblingCores();
+  fragmented_ -= node.ledger->FragmentedFreeCpus();
+  node.ledger->Release(pod_index, rec.held);
+  held_ += node.ledger->HeldCpus();
+  shared_cores_ += node.ledger->SharedSiblingCores();
+  fragmented_ += node.ledger->FragmentedFreeCpus();
+  rec.running = false;
+  rec.node = -1;
+  rec.held = CpuSet();
+  --running_;
+  queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, SimTime(now_us_));
+  return absl::OkStatus();
+}
+
+absl::Status Run::Attempt(sched::QueuedPod queued) {
+  const std::string uid = queued.pod->Uid();
+  const int pod_index = pod_index_.at(uid);
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  const int64_t t0 = options_.clock_ns();
+  sched::ScheduleResult result = scheduler_->ScheduleOne(queued.pod);
+  const int64_t dt = options_.clock_ns() - t0;
+  latencies_ns_.push_back(dt);
+  total_ns_ += dt;
+  ++report_.attempts;
+  switch (result.outcome) {
+    case sched::ScheduleResult::Outcome::kScheduled: {
+      queue_.Done(uid);
+      const int node_idx = node_index_.at(result.node);
+      CpuSet held;
+      if (baseline()) {
+        const std::string why = Admit(pod_index, node_idx, held);
+        if (!why.empty()) {
+          ++report_.admission_rejected;
+          ++report_.admission_rejected_reasons[why];
+          if (auto st = cache_.RemovePod(uid); !st.ok()) {
+            return absl::InternalError(fmt::format("rejected pod {}: {}", uid, Msg(st)));
+          }
+          queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, SimTime(now_us_));
+          if (rec.retries < options_.max_admission_retries) {
+            ++rec.retries;
+            events_.push({now_us_ + options_.admission_retry_delay_us, seq_++,
+                          EventKind::kRecreate, pod_index});
+          } else {
+            rec.failed = true;
+            ++report_.admission_failed_pods;
+          }
+          return absl::OkStatus();
+        }
+      } else if (result.allocation) {
+        CpuSet::Builder b;
+        for (const ContainerAllocation& c : result.allocation->containers) {
+          if (c.exclusive) b.Add(c.cpuset);
+        }
+        held = b.Build();
+      }
+      return Place(pod_index, node_idx, held, baseline() ? std::nullopt : result.allocation);
+    }
+    case sched::ScheduleResult::Outcome::kUnschedulable:
+      rec.last_reasons = std::move(result.reasons);
+      queue_.AddFailed(std::move(queued), /*unschedulable=*/true, SimTime(now_us_));
+      return absl::OkStatus();
+    case sched::ScheduleResult::Outcome::kError:
+      ++report_.scheduling_errors;
+      rec.last_reasons = {{result.message, 1}};
+      queue_.AddFailed(std::move(queued), /*unschedulable=*/false, SimTime(now_us_));
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::CheckAll() const {
+  for (const NodeModel& node : nodes_) {
+    if (baseline()) {
+      const CpuManagerState& s = *node.kubelet_state;
+      CpuSet::Builder seen;
+      for (const auto& [uid, containers] : s.assignments) {
+        CpuSet pod_cpus;
+        for (const auto& [name, cpus] : containers) pod_cpus = pod_cpus.Union(cpus);
+        for (int cpu : pod_cpus) {
+          if (seen.Contains(cpu)) {
+            return absl::InternalError(
+                fmt::format("baseline: node {}: CPU {} held by two pods", node.name, cpu));
+          }
+        }
+        seen.Add(pod_cpus);
+        if (s.default_cpu_set.Intersects(pod_cpus)) {
+          return absl::InternalError(fmt::format(
+              "baseline: node {}: pod {} holds CPUs of the shared pool", node.name, uid));
+        }
+      }
+    } else {
+      const sched::NodeInfo* info = cache_.FindNode(node.name);
+      if (info == nullptr || info->cpu_state == nullptr) {
+        return absl::InternalError(fmt::format("node {} lost its CPU state", node.name));
+      }
+      std::vector<std::string> problems = info->cpu_state->Validate();
+      if (!problems.empty()) {
+        return absl::InternalError(fmt::format("huygens: node {}: {}", node.name, problems[0]));
+      }
+      if (info->cpu_state->ExclusiveCpus().Size() != node.ledger->HeldCpus()) {
+        return absl::InternalError(fmt::format(
+            "huygens: node {}: the scheduler holds {} exclusive CPUs, the simulator {}",
+            node.name, info->cpu_state->ExclusiveCpus().Size(), node.ledger->HeldCpus()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Run::SnapshotCpuMaps(int64_t t_us) {
+  report_.cpu_maps.clear();
+  for (int idx : map_nodes_) {
+    const NodeModel& node = nodes_[static_cast<size_t>(idx)];
+    const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+    CpuMap map;
+    map.node = node.name;
+    map.shape = g.spec->shape;
+    map.seconds = static_cast<double>(t_us) / 1e6;
+    std::map<int, int> local;  // pod index -> index in map.pods
+    for (const CpuInfo& c : g.topology->Cpus()) {
+      if (!c.online) continue;
+      CpuMap::Cpu cpu{c.id, c.core, c.socket, c.numa, g.user_pool.Contains(c.id), -1};
+      const int owner = node.ledger->Owner(c.id);
+      if (owner >= 0) {
+        auto [it, fresh] = local.emplace(owner, static_cast<int>(map.pods.size()));
+        if (fresh) map.pods.push_back(pods_[static_cast<size_t>(owner)].pod->spec.name);
+        cpu.pod = it->second;
+      }
+      map.cpus.push_back(cpu);
+    }
+    report_.cpu_maps.push_back(std::move(map));
+  }
+}
+
+void Run::Sample(int64_t t_us) {
+  if (sample_interval_us_ <= 0) return;
+  while (next_sample_us_ <= t_us) {
+    TimelineSample s;
+    s.seconds = static_cast<double>(next_sample_us_) / 1e6;
+    s.exclusive_utilisation =
+        user_cpus_ > 0 ? static_cast<double>(held_) / static_cast<double>(user_cpus_) : 0;
+    s.shared_sibling_cores = static_cast<int>(shared_cores_);
+    s.fragmented_cpus = static_cast<int>(fragmented_);
+    s.running_pods = running_;
+    s.pending_pods = static_cast<int>(queue_.Size());
+    if (s.exclusive_utilisation > peak_util_) {
+      peak_util_ = s.exclusive_utilisation;
+      SnapshotCpuMaps(next_sample_us_);
+    }
+    report_.timeline.push_back(s);
+    next_sample_us_ += sample_interval_us_;
+  }
+}
+
+absl::StatusOr<RunReport> Run::Go() {
+  report_.scheduler = baseline() ? "baseline" : "huygens";
+  report_.pods = static_cast<int>(arrivals_.size());
+  if (auto st = BuildCluster(); !st.ok()) return st;
+  const std::string scheduler_name = scheduler_->profile().scheduler_name;
+  pods_.resize(arrivals_.size());
+  int64_t end_us = 0;
+  for (size_t i = 0; i < arrivals_.size(); ++i) {
+    auto pod = std::make_shared<sched::Pod>(arrivals_[i].pod);
+    pod->scheduler_name = scheduler_name;
+    pods_[i].pod = std::move(pod);
+    if (!pod_index_.emplace(arrivals_[i].pod.Uid(), static_cast<int>(i)).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("workload: two pods have the uid {:?}", arrivals_[i].pod.Uid()));
+    }
+    end_us = std::max(end_us, arrivals_[i].arrival_us +
+                                  std::max<int64_t>(0, arrivals_[i].lifetime_us));
+  }
+  if (options_.timeline_samples > 0) {
+    sample_interval_us_ = std::max<int64_t>(1, end_us / options_.timeline_samples);
+  }
+  size_t next_arrival = 0;
+  uint64_t generation_at_idle = UINT64_MAX;
+  size_t progress_mark = 0;
+  int64_t ignore_wakeups_until = -1;  // a wakeup that found nothing to do is not repeated
+  while (true) {
+    std::optional<int64_t> t;
+    bool from_wakeup = false;
+    if (next_arrival < arrivals_.size()) t = arrivals_[next_arrival].arrival_us;
+    if (!events_.empty() && (!t || events_.top().t < *t)) t = events_.top().t;
+    // Queue wakeups: backoff expiries always; the periodic flush of unschedulable pods only when
+    // the cluster changed since they last failed (otherwise they would fail the same way).
+    if (auto wake = queue_.NextWakeup()) {
+      const bool useful = queue_.BackoffSize() > 0 || cache_.Generation() != generation_at_idle;
+      const int64_t wake_us = std::max(now_us_, absl::ToUnixMicros(*wake));
+      if (useful && wake_us > ignore_wakeups_until && (!t || wake_us < *t)) {
+        t = wake_us;
+        from_wakeup = true;
+      }
+    }
+    if (!t) break;
+    bool acted = false;
+    now_us_ = std::max(now_us_, *t);
+    Sample(now_us_);
+    while (next_arrival < arrivals_.size() && arrivals_[next_arrival].arrival_us <= now_us_) {
+      queue_.Add(pods_[next_arrival].pod, SimTime(now_us_));
+      ++next_arrival;
+      acted = true;
+    }
+    while (!events_.empty() && events_.top().t <= now_us_) {
+      const Event e = events_.top();
+      events_.pop();
+      acted = true;
+      if (e.kind == EventKind::kDeparture) {
+        if (auto st = Depart(e.pod); !st.ok()) return st;
+      } else {
+        queue_.Add(pods_[static_cast<size_t>(e.pod)].pod, SimTime(now_us_));
+      }
+      if (options_.check_every_event) {
+        if (auto st = CheckAll(); !st.ok()) return st;
+      }
+    }
+    while (auto queued = queue_.Pop(SimTime(now_us_))) {
+      acted = true;
+      if (auto st = Attempt(*std::move(queued)); !st.ok()) return st;
+      if (options_.check_every_event) {
+        if (auto st = CheckAll(); !st.ok()) return st;
+      }
+    }
+    generation_at_idle = cache_.Generation();
+    if (from_wakeup && !acted) ignore_wakeups_until = now_us_;
+    if (options_.progress && next_arrival >= progress_mark) {
+      options_.progress(static_cast<double>(next_arrival) /
+                        static_cast<double>(std::max<size_t>(1, arrivals_.size())));
+      progress_mark = next_arrival + std::max<size_t>(1, arrivals_.size() / 200);
+    }
+  }
+  if (auto st = CheckAll(); !st.ok()) return st;
+  Sample(now_us_);
+  report_.simulated_seconds = static_cast<double>(now_us_) / 1e6;
+  for (const PodRecord& rec : pods_) {
+    if (rec.ever_ran || rec.failed) continue;
+    ++report_.unschedulable;
+    if (rec.last_reasons.empty()) {
+      ++report_.unschedulable_reasons["never attempted"];
+    }
+    for (const auto& [reason, nodes] : rec.last_reasons) ++report_.unschedulable_reasons[reason];
+  }
+  if (report_.exclusive_pods > 0) {
+    report_.single_numa_ratio =
+        static_cast<double>(single_numa_) / static_cast<double>(report_.exclusive_pods);
+    report_.mean_numa_nodes_per_pod =
+        static_cast<double>(numa_sum_) / static_cast<double>(report_.exclusive_pods);
+  }
+  if (!report_.timeline.empty()) {
+    double util = 0, shared = 0, frag = 0;
+    for (const TimelineSample& s : report_.timeline) {
+      util += s.exclusive_utilisation;
+      shared += s.shared_sibling_cores;
+      frag += s.fragmented_cpus;
+      report_.exclusive_utilisation_peak =
+          std::max(report_.exclusive_utilisation_peak, s.exclusive_utilisation);
+      report_.shared_sibling_cores = std::max(report_.shared_sibling_cores, s.shared_sibling_cores);
+      report_.fragmented_cpus_peak = std::max(report_.fragmented_cpus_peak, s.fragmented_cpus);
+    }
+    const auto n = static_cast<double>(report_.timeline.size());
+    report_.exclusive_utilisation_mean = util / n;
+    report_.shared_sibling_cores_mean = shared / n;
+    report_.fragmented_cpus_mean = frag / n;
+  }
+  std::sort(latencies_ns_.begin(), latencies_ns_.end());
+  report_.p50_micros = Percentile(latencies_ns_, 0.50);
+  report_.p90_micros = Percentile(latencies_ns_, 0.90);
+  report_.p99_micros = Percentile(latencies_ns_, 0.99);
+  report_.max_micros = latencies_ns_.empty() ? 0 : static_cast<double>(latencies_ns_.back()) / 1000.0;
+  report_.pods_per_second =
+      total_ns_ > 0 ? static_cast<double>(report_.attempts) * 1e9 / static_cast<double>(total_ns_)
+                    : 0;
+  if (options_.progress) options_.progress(1.0);
+  return std::move(report_);
+}
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+absl::StatusOr<RunReport> RunSimulation(const ClusterSpec& cluster,
+                                        const std::vector<PodArrival>& arrivals, Scheduler which,
+                                        const SimulationOptions& options) {
+  SimulationOptions opts = options;
+  if (!opts.clock_ns) opts.clock_ns = &SteadyNowNs;
+  Run run(cluster, arrivals, which, opts);
+  return run.Go();
+}
+
+absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<PodArrival>& arrivals,
+                                const SimulationOptions& options, bool with_baseline) {
+  Report report;
+  report.has_baseline = with_baseline;
+  for (const NodeGroupSpec& g : cluster.groups) {
+    Report::Group rg;
+    rg.name = g.name;
+    rg.shape = g.shape;
+    rg.topology_policy = ToString(g.topology_policy);
+    rg.topology_scope = ToString(g.topology_scope);
+    rg.count = g.count;
+    rg.cpus_per_node = g.topology->NumCpus();
+    rg.numa_nodes_per_node = static_cast<int>(g.topology->NumaNodeIdsWithCpus().size());
+    report.nodes += g.count;
+    report.cpus += int64_t{g.count} * rg.cpus_per_node;
+    report.groups.push_back(std::move(rg));
+  }
+  report.cpu_map_sample_nodes = std::min(options.cpu_map_nodes, report.nodes);
+  SimulationOptions first = options;
+  if (with_baseline && options.progress) {
+    first.progress = [&options](double f) { options.progress(f / 2); };
+  }
+  auto huygens = RunSimulation(cluster, arrivals, Scheduler::kHuygens, first);
+  if (!huygens.ok()) return huygens.status();
+  report.huygens = *std::move(huygens);
+  if (with_baseline) {
+    SimulationOptions second = options;
+    if (options.progress) second.progress = [&options](double f) { options.progress(0.5 + f / 2); };
+    auto base = RunSimulation(cluster, arrivals, Scheduler::kBaseline, second);
+    if (!base.ok()) return base.status();
+    report.baseline = *std::move(base);
+  }
+  return report;
+}
+
+}  // namespace huygens::sim

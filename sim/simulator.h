@@ -1,0 +1,73 @@
+// Simulator: an event-driven run of a workload over a modelled cluster, with the Huygens
+// scheduler and with the baseline (the stock NUMA-blind scheduler followed by kubelet
+// admission), producing a Report.
+//
+// What it does (docs/simulate.md has the full story):
+//   - Simulated time only: events (arrivals, departures, kubelet re-creations, queue wakeups)
+//     are processed in time order, ties in a fixed order; the only wall-clock use is the
+//     injected monotonic clock around Scheduler::ScheduleOne for latency and throughput.
+//   - Huygens run: sched::HuygensProfile over a ClusterCache whose nodes carry NodeState;
+//     Reserve computes the exact cpusets.
+//   - Baseline run: sched::DefaultProfile over NUMA-blind nodes; a scheduled pod is then
+//     admitted by a model of the node's kubelet: topology manager (alloc/hints.h CPU hints,
+//     alloc/merge.h merge, the node's policy and scope) and the static CPU manager
+//     (alloc/static_policy.h, reservedSystemCPUs = the node's system CPUs, no policy options).
+//     A rejected pod (TopologyAffinityError, or an allocation error) is removed from the node;
+//     like a ReplicaSet, a replacement is created after `admission_retry_delay_us`, at most
+//     `max_admission_retries` times; then the pod counts as failed.
+//   - Checks: a CpuLedger per node records every exclusive CPU independently; a CPU taken by
+//     two pods, a CPU outside the user pool, or a placement that breaks its policy (CPU count,
+//     single-numa-node, full-cores) stops the run with an Internal error. With
+//     `check_every_event`, NodeState::Validate (Huygens) and kubelet state disjointness
+//     (baseline) are also checked after every event.
+//
+// Thread-safety: a run uses only its own objects; runs may proceed on different threads.
+#ifndef HUYGENS_SIM_SIMULATOR_H_
+#define HUYGENS_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/cluster_spec.h"
+#include "sim/report.h"
+#include "sim/workload.h"
+
+namespace huygens::sim {
+
+struct SimulationOptions {
+  // Baseline: re-creations of a pod kubelet rejected. Default 3.
+  int max_admission_retries = 3;
+  // Baseline: delay before a re-created pod reaches the scheduler. Default 1 s.
+  int64_t admission_retry_delay_us = 1000000;
+  // Points on the utilisation timeline; 0 = none. Default 240.
+  int timeline_samples = 240;
+  // Nodes whose CPU map the report carries (a deterministic sample: the first node of each
+  // group, then round-robin over groups). Default 6.
+  int cpu_map_nodes = 6;
+  // Validate every node's state after every event (slow; for tests). Default false.
+  bool check_every_event = false;
+  // Monotonic clock in nanoseconds, read around ScheduleOne. Default: std::chrono::steady_clock.
+  std::function<int64_t()> clock_ns;
+  // Called now and then with the fraction of arrivals processed (0..1).
+  std::function<void(double)> progress;
+};
+
+enum class Scheduler { kHuygens, kBaseline };
+
+// One run. Errors: InvalidArgument for a cluster that cannot be modelled (e.g. a baseline node
+// without system CPUs: kubelet's static policy needs a reservation), Internal for a broken
+// invariant (see the file comment; the message names the node, the pods and the CPUs).
+absl::StatusOr<RunReport> RunSimulation(const ClusterSpec& cluster,
+                                        const std::vector<PodArrival>& arrivals,
+                                        Scheduler which, const SimulationOptions& options);
+
+// Both runs on the same input, and the cluster summary. `with_baseline` false skips the
+// baseline (Report::has_baseline false).
+absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<PodArrival>& arrivals,
+                                const SimulationOptions& options, bool with_baseline = true);
+
+}  // namespace huygens::sim
+
+#endif  // HUYGENS_SIM_SIMULATOR_H_
