@@ -57,10 +57,13 @@ TEST_F(ClientTest, ListPagesAreOneConsistentSnapshotEvenWhenObjectsChangeBetween
   std::string token = (*first)["metadata"]["continue"];
   ASSERT_TRUE(client_->Delete(Pods(), "default", "p3").ok());
   ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("p9")).ok());
+  ASSERT_TRUE(client_->MergePatch(Pods(), "default", "p2", {{"metadata", {{"labels", {{"late", "1"}}}}}}).ok());
   auto second = client_->rest().Send(
       HttpRequest{"GET", Pods().CollectionPath("default"), {{"limit", "2"}, {"continue", token}}, "", ""});
   ASSERT_TRUE(second.ok());
   ASSERT_EQ((*second)["items"].size(), 2u);
+  EXPECT_EQ((*second)["items"][0]["metadata"]["name"], "p2");
+  EXPECT_FALSE((*second)["items"][0]["metadata"].contains("labels"));  // as it was at the first page
   EXPECT_EQ((*second)["items"][1]["metadata"]["name"], "p3");
   EXPECT_FALSE((*second)["metadata"].contains("continue"));
 }

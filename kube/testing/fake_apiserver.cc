@@ -356,8 +356,9 @@ struct FakeApiServer::Impl {
     meta["resourceVersion"] = current["metadata"]["resourceVersion"];
     if (updated == current) return {200, updated};  // a no-op write keeps its version
     meta["resourceVersion"] = NextVersion();
+    json previous = current;  // `current` may be the stored object that the next line replaces
     store[t.Qualified()][key] = updated;
-    Record("MODIFIED", t, key, updated, current);
+    Record("MODIFIED", t, key, updated, std::move(previous));
     return {200, updated};
   }
 
