@@ -108,14 +108,18 @@ void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class ParseInvalid : public ::testing::TestWithParam<BadCase> {};
 
-TEST_P(ParseInvalid, IsAnErrorNamingTheTokenAndItsPosition) {
-  const BadCase& c = GetParam();
-  absl::StatusOr<CpuSet> s = CpuSet::Parse(c.text);
+// Checks that `parse(c.text)` fails with InvalidArgument quoting the token at its position.
+void ExpectNamedError(const BadCase& c, absl::StatusOr<CpuSet> (*parse)(std::string_view)) {
+  absl::StatusOr<CpuSet> s = parse(c.text);
   ASSERT_FALSE(s.ok()) << "parsed as " << *s;
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string msg(s.status().message());
   EXPECT_THAT(msg, HasSubstr("\"" + c.token + "\" at position " + std::to_string(c.position)));
   EXPECT_THAT(msg, HasSubstr(c.problem));
+}
+
+TEST_P(ParseInvalid, IsAnErrorNamingTheTokenAndItsPosition) {
+  ExpectNamedError(GetParam(), &CpuSet::Parse);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -207,13 +211,7 @@ INSTANTIATE_TEST_SUITE_P(
 class MaskInvalid : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(MaskInvalid, IsAnErrorNamingTheGroupAndItsPosition) {
-  const BadCase& c = GetParam();
-  absl::StatusOr<CpuSet> s = CpuSet::ParseMask(c.text);
-  ASSERT_FALSE(s.ok()) << "parsed as " << *s;
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  const std::string msg(s.status().message());
-  EXPECT_THAT(msg, HasSubstr("\"" + c.token + "\" at position " + std::to_string(c.position)));
-  EXPECT_THAT(msg, HasSubstr(c.problem));
+  ExpectNamedError(GetParam(), &CpuSet::ParseMask);
 }
 
 INSTANTIATE_TEST_SUITE_P(

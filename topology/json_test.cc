@@ -1,6 +1,5 @@
 #include "topology/json.h"
 
-#include <functional>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -14,16 +13,10 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-struct MachineCase {
-  const char* name;
-  std::function<CpuTopology()> machine;
-};
-void PrintTo(const MachineCase& c, std::ostream* os) { *os << c.name; }
-
-class RoundTrip : public ::testing::TestWithParam<MachineCase> {};
+class RoundTrip : public ::testing::TestWithParam<test_machines::NamedMachine> {};
 
 TEST_P(RoundTrip, ThroughJsonGivesTheSameTopologyAndTheSameJson) {
-  const CpuTopology t = GetParam().machine();
+  const CpuTopology t = GetParam().make();
   const json doc = ToJson(t);
   absl::StatusOr<CpuTopology> back = TopologyFromJson(doc);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -32,7 +25,7 @@ TEST_P(RoundTrip, ThroughJsonGivesTheSameTopologyAndTheSameJson) {
 }
 
 TEST_P(RoundTrip, ThroughTextGivesTheSameTopology) {
-  const CpuTopology t = GetParam().machine();
+  const CpuTopology t = GetParam().make();
   for (int indent : {-1, 2}) {
     absl::StatusOr<CpuTopology> back = TopologyFromJson(ToJsonString(t, indent));
     ASSERT_TRUE(back.ok()) << back.status();
@@ -40,16 +33,10 @@ TEST_P(RoundTrip, ThroughTextGivesTheSameTopology) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Machines, RoundTrip,
-    ::testing::Values(MachineCase{"OneSocketNoSmt", test_machines::OneSocketNoSmt},
-                      MachineCase{"TwoSocketsSmt", test_machines::TwoSocketsSmt},
-                      MachineCase{"SparseNumaWithMemoryOnlyNode",
-                                  test_machines::SparseNumaWithMemoryOnlyNode},
-                      MachineCase{"OfflineCpusAdjacentSiblings",
-                                  test_machines::OfflineCpusAdjacentSiblings},
-                      MachineCase{"Empty", [] { return CpuTopology(); }}),
-    [](const ::testing::TestParamInfo<MachineCase>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(Machines, RoundTrip, ::testing::ValuesIn(test_machines::AllNamed()),
+                         [](const ::testing::TestParamInfo<test_machines::NamedMachine>& p) {
+                           return std::string(p.param.name);
+                         });
 
 TEST(ToJson, WritesEveryFieldOfTheDocumentedShape) {
   // Written from docs/topology-json.md for the offline-CPU machine, not copied from output.

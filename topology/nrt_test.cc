@@ -228,16 +228,10 @@ TEST(NrtTopologyPolicy, MatchesNfdNames) {
 
 // ---- Round trip -------------------------------------------------------------------------------
 
-struct MachineCase {
-  const char* name;
-  std::function<CpuTopology()> machine;
-};
-void PrintTo(const MachineCase& c, std::ostream* os) { *os << c.name; }
-
-class NrtRoundTrip : public ::testing::TestWithParam<MachineCase> {};
+class NrtRoundTrip : public ::testing::TestWithParam<test_machines::NamedMachine> {};
 
 TEST_P(NrtRoundTrip, RebuildsTheExactTopologyAndPools) {
-  const CpuTopology t = GetParam().machine();
+  const CpuTopology t = GetParam().make();
   const CpuSet system = t.OnlineCpus().Empty() ? CpuSet() : CpuSet({t.OnlineCpus().Min()});
   const CpuSet user = t.OnlineCpus().Difference(system);
   const CpuSet exclusive = user.Empty() ? CpuSet() : CpuSet({user.Max()});
@@ -264,16 +258,10 @@ TEST_P(NrtRoundTrip, RebuildsTheExactTopologyAndPools) {
                               .mode = "allocatable"}));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Machines, NrtRoundTrip,
-    ::testing::Values(MachineCase{"OneSocketNoSmt", test_machines::OneSocketNoSmt},
-                      MachineCase{"TwoSocketsSmt", test_machines::TwoSocketsSmt},
-                      MachineCase{"SparseNumaWithMemoryOnlyNode",
-                                  test_machines::SparseNumaWithMemoryOnlyNode},
-                      MachineCase{"OfflineCpusAdjacentSiblings",
-                                  test_machines::OfflineCpusAdjacentSiblings},
-                      MachineCase{"Empty", [] { return CpuTopology(); }}),
-    [](const ::testing::TestParamInfo<MachineCase>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(Machines, NrtRoundTrip, ::testing::ValuesIn(test_machines::AllNamed()),
+                         [](const ::testing::TestParamInfo<test_machines::NamedMachine>& p) {
+                           return std::string(p.param.name);
+                         });
 
 // ---- Fixtures ---------------------------------------------------------------------------------
 

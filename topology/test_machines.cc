@@ -85,4 +85,14 @@ CpuTopology OfflineCpusAdjacentSiblings() {
   return MustCreate(cpus, {Node(0, CpuSet::Range(0, 3))}, machine);
 }
 
+std::vector<NamedMachine> AllNamed() {
+  return {{"OneSocketNoSmt", OneSocketNoSmt},
+          {"TwoSocketsSmt", TwoSocketsSmt},
+          {"SparseNumaWithMemoryOnlyNode", SparseNumaWithMemoryOnlyNode},
+          {"OfflineCpusAdjacentSiblings", OfflineCpusAdjacentSiblings},
+          {"Empty", [] { return CpuTopology(); }}};
+}
+
+void PrintTo(const NamedMachine& m, std::ostream* os) { *os << m.name; }
+
 }  // namespace huygens::test_machines

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
+#include <vector>
 
 #include "topology/topology.h"
 
@@ -43,6 +45,15 @@ CpuTopology SparseNumaWithMemoryOnlyNode();
 // or distances), CPUs 4 and 5 offline with no topology; CPU 2 isolated. Machine masks: possible
 // 0-7, present 0-5, isolated 2, nohz_full 2-3, isolcpus flags ["domain"].
 CpuTopology OfflineCpusAdjacentSiblings();
+
+// Every named machine above plus the empty topology, for tests parameterised over machines.
+struct NamedMachine {
+  const char* name;
+  CpuTopology (*make)();
+};
+std::vector<NamedMachine> AllNamed();
+// Prints the machine's name (gtest parameter printing).
+void PrintTo(const NamedMachine& m, std::ostream* os);
 
 }  // namespace huygens::test_machines
 
