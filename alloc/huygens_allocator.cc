@@ -238,10 +238,17 @@ class AllocationRun {
     return span;
   }
 
-  // Nodes in decreasing offer (then increasing id), each giving min(offer, what is left).
+  // Nodes in decreasing offer (then increasing id; with kNearest, nearest first), each giving
+  // min(offer, what is left).
   std::vector<std::pair<int, int>> Shares(const std::vector<int>& set) const {
     std::vector<int> order = set;
+    const bool near = req_.numa_strategy == NumaStrategy::kNearest &&
+                      !req_.near_numa_nodes.empty();
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      if (near) {
+        const int da = NearScore({a}), db = NearScore({b});
+        if (da != db) return da < db;
+      }
       return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
     });
     std::vector<std::pair<int, int>> shares;

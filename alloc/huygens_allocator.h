@@ -19,7 +19,8 @@
 //      each node's distance to the nearest of near_numa_nodes, then as most-allocated), then
 //      the fewest L3 groups the allocation would span, then the lowest NUMA ids.
 //   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
-//      (then increasing id) each give min(offer, what is left).
+//      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) each
+//      give min(offer, what is left).
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
 //        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the node's free

@@ -190,7 +190,9 @@ class ParseTopologyManagerOptionsTest : public ::testing::TestWithParam<OptionsC
 TEST_P(ParseTopologyManagerOptionsTest, ParsesAsKubelet) {
   absl::StatusOr<TopologyManagerOptions> got = ParseTopologyManagerOptions(GetParam().options);
   ASSERT_EQ(got.ok(), GetParam().ok) << got.status();
-  if (got.ok()) EXPECT_EQ(*got, GetParam().want);
+  if (got.ok()) {
+    EXPECT_EQ(*got, GetParam().want);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
