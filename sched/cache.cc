@@ -1,6 +1,7 @@
 #include "sched/cache.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "fmt/format.h"
@@ -20,21 +21,67 @@ bool SamePortEntry(const HostPort& a, const HostPort& b) {
 
 }  // namespace
 
-void ClusterCache::Touch(NodeInfo& info) { info.generation = ++generation_; }
+void ClusterCache::Touch(NodeInfo& info) {
+  info.generation = ++generation_;
+  NodeSummary& s = info.summary;
+  const Node& n = info.node;
+  s.cpu_allocatable_milli = n.allocatable.cpu_milli;
+  s.cpu_requested_milli = info.requested.cpu_milli;
+  s.memory_allocatable_bytes = n.allocatable.memory_bytes;
+  s.memory_requested_bytes = info.requested.memory_bytes;
+  auto isolated = n.allocatable.extended.find(kIsolatedCpuResource);
+  s.isolated_allocatable = isolated == n.allocatable.extended.end() ? 0 : isolated->second;
+  s.isolated_requested = info.requested.isolated_cpus;
+  s.pods = info.NumPods();
+  s.max_pods = static_cast<int32_t>(n.allocatable.pods);
+  s.unschedulable = n.unschedulable;
+  s.hard_taints = s.prefer_taints = false;
+  for (const Taint& t : n.taints) {
+    (t.effect == TaintEffect::kPreferNoSchedule ? s.prefer_taints : s.hard_taints) = true;
+  }
+  s.ports_in_use = !info.used_ports.empty();
+  s.has_cpu_state = info.cpu_state != nullptr;
+  s.numa_inline = false;
+  s.num_numa = 0;
+  if (!s.has_cpu_state) return;
+  const NodeState& cpu = *info.cpu_state;
+  const NodeConfig& config = cpu.Config();
+  s.mode = config.mode;
+  s.topology_policy = config.topology_policy;
+  s.topology_scope = config.topology_scope;
+  s.default_bind_policy = config.default_bind_policy;
+  s.numa_strategy = config.numa_strategy;
+  s.threads_per_core = static_cast<int16_t>(std::max(1, cpu.Topology().CpusPerCore()));
+  s.shared_requested_milli = cpu.SharedRequestedMilli();
+  s.numa_inline = config.capacity.empty();
+  for (const NumaCounters& c : cpu.Counters()) {
+    if (c.user_cpus <= 0) continue;
+    if (s.num_numa == NodeSummary::kInlineNuma || c.user_cpus > INT16_MAX || c.numa > INT16_MAX) {
+      s.numa_inline = false;
+      break;
+    }
+    s.numa[s.num_numa++] = {static_cast<int16_t>(c.numa), static_cast<int16_t>(c.user_cpus),
+                            static_cast<int16_t>(c.free_cpus), static_cast<int16_t>(c.free_cores)};
+  }
+}
 
 absl::Status ClusterCache::AddNode(Node node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node: name is empty");
   if (by_name_.contains(node.name)) {
     return absl::AlreadyExistsError(fmt::format("node {:?} is already in the cache", node.name));
   }
-  auto info = std::make_unique<NodeInfo>();
-  if (node.cpu_state != nullptr) info->cpu_state = std::make_unique<NodeState>(*node.cpu_state);
-  info->node = std::move(node);
-  info->index = static_cast<int>(order_.size());
-  NodeInfo* raw = info.get();
+  NodeInfo* raw;
+  if (!free_slots_.empty()) {
+    raw = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    raw = &slots_.emplace_back();
+  }
+  if (node.cpu_state != nullptr) raw->cpu_state = std::make_unique<NodeState>(*node.cpu_state);
+  raw->node = std::move(node);
+  raw->index = static_cast<int>(order_.size());
   by_name_.emplace(raw->node.name, raw);
   order_.push_back(raw);
-  nodes_.push_back(std::move(info));
   Touch(*raw);
   return absl::OkStatus();
 }
@@ -75,10 +122,8 @@ absl::Status ClusterCache::RemoveNode(std::string_view name) {
   order_[static_cast<size_t>(index)] = order_.back();
   order_[static_cast<size_t>(index)]->index = index;
   order_.pop_back();
-  auto owned = std::find_if(nodes_.begin(), nodes_.end(),
-                            [&](const std::unique_ptr<NodeInfo>& n) { return n.get() == info; });
-  std::swap(*owned, nodes_.back());
-  nodes_.pop_back();
+  *info = NodeInfo();  // the slot is reused by a later AddNode
+  free_slots_.push_back(info);
   ++generation_;
   return absl::OkStatus();
 }

@@ -10,21 +10,39 @@ NumaView::NumaView(const NodeState& state, BindPolicy bind) : bind_(bind) {
   tpc_ = std::max(1, state.Topology().CpusPerCore());
   const std::map<int, double>& capacity = state.Config().capacity;
   for (const NumaCounters& c : state.Counters()) {
-    if (c.user_cpus <= 0 || size_ == kMaxNuma) continue;
-    Figures& f = figures_[static_cast<size_t>(size_)];
-    f.numa = c.numa;
-    f.user = c.user_cpus;
-    f.free = c.free_cpus;
-    f.free_cores = c.free_cores;
+    if (c.user_cpus <= 0) continue;
     double factor = 1.0;
     if (!capacity.empty()) {
       auto it = capacity.find(c.numa);
       if (it != capacity.end()) factor = it->second;
     }
-    factor_[static_cast<size_t>(size_)] = factor;
-    ++size_;
-    Recompute(f);
+    Add(c.numa, c.user_cpus, c.free_cpus, c.free_cores, factor);
   }
+}
+
+NumaView::NumaView(const NodeInfo& node, BindPolicy bind) : bind_(bind) {
+  const NodeSummary& s = node.summary;
+  if (!s.numa_inline) {
+    *this = NumaView(*node.cpu_state, bind);
+    return;
+  }
+  tpc_ = s.threads_per_core;
+  for (int i = 0; i < s.num_numa; ++i) {
+    const NodeSummary::Numa& n = s.numa[i];
+    Add(n.numa, n.user, n.free, n.free_cores, 1.0);
+  }
+}
+
+void NumaView::Add(int numa, int user, int free, int free_cores, double factor) {
+  if (size_ == kMaxNuma) return;
+  Figures& f = figures_[static_cast<size_t>(size_)];
+  f.numa = numa;
+  f.user = user;
+  f.free = free;
+  f.free_cores = free_cores;
+  factor_[static_cast<size_t>(size_)] = factor;
+  ++size_;
+  Recompute(f);
 }
 
 int NumaView::OfferOf(const Figures& f, double factor) const {

@@ -38,6 +38,7 @@
 #include "alloc/huygens_allocator.h"
 #include "alloc/pod.h"
 #include "node/node_state.h"
+#include "sched/cache.h"
 
 namespace huygens::sched {
 
@@ -52,8 +53,11 @@ class NumaView {
     int offer = 0;
   };
 
-  // REQUIRES: state has at most kMaxNuma NUMA nodes with user CPUs (extra ones are ignored).
+  // From a NodeState. NUMA nodes beyond kMaxNuma with user CPUs are ignored.
   NumaView(const NodeState& state, BindPolicy bind);
+  // From the node's summary when it holds the figures inline, else from its NodeState.
+  // REQUIRES: node.cpu_state != nullptr.
+  NumaView(const NodeInfo& node, BindPolicy bind);
 
   int size() const { return size_; }
   const Figures& at(int i) const { return figures_[static_cast<size_t>(i)]; }
@@ -78,6 +82,7 @@ class NumaView {
   void Place(TopologyPolicy policy, NumaStrategy strategy, int cpus);
 
  private:
+  void Add(int numa, int user, int free, int free_cores, double factor);
   int OfferOf(const Figures& f, double factor) const;
   void Recompute(Figures& f) const;
   // Sum of the `k` largest values of `field` over the nodes.

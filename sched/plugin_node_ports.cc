@@ -18,6 +18,7 @@ class NodePorts final : public FilterPlugin {
   std::string_view Name() const override { return "NodePorts"; }
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
+    if (!node.summary.ports_in_use) return Status::Success();
     for (const HostPort& want : state.pod().host_ports) {
       for (const UsedPort& used : node.used_ports) {
         if (Conflicts(want, used.port)) {

@@ -27,36 +27,36 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
         status.AddReason(std::move(reason));
       }
     };
-    const NodeAllocatable& alloc = node.node.allocatable;
-    if (node.NumPods() + 1 > alloc.pods) fail("Too many pods");
+    const NodeSummary& n = node.summary;
+    if (n.pods + 1 > n.max_pods) fail("Too many pods");
     const PodRequests& want = state.facts().requests;
-    if (want.cpu_milli > 0 && want.cpu_milli > alloc.cpu_milli - node.requested.cpu_milli) {
+    if (want.cpu_milli > 0 && want.cpu_milli > n.cpu_allocatable_milli - n.cpu_requested_milli) {
       fail("Insufficient cpu");
     }
     if (want.memory_bytes > 0 &&
-        want.memory_bytes > alloc.memory_bytes - node.requested.memory_bytes) {
+        want.memory_bytes > n.memory_allocatable_bytes - n.memory_requested_bytes) {
       fail("Insufficient memory");
     }
-    if (want.isolated_cpus > 0 && want.isolated_cpus > Allocatable(alloc, kIsolatedCpuResource) -
-                                                           node.requested.isolated_cpus) {
+    if (want.isolated_cpus > 0 &&
+        want.isolated_cpus > n.isolated_allocatable - n.isolated_requested) {
       fail(fmt::format("Insufficient {}", kIsolatedCpuResource));
     }
     for (const auto& [name, amount] : state.pod().extended_requests) {
       if (amount <= 0) continue;
       auto used = node.requested_extended.find(name);
       const int64_t in_use = used == node.requested_extended.end() ? 0 : used->second;
-      if (amount > Allocatable(alloc, name) - in_use) fail(fmt::format("Insufficient {}", name));
+      if (amount > Allocatable(node.node.allocatable, name) - in_use) fail(fmt::format("Insufficient {}", name));
     }
     return status;
   }
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {
     const PodRequests& want = state.facts().requests;
-    const NodeAllocatable& alloc = node.node.allocatable;
+    const NodeSummary& n = node.summary;
     const int64_t cpu =
-        ResourceScore(node.requested.cpu_milli + want.cpu_milli, alloc.cpu_milli);
+        ResourceScore(n.cpu_requested_milli + want.cpu_milli, n.cpu_allocatable_milli);
     const int64_t memory =
-        ResourceScore(node.requested.memory_bytes + want.memory_bytes, alloc.memory_bytes);
+        ResourceScore(n.memory_requested_bytes + want.memory_bytes, n.memory_allocatable_bytes);
     return (cpu + memory) / 2;
   }
 
@@ -68,8 +68,7 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
 
   int64_t ResourceScore(int64_t requested, int64_t allocatable) const {
     if (allocatable <= 0 || requested > allocatable) return 0;
-    // Scaled in floating point: memory in bytes times 100 overflows nothing, but keep it exact
-    // for very large values too.
+    // In floating point: bytes x 100 could overflow int64 on very large nodes.
     const double share = static_cast<double>(requested) / static_cast<double>(allocatable);
     const double used = scoring_ == ResourceScoring::kMostAllocated ? share : 1.0 - share;
     return static_cast<int64_t>(used * static_cast<double>(kMaxNodeScore));

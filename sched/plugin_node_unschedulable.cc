@@ -11,7 +11,7 @@ class NodeUnschedulable final : public FilterPlugin {
   std::string_view Name() const override { return "NodeUnschedulable"; }
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
-    if (!node.node.unschedulable) return Status::Success();
+    if (!node.summary.unschedulable) return Status::Success();
     static const Taint kUnschedulableTaint{"node.kubernetes.io/unschedulable", "",
                                            TaintEffect::kNoSchedule};
     for (const Toleration& t : state.pod().tolerations) {

@@ -21,27 +21,35 @@ class NumaFit final : public FilterPlugin {
   std::string_view Name() const override { return "NumaFit"; }
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
-    if (node.cpu_state == nullptr) return Status::Success();
-    const NodeState& cpu = *node.cpu_state;
-    const NodeConfig& config = cpu.Config();
+    const NodeSummary& config = node.summary;
+    if (!config.has_cpu_state) return Status::Success();
     const PodFacts& facts = state.facts();
     const CpuDemand& demand = facts.Demand(config.mode);
     if (demand.exclusive_cpus == 0 && demand.shared_milli == 0) return Status::Success();
 
     const PodSpec& spec = state.pod().spec;
     const TopologyPolicy policy = spec.topology_policy.value_or(config.topology_policy);
-    NumaView view(cpu, spec.bind_policy.value_or(config.default_bind_policy));
+    NumaView view(node, spec.bind_policy.value_or(config.default_bind_policy));
 
     const int shared_pool = view.TotalFree();
-    const int64_t shared_milli = cpu.SharedRequestedMilli() + demand.shared_milli;
+    if (demand.exclusive_cpus > 0) {
+      Status s = JudgeExclusive(view, config, policy, facts);
+      if (!s.ok()) return s;
+    }
+    const int64_t shared_milli = config.shared_requested_milli + demand.shared_milli;
     if (static_cast<int64_t>(shared_pool - demand.exclusive_cpus) * 1000 < shared_milli) {
       return Status::Unschedulable(
           demand.exclusive_cpus > 0
-              ? fmt::format("NUMA: not enough free CPUs for {} exclusive CPUs", demand.exclusive_cpus)
+              ? fmt::format("NUMA: not enough free CPUs for {} exclusive CPUs",
+                            demand.exclusive_cpus)
               : std::string("NUMA: shared pool too small"));
     }
-    if (demand.exclusive_cpus == 0) return Status::Success();
+    return Status::Success();
+  }
 
+ private:
+  static Status JudgeExclusive(NumaView& view, const NodeSummary& config, TopologyPolicy policy,
+                               const PodFacts& facts) {
     if (view.bind() == BindPolicy::kFullCores) {
       for (const ExclusiveUnit& u : facts.units) {
         const int cpus = Cpus(u, config.mode);
@@ -52,7 +60,7 @@ class NumaFit final : public FilterPlugin {
       }
     }
     if (config.topology_scope == TopologyScope::kPod) {
-      return Judge(view, policy, demand.exclusive_cpus);
+      return Judge(view, policy, facts.Demand(config.mode).exclusive_cpus);
     }
     for (size_t i = 0; i < facts.units.size(); ++i) {
       const ExclusiveUnit& u = facts.units[i];
@@ -65,7 +73,6 @@ class NumaFit final : public FilterPlugin {
     return Status::Success();
   }
 
- private:
   static int Cpus(const ExclusiveUnit& u, NodeMode mode) {
     return mode == NodeMode::kIsolated ? u.cpus_isolated : u.cpus_allocatable;
   }

@@ -37,14 +37,13 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   }
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {
-    if (node.cpu_state == nullptr) return 0;
-    const NodeState& cpu = *node.cpu_state;
-    const NodeConfig& config = cpu.Config();
+    const NodeSummary& config = node.summary;
+    if (!config.has_cpu_state) return 0;
     const int cpus = state.facts().Demand(config.mode).exclusive_cpus;
     if (cpus == 0) return 0;
     const PodSpec& spec = state.pod().spec;
     const TopologyPolicy policy = spec.topology_policy.value_or(config.topology_policy);
-    const NumaView view(cpu, spec.bind_policy.value_or(config.default_bind_policy));
+    const NumaView view(node, spec.bind_policy.value_or(config.default_bind_policy));
     view.Choose(policy, config.numa_strategy, cpus, chosen_);
     if (chosen_.empty()) return 0;
 

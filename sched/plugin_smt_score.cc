@@ -17,12 +17,11 @@ class SmtScore final : public ScorePlugin {
   std::string_view Name() const override { return "SmtScore"; }
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {
-    if (node.cpu_state == nullptr) return kMaxNodeScore;
-    const NodeState& cpu = *node.cpu_state;
-    const NodeConfig& config = cpu.Config();
+    const NodeSummary& config = node.summary;
+    if (!config.has_cpu_state) return kMaxNodeScore;
     const int cpus = state.facts().Demand(config.mode).exclusive_cpus;
     if (cpus == 0) return kMaxNodeScore;
-    const NumaView view(cpu, state.pod().spec.bind_policy.value_or(config.default_bind_policy));
+    const NumaView view(node, state.pod().spec.bind_policy.value_or(config.default_bind_policy));
     const int tpc = view.threads_per_core();
     if (tpc == 1) return kMaxNodeScore;
     const int needed = view.bind() == BindPolicy::kSpreadCores ? cpus : (cpus + tpc - 1) / tpc;

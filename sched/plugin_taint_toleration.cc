@@ -15,6 +15,7 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
   std::string_view Name() const override { return "TaintToleration"; }
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
+    if (!node.summary.hard_taints) return Status::Success();
     for (const Taint& taint : node.node.taints) {
       if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
       if (!TaintTolerated(state.pod().tolerations, taint)) {
@@ -27,6 +28,7 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {
     int64_t untolerated = 0;
+    if (!node.summary.prefer_taints) return untolerated;
     for (const Taint& taint : node.node.taints) {
       if (taint.effect != TaintEffect::kPreferNoSchedule) continue;
       // Only tolerations with no effect or PreferNoSchedule count (kube-scheduler's

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sched/plugins.h"
@@ -260,9 +261,8 @@ TEST(NumaScore, SpreadPutsThePodOnTheEmptiestNumaNode) {
 }
 
 TEST(NumaScore, FewerNumaNodesBeatBetterPacking) {
-  // best-effort lets a 16-CPU pod span both NUMA nodes of "busy" (12 free) or sit on... no
-  // node has 16 on one NUMA node, so compare a 10-CPU pod: one NUMA node on "empty", two on
-  // "busy" (8 and 4 free).
+  // best-effort: a 10-CPU pod needs both NUMA nodes of "busy" (8 and 4 free) but only one of
+  // "empty"; packing alone would prefer the fuller "busy".
   ClusterCache cache;
   NodeConfig config;
   config.topology_policy = TopologyPolicy::kBestEffort;
@@ -296,8 +296,7 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "c");
   EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
-  // A pod outside the group is not drawn there: "a" is as good and is visited first... or
-  // next in round-robin; either way it is not placed by group.
+  // Both members are now indexed on node "c", NUMA node 1.
   const AffinityGroupPlacement* g = cache.AffinityGroup("g");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->at(cache.FindNode("c")).at(1), 2);
