@@ -16,7 +16,7 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot read file {:?}", what, path));
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot read file \"{}\"", what, path));
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -43,7 +43,7 @@ absl::StatusOr<YAML::Node> FindNamed(const YAML::Node& root, const char* list, c
       }
     }
   }
-  return absl::NotFoundError(fmt::format("kubeconfig: {} has no entry named {:?}", list, name));
+  return absl::NotFoundError(fmt::format("kubeconfig: {} has no entry named \"{}\"", list, name));
 }
 
 std::string Scalar(const YAML::Node& map, const char* key) {
@@ -96,7 +96,7 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_vi
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
     if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
       return absl::InvalidArgumentError(
-          fmt::format("kubeconfig: {}.server {:?} is not an http(s) URL", cluster_where, config.server));
+          fmt::format("kubeconfig: {}.server \"{}\" is not an http(s) URL", cluster_where, config.server));
     }
     config.insecure_skip_tls_verify = Scalar(*cluster, "insecure-skip-tls-verify") == "true";
     auto ca = Pem(*cluster, "certificate-authority", base_dir, cluster_where);
@@ -134,6 +134,8 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_vi
     return config;
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(fmt::format("kubeconfig: unexpected structure: {}", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(fmt::format("kubeconfig: cannot be read: {}", e.what()));
   }
 }
 
