@@ -85,6 +85,8 @@ std::map<std::string, ProviderHints> CpuProviderHints(
 // max(largest init-container need, sum of app containers + sum of restartable init
 // containers), where an init container's need is its own exclusive CPUs plus those of the
 // restartable init containers started before it. Per container, ExclusiveCpus (alloc/pod.h).
+// A pod with pod-level CPU resources gets 0 (kubelet 1.34's CPU manager does not support them
+// and gives such pods no hints); AdmissionUnits gives its containers 0 likewise.
 int PodExclusiveCpus(const PodSpec& pod);
 
 // One admission unit of the topology manager for a given scope: the whole pod (scope `pod`,
