@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "topology/json.h"
+#include "topology/nrt.h"
 
 namespace huygens {
 namespace {
@@ -44,9 +46,15 @@ struct Machine {
 };
 
 absl::StatusOr<CpuTopology> Load(const std::string& file) {
+  // Unpacking a dump is slow on a busy disk; each fixture is discovered once per test binary.
+  static auto* cache = new std::map<std::string, absl::StatusOr<CpuTopology>>();
+  auto it = cache->find(file);
+  if (it != cache->end()) return it->second;
   const std::string path = kDir + file;
-  if (file.ends_with(".xml")) return DiscoverFromXml(path);
-  return DiscoverFromFsroot(path);
+  absl::StatusOr<CpuTopology> t =
+      file.ends_with(".xml") ? DiscoverFromXml(path) : DiscoverFromFsroot(path);
+  cache->emplace(file, t);
+  return t;
 }
 
 std::vector<Machine> Machines() {
@@ -220,6 +228,23 @@ TEST_P(FixtureMachine, JsonRoundTripsExactly) {
   absl::StatusOr<CpuTopology> t = Load(GetParam().file);
   ASSERT_TRUE(t.ok()) << t.status();
   absl::StatusOr<CpuTopology> back = TopologyFromJson(ToJsonString(*t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == *t);
+}
+
+TEST_P(FixtureMachine, NrtCarriesTheExactTopologyAndOneZonePerNumaNode) {
+  absl::StatusOr<CpuTopology> t = Load(GetParam().file);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<nlohmann::json> object = BuildNrt({.node_name = "n1", .topology = &*t});
+  ASSERT_TRUE(object.ok()) << object.status();
+  absl::StatusOr<NrtObject> nrt = ReadNrt(nlohmann::json::parse(object->dump()));
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  ASSERT_EQ(nrt->zones.size(), t->NumaNodes().size());
+  for (const NrtZone& zone : nrt->zones) {
+    ASSERT_TRUE(zone.NumaId().has_value()) << zone.name;
+    EXPECT_TRUE(t->HasNumaNode(*zone.NumaId())) << zone.name;
+  }
+  absl::StatusOr<CpuTopology> back = TopologyFromNrt(*nrt);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(*back == *t);
 }
