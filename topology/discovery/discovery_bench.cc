@@ -29,14 +29,14 @@ void BM_DiscoverTarball80Cpus(benchmark::State& state) {
 }
 BENCHMARK(BM_DiscoverTarball80Cpus)->Unit(benchmark::kMillisecond);
 
-void BM_DiscoverSynthetic768Cpus(benchmark::State& state) {
+void BM_DiscoverSynthetic1536Cpus(benchmark::State& state) {
   for (auto _ : state) {
     absl::StatusOr<CpuTopology> t = DiscoverSynthetic("package:2 numa:4 l3cache:12 core:8 pu:2");
     if (!t.ok() || t->NumCpus() != 1536) state.SkipWithError("discovery failed");
     benchmark::DoNotOptimize(t);
   }
 }
-BENCHMARK(BM_DiscoverSynthetic768Cpus)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DiscoverSynthetic1536Cpus)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace huygens
