@@ -1,0 +1,232 @@
+// NumaFit and NumaView against their references:
+//   - NumaView::KubeletAdmits gives kubelet's topology-manager answer: the same as
+//     CpuHintsFromCounts + MergeHints (alloc/, kubelet-exact) for every policy, on several
+//     machines and random states;
+//   - NumaFit passes a single-container exclusive pod exactly when NodeState::AllocatePod
+//     (what Reserve runs) succeeds, for every topology policy, scope and bind policy;
+//   - the reason strings.
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "alloc/hints.h"
+#include "alloc/merge.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sched/numa_view.h"
+#include "sched/plugins.h"
+#include "sched/test_util.h"
+#include "topology/testing/machines.h"
+
+namespace huygens::sched {
+namespace {
+
+using testing::GuaranteedPod;
+using testing::Share;
+
+struct NamedMachine {
+  std::string name;
+  std::shared_ptr<const CpuTopology> topo;
+};
+
+std::vector<NamedMachine> Machines() {
+  using namespace huygens::testing;
+  return {
+      {"DualSocketHT", std::make_shared<const CpuTopology>(DualSocketHT())},
+      {"DualSocketMultiNumaPerSocketHT",
+       std::make_shared<const CpuTopology>(DualSocketMultiNumaPerSocketHT())},
+      {"QuadSocket4NumaSMT", std::make_shared<const CpuTopology>(QuadSocket4NumaSMT())},
+      {"SparseNumaIds", std::make_shared<const CpuTopology>(SparseNumaIds())},
+      {"EpycLikeSplitL3", std::make_shared<const CpuTopology>(EpycLikeSplitL3())},
+  };
+}
+
+constexpr TopologyPolicy kPolicies[] = {TopologyPolicy::kNone, TopologyPolicy::kBestEffort,
+                                        TopologyPolicy::kRestricted,
+                                        TopologyPolicy::kSingleNumaNode};
+constexpr BindPolicy kBinds[] = {BindPolicy::kPacked, BindPolicy::kFullCores,
+                                 BindPolicy::kSpreadCores};
+
+// A node state judged with `config`, holding random exclusive pods: each takes a random subset
+// of the free CPUs (so cores end up split and NUMA nodes unevenly used), assumed as if another
+// scheduler replica had decided it.
+NodeState RandomState(const std::shared_ptr<const CpuTopology>& topo, NodeConfig config,
+                      std::mt19937& rng) {
+  absl::StatusOr<NodeState> state = NodeState::Create(topo, std::move(config));
+  EXPECT_TRUE(state.ok());
+  const int target = std::uniform_int_distribution<int>(0, topo->NumCpus())(rng);
+  for (int i = 0; state->ExclusiveCpus().Size() < target; ++i) {
+    std::vector<int> free = state->SharedPool().ToVector();
+    std::shuffle(free.begin(), free.end(), rng);
+    const int take = std::min<int>(static_cast<int>(free.size()),
+                                   std::uniform_int_distribution<int>(1, 9)(rng));
+    if (take == 0) break;
+    const CpuSet cpus = *CpuSet::FromIds(std::span<const int>(free.data(), static_cast<size_t>(take)));
+    const std::string uid = fmt::format("fill-{}", i);
+    PodAllocation a;
+    a.pod_uid = uid;
+    a.numa_nodes = topo->NumaNodesOf(cpus);
+    CpuSet::Builder mems;
+    for (int numa : a.numa_nodes) mems.Add(numa);
+    a.containers.push_back({"app", cpus, mems.Build(), false, false, true});
+    EXPECT_TRUE(state->Assume(GuaranteedPod(uid, take).spec, a).ok());
+  }
+  return *std::move(state);
+}
+
+TEST(NumaView, KubeletAdmitsAgreesWithTheTopologyManagerOnEveryPolicy) {
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (const NamedMachine& m : Machines()) {
+    for (int round = 0; round < 25; ++round) {
+      NodeState state = RandomState(m.topo, {}, rng);
+      const NumaView view(state, BindPolicy::kPacked);
+      std::vector<NumaCounts> counts;
+      for (const NumaCounters& c : state.Counters()) {
+        counts.push_back({c.numa, c.user_cpus, c.free_cpus});
+      }
+      const std::vector<int> numa_ids = m.topo->NumaNodeIds();
+      for (TopologyPolicy policy : kPolicies) {
+        for (int cpus = 1; cpus <= m.topo->NumCpus(); ++cpus) {
+          std::vector<std::map<std::string, ProviderHints>> providers = {
+              {{"cpu", CpuHintsFromCounts(counts, cpus)}}};
+          absl::StatusOr<MergeResult> merged =
+              MergeHints(policy, TopologyManagerOptions{}, numa_ids, {}, providers);
+          ASSERT_TRUE(merged.ok()) << merged.status();
+          EXPECT_EQ(view.KubeletAdmits(policy, cpus), merged->admit)
+              << m.name << " round " << round << " policy " << ToString(policy) << " cpus "
+              << cpus;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+// Runs NumaFit for `pod` on a cache node holding a copy of `state`.
+Status NumaFitOn(const NodeState& state, const Pod& pod) {
+  ClusterCache cache;
+  Node node;
+  node.name = "n";
+  node.cpu_state = std::make_shared<const NodeState>(state);
+  EXPECT_TRUE(cache.AddNode(std::move(node)).ok());
+  CycleState cycle;
+  cycle.Reset(Share(pod));
+  ComputePodFacts(pod, cycle.mutable_facts());
+  auto plugin = NewNumaFit();
+  return dynamic_cast<FilterPlugin&>(*plugin).Filter(cycle, *cache.Nodes().front());
+}
+
+TEST(NumaFit, PassesExactlyWhenReserveCanAllocateASingleContainerPod) {
+  std::mt19937 rng(11);
+  int checked = 0, fits = 0;
+  for (const NamedMachine& m : Machines()) {
+    for (int round = 0; round < 20; ++round) {
+      NodeConfig config;
+      config.topology_policy = kPolicies[round % 4];
+      config.topology_scope = round % 2 == 0 ? TopologyScope::kContainer : TopologyScope::kPod;
+      config.default_bind_policy = kBinds[(round / 4) % 3];
+      const NodeState state = RandomState(m.topo, config, rng);
+      for (int cpus = 1; cpus <= m.topo->NumCpus() / 2 + 2; ++cpus) {
+        const Pod pod = GuaranteedPod("probe", cpus);
+        NodeState copy = state;
+        const absl::StatusOr<PodAllocation> got = copy.AllocatePod(pod.spec);
+        const bool allocated = got.ok();
+        const Status fit = NumaFitOn(state, pod);
+        EXPECT_EQ(fit.ok(), allocated)
+            << m.name << " round " << round << " policy " << ToString(config.topology_policy)
+            << " bind " << ToString(config.default_bind_policy) << " cpus " << cpus << ": "
+            << fit.Message() << " / " << (got.ok() ? "" : got.status().ToString());
+        ++checked;
+        fits += allocated ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(fits, checked / 10);
+  EXPECT_GT(checked - fits, checked / 10);
+}
+
+struct ReasonCase {
+  std::string name;
+  TopologyPolicy policy;
+  BindPolicy bind;
+  int cpus;
+  std::string reason;
+};
+
+class NumaFitReasons : public ::testing::TestWithParam<ReasonCase> {};
+
+// DualSocketHT (two NUMA nodes of 6 cores x 2 threads), with one thread of cores 0, 1 and 2
+// held on NUMA 0 (9 CPUs free there, 3 whole cores) and nothing on NUMA 1 (12 free).
+TEST_P(NumaFitReasons, NameTheConstraintThatFailed) {
+  const ReasonCase& c = GetParam();
+  auto topo = std::make_shared<const CpuTopology>(huygens::testing::DualSocketHT());
+  NodeConfig config;
+  config.topology_policy = c.policy;
+  config.default_bind_policy = c.bind;
+  absl::StatusOr<NodeState> state = NodeState::Create(topo, config);
+  ASSERT_TRUE(state.ok());
+  PodAllocation held;
+  held.pod_uid = "held";
+  held.numa_nodes = {0};
+  held.containers.push_back({"app", CpuSet{0, 1, 2}, CpuSet{0}, false, false, true});
+  ASSERT_TRUE(state->Assume(GuaranteedPod("held", 3).spec, held).ok());
+  Status s = NumaFitOn(*state, GuaranteedPod("p", c.cpus));
+  if (c.reason.empty()) {
+    EXPECT_TRUE(s.ok()) << s.Message();
+  } else {
+    EXPECT_THAT(s.reasons(), ::testing::ElementsAre(c.reason));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NumaFitReasons,
+    ::testing::Values(
+        ReasonCase{"single numa node fits twelve CPUs on the empty node",
+                   TopologyPolicy::kSingleNumaNode, BindPolicy::kPacked, 12, ""},
+        ReasonCase{"single numa node rejects thirteen CPUs", TopologyPolicy::kSingleNumaNode,
+                   BindPolicy::kPacked, 13, "NUMA: no single NUMA node fits 13 CPUs"},
+        ReasonCase{"restricted allows two NUMA nodes for thirteen CPUs",
+                   TopologyPolicy::kRestricted, BindPolicy::kPacked, 13, ""},
+        ReasonCase{"restricted rejects more than the two nodes hold free",
+                   TopologyPolicy::kRestricted, BindPolicy::kPacked, 22,
+                   "NUMA: no set of 2 NUMA nodes fits 22 CPUs"},
+        ReasonCase{"best effort admits but the CPUs must exist", TopologyPolicy::kBestEffort,
+                   BindPolicy::kPacked, 22, "NUMA: not enough free CPUs for 22 exclusive CPUs"},
+        ReasonCase{"full cores rejects an odd count on an SMT machine",
+                   TopologyPolicy::kSingleNumaNode, BindPolicy::kFullCores, 3,
+                   "NUMA: full-cores: 3 CPUs is not a whole number of cores"},
+        ReasonCase{"full cores counts whole free cores only", TopologyPolicy::kBestEffort,
+                   BindPolicy::kFullCores, 20, "NUMA: not enough free whole cores for 20 CPUs"},
+        ReasonCase{"spread cores needs one free core per CPU", TopologyPolicy::kSingleNumaNode,
+                   BindPolicy::kSpreadCores, 7,
+                   "NUMA: not enough cores with a free thread for 7 CPUs"}),
+    [](const auto& p) { return testing::SentenceName(p); });
+
+TEST(NumaFit, ContainerScopeJudgesEachContainerAfterThePreviousOnes) {
+  // Two 8-CPU containers on DualSocketHT: each fits one NUMA node under container scope, but
+  // never both on the same node; under pod scope 16 CPUs need one NUMA node and fail.
+  auto topo = std::make_shared<const CpuTopology>(huygens::testing::DualSocketHT());
+  Pod pod = GuaranteedPod("p", 8);
+  ContainerSpec second = pod.spec.containers[0];
+  second.name = "second";
+  pod.spec.containers.push_back(second);
+  for (TopologyScope scope : {TopologyScope::kContainer, TopologyScope::kPod}) {
+    NodeConfig config;
+    config.topology_scope = scope;
+    absl::StatusOr<NodeState> state = NodeState::Create(topo, config);
+    ASSERT_TRUE(state.ok());
+    NodeState copy = *state;
+    const bool allocated = copy.AllocatePod(pod.spec).ok();
+    EXPECT_EQ(NumaFitOn(*state, pod).ok(), allocated) << ToString(scope);
+    EXPECT_EQ(allocated, scope == TopologyScope::kContainer);
+  }
+}
+
+}  // namespace
+}  // namespace huygens::sched
