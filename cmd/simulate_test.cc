@@ -19,7 +19,7 @@ struct Result {
   std::string out;  // stdout and stderr
 };
 
-Result Run(const std::string& args) {
+Result RunHuygens(const std::string& args) {
   Result r;
   const std::string cmd = std::string(HUYGENS_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -46,7 +46,7 @@ std::string ReadAll(const std::string& path) {
 TEST(SimulateCommandTest, WithoutArgumentsItRunsTheBuiltInExample) {
   const std::string json_path = TempPath("simulate_example.json");
   const std::string html_path = TempPath("simulate_example.html");
-  const Result r = Run("simulate --json " + json_path + " --html " + html_path);
+  const Result r = RunHuygens("simulate --json " + json_path + " --html " + html_path);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("huygens"));
   EXPECT_THAT(r.out, HasSubstr("baseline"));
@@ -69,23 +69,23 @@ TEST(SimulateCommandTest, WithoutArgumentsItRunsTheBuiltInExample) {
 TEST(SimulateCommandTest, BadInputExitsWithTwoAndNamesFileLineAndField) {
   const std::string path = TempPath("bad_cluster.yaml");
   std::ofstream(path) << "nodeGroups:\n  - name: a\n    count: -1\n    topology: {preset: xeon-8480-2s}\n";
-  const Result r = Run("simulate " + path);
+  const Result r = RunHuygens("simulate " + path);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr(path + ":3:12: nodeGroups[0].count"));
-  const Result missing = Run("simulate /nonexistent/cluster.yaml");
+  const Result missing = RunHuygens("simulate /nonexistent/cluster.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
 }
 
 TEST(SimulateCommandTest, HelpDescribesTheCommand) {
-  const Result r = Run("simulate --help");
+  const Result r = RunHuygens("simulate --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("--nodes-csv"));
   EXPECT_THAT(r.out, HasSubstr("built-in example"));
 }
 
 TEST(BenchCommandTest, ScheduleBenchmarkPrintsOneJsonLine) {
-  const Result r = Run("bench schedule --nodes 50 --pods 500");
+  const Result r = RunHuygens("bench schedule --nodes 50 --pods 500");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"podsPerSecond", "p50Micros", "p99Micros", "peakRssBytes"}) {

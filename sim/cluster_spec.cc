@@ -58,7 +58,9 @@ absl::StatusOr<CpuTopology> LoadTopologyFile(const std::string& path) {
 int64_t DefaultMemory(const CpuTopology& topo) {
   int64_t total = 0;
   for (const NumaNode& n : topo.NumaNodes()) total += static_cast<int64_t>(n.memory_bytes);
-  return total > 0 ? total : int64_t{4} * 1024 * 1024 * 1024 * topo.NumCpus();
+  // Synthetic machines carry a token amount of memory; model 4 GiB per CPU for them.
+  const int64_t per_cpu = int64_t{4} * 1024 * 1024 * 1024;
+  return total >= per_cpu / 4 * topo.NumCpus() ? total : per_cpu * topo.NumCpus();
 }
 
 absl::Status ParseTopology(const YamlReader& r, const YAML::Node& node, const std::string& field,

@@ -59,7 +59,8 @@ struct NodeGroupSpec {
   BindPolicy bind_policy = BindPolicy::kPacked;  // default for pods without the annotation
   std::map<std::string, std::string> labels;
   std::vector<sched::Taint> taints;
-  // Node memory in bytes. Default: the topology's NUMA memory when known, else 4 GiB per CPU.
+  // Node memory in bytes. Default: the topology's NUMA memory when it is at least 1 GiB per
+  // CPU (a real machine), else 4 GiB per CPU (synthetic machines and presets).
   int64_t memory_bytes = 0;
   int64_t max_pods = 110;  // kubelet's maxPods, default 110
 };
