@@ -1,0 +1,63 @@
+#include "node/allocation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace huygens {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Allocation, TheDesignExampleParsesAndPrintsBackIdentically) {
+  const std::string text =
+      R"({"version":1,"node":"n1","numaNodes":[0],"containers":[{"name":"app","cpuset":"4-7","mems":"0"}]})";
+  auto a = AllocationFromJson(text, "uid-1");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->pod_uid, "uid-1");
+  EXPECT_EQ(a->node, "n1");
+  EXPECT_EQ(a->containers.at(0).cpuset, CpuSet::Range(4, 7));
+  EXPECT_TRUE(a->containers.at(0).exclusive);
+  EXPECT_EQ(AllocationToJson(*a), text);
+}
+
+TEST(Allocation, InitSidecarAndSharedFlagsRoundTrip) {
+  const std::string text =
+      R"({"version":1,"node":"n1","numaNodes":[0,1],"containers":[{"name":"i","cpuset":"1","mems":"0","init":true},{"name":"s","cpuset":"2","mems":"0","init":true,"restartable":true},{"name":"w","cpuset":"3-9","mems":"0-1","exclusive":false}]})";
+  auto a = AllocationFromJson(text, "u");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->containers[1].restartable);
+  EXPECT_FALSE(a->containers[2].exclusive);
+  EXPECT_EQ(AllocationToJson(*a), text);
+}
+
+TEST(Allocation, ErrorsNameTheField) {
+  struct Case {
+    const char* text;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"{", "value: not valid JSON"},
+      {R"({"node":"n","numaNodes":[],"containers":[]})", "version: missing"},
+      {R"({"version":2,"node":"n","numaNodes":[],"containers":[]})", "version: 2 is not supported"},
+      {R"({"version":1,"numaNodes":[],"containers":[]})", "node: missing"},
+      {R"({"version":1,"node":"n","numaNodes":[-1],"containers":[]})", "numaNodes[0]"},
+      {R"({"version":1,"node":"n","numaNodes":[0,0],"containers":[]})", "repeats"},
+      {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4-","mems":"0"}]})",
+       "containers[0].cpuset"},
+      {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0","init":1}]})",
+       "containers[0].init: expected a boolean"},
+      {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0","restartable":true}]})",
+       "containers[0].restartable"},
+      {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0"},{"name":"a","cpuset":"5","mems":"0"}]})",
+       "containers[1].name"},
+  };
+  for (const Case& c : cases) {
+    auto a = AllocationFromJson(c.text, "u");
+    ASSERT_FALSE(a.ok()) << c.text;
+    EXPECT_THAT(std::string(a.status().message()), HasSubstr(c.error)) << c.text;
+    EXPECT_THAT(std::string(a.status().message()), HasSubstr("huygens.io/allocation"));
+  }
+}
+
+}  // namespace
+}  // namespace huygens
