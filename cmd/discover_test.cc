@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "cmd/run_huygens.h"
 
 namespace {
 
@@ -17,23 +18,10 @@ using ::testing::HasSubstr;
 
 const std::string kDir = std::string(HUYGENS_FIXTURES) + "/topologies/";
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout, or stdout+stderr with merge_stderr
-};
+using Result = huygens::cmd::testing::RunResult;
 
 Result RunDiscover(const std::string& args, bool merge_stderr = false) {
-  const std::string command =
-      std::string(HUYGENS_BIN) + " discover " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return huygens::cmd::testing::RunHuygens("discover " + args, merge_stderr);
 }
 
 TEST(HuygensDiscover, PicturesTheLiveMachine) {

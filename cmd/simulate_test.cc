@@ -9,27 +9,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "cmd/run_huygens.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Result = huygens::cmd::testing::RunResult;
 
 Result RunHuygens(const std::string& args) {
-  Result r;
-  const std::string cmd = std::string(HUYGENS_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return huygens::cmd::testing::RunHuygens(args, /*merge_stderr=*/true);
 }
 
 std::string TempPath(const std::string& name) {
