@@ -432,7 +432,7 @@ class AllocationRun {
             if (free_[static_cast<size_t>(local)]) eligible.Add(ix_.CpuId(local));
           }
         }
-        return TakeByTopology(topo_, eligible.Build(), share);
+        return TakeByTopology(ix_, eligible.Build(), share);
       }
       case BindPolicy::kFullCores:
         for (int core : ix_.NumaCores().Of(numa)) {
