@@ -52,6 +52,11 @@ function(huygens_fuzzer name)
   set(corpus "${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus")
   set(seed_args "")
   if(F_SEEDS)
+    # git keeps no empty folders: a seed folder must hold at least one file.
+    file(GLOB seed_files "${F_SEEDS}/*")
+    if(NOT seed_files)
+      message(FATAL_ERROR "fuzzer ${name}: seed folder ${F_SEEDS} is missing or empty")
+    endif()
     set(seed_args "${F_SEEDS}")
   endif()
   add_test(NAME ${name}
