@@ -10,7 +10,7 @@ if [ ! -d ../shared/fixtures ]; then
   echo "test.sh: ../shared/fixtures is missing; the fixture tests need it" >&2
   exit 2
 fi
-BUILD_DIR=build scripts/build.sh
+BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
