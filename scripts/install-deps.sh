@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  containerd runc busybox-static iproute2
 )
 missing=()
 for p in "${packages[@]}"; do
