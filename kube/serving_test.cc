@@ -1,0 +1,288 @@
+#include "kube/serving.h"
+
+#include <httplib.h>
+
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace huygens::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+// An independent reader of the text exposition format 0.0.4 (the subset we write): returns every
+// sample keyed by "name{l1=v1,l2=v2}" with label values unescaped, plus HELP and TYPE per family.
+struct Parsed {
+  std::map<std::string, double> samples;
+  std::map<std::string, std::string> help;
+  std::map<std::string, std::string> type;
+  std::vector<std::string> sample_order;
+};
+
+std::string UnescapeHelp(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size()) {
+      ++i;
+      out += text[i] == 'n' ? '\n' : text[i];
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+Parsed Parse(const std::string& text) {
+  Parsed p;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    EXPECT_NE(eol, std::string::npos) << "every line ends with a newline";
+    if (eol == std::string::npos) break;
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.rfind("# HELP ", 0) == 0) {
+      std::string rest = line.substr(7);
+      std::size_t sp = rest.find(' ');
+      p.help[rest.substr(0, sp)] = UnescapeHelp(rest.substr(sp + 1));
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::string rest = line.substr(7);
+      std::size_t sp = rest.find(' ');
+      p.type[rest.substr(0, sp)] = rest.substr(sp + 1);
+      continue;
+    }
+    std::size_t i = 0;
+    std::string name;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') name += line[i++];
+    std::string key = name;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      key += '{';
+      bool first = true;
+      while (line[i] != '}') {
+        std::string label;
+        while (line[i] != '=') label += line[i++];
+        ++i;
+        EXPECT_EQ(line[i], '"');
+        ++i;
+        std::string value;
+        while (line[i] != '"') {
+          if (line[i] == '\\') {
+            ++i;
+            value += line[i] == 'n' ? '\n' : line[i];
+          } else {
+            value += line[i];
+          }
+          ++i;
+        }
+        ++i;
+        if (line[i] == ',') ++i;
+        key += (first ? "" : ",") + label + "=" + value;
+        first = false;
+      }
+      key += '}';
+      ++i;
+    }
+    EXPECT_EQ(line[i], ' ') << line;
+    std::string value = line.substr(i + 1);
+    double v = value == "+Inf" ? INFINITY : value == "-Inf" ? -INFINITY : std::stod(value);
+    p.samples[key] = v;
+    p.sample_order.push_back(key);
+  }
+  return p;
+}
+
+TEST(MetricsRegistry, CounterWithLabelsRendersHelpTypeAndOneLinePerSeries) {
+  MetricsRegistry registry;
+  CounterFamily& attempts =
+      registry.AddCounter("huygens_attempts_total", "Scheduling attempts.", {"result", "profile"});
+  attempts.Inc({"scheduled", "default"});
+  attempts.Inc({"scheduled", "default"}, 2);
+  attempts.Inc({"error", "default"});
+  Parsed p = Parse(registry.Expose());
+  EXPECT_EQ(p.help["huygens_attempts_total"], "Scheduling attempts.");
+  EXPECT_EQ(p.type["huygens_attempts_total"], "counter");
+  EXPECT_EQ(p.samples["huygens_attempts_total{result=scheduled,profile=default}"], 3);
+  EXPECT_EQ(p.samples["huygens_attempts_total{result=error,profile=default}"], 1);
+  EXPECT_EQ(p.samples.size(), 2u);
+}
+
+TEST(MetricsRegistry, ACounterNeverDecreases) {
+  MetricsRegistry registry;
+  CounterFamily& c = registry.AddCounter("c_total", "c");
+  c.Inc({}, 5);
+  c.Inc({}, -3);
+  EXPECT_EQ(c.Value(), 5);
+}
+
+TEST(MetricsRegistry, AMetricWithoutLabelsHasNoBraces) {
+  MetricsRegistry registry;
+  registry.AddGauge("huygens_pending_pods", "Pods waiting.").Set({}, 7);
+  EXPECT_THAT(registry.Expose(), HasSubstr("\nhuygens_pending_pods 7\n"));
+}
+
+TEST(MetricsRegistry, LabelValuesEscapeBackslashQuoteAndNewline) {
+  MetricsRegistry registry;
+  GaugeFamily& g = registry.AddGauge("g", "g", {"path"});
+  std::string odd = "C:\\dir \"quoted\"\nnext";
+  g.Set({odd}, 1);
+  std::string text = registry.Expose();
+  EXPECT_THAT(text, HasSubstr(R"(g{path="C:\\dir \"quoted\"\nnext"} 1)"));
+  EXPECT_EQ(Parse(text).samples["g{path=" + odd + "}"], 1);
+}
+
+TEST(MetricsRegistry, HelpEscapesBackslashAndNewlineButNotQuotes) {
+  MetricsRegistry registry;
+  registry.AddCounter("c_total", "a \"b\" c\\d\ne");
+  std::string text = registry.Expose();
+  EXPECT_THAT(text, HasSubstr("# HELP c_total a \"b\" c\\\\d\\ne\n"));
+  EXPECT_EQ(Parse(text).help["c_total"], "a \"b\" c\\d\ne");
+}
+
+TEST(MetricsRegistry, HistogramBucketsAreCumulativeAndEndWithInf) {
+  MetricsRegistry registry;
+  HistogramFamily& h = registry.AddHistogram("lat_seconds", "Latency.", {"op"}, {0.1, 1, 10});
+  for (double v : {0.05, 0.1, 0.5, 2.0, 20.0}) h.Observe({"bind"}, v);
+  Parsed p = Parse(registry.Expose());
+  EXPECT_EQ(p.type["lat_seconds"], "histogram");
+  // 0.05 and 0.1 are <= 0.1 (upper bounds are inclusive), 0.5 <= 1, 2 <= 10, 20 only in +Inf.
+  EXPECT_EQ(p.samples["lat_seconds_bucket{op=bind,le=0.1}"], 2);
+  EXPECT_EQ(p.samples["lat_seconds_bucket{op=bind,le=1}"], 3);
+  EXPECT_EQ(p.samples["lat_seconds_bucket{op=bind,le=10}"], 4);
+  EXPECT_EQ(p.samples["lat_seconds_bucket{op=bind,le=+Inf}"], 5);
+  EXPECT_EQ(p.samples["lat_seconds_count{op=bind}"], 5);
+  EXPECT_DOUBLE_EQ(p.samples["lat_seconds_sum{op=bind}"], 22.65);
+  // Bucket lines come first in bound order, then sum, then count.
+  ASSERT_EQ(p.sample_order.size(), 6u);
+  EXPECT_EQ(p.sample_order[3], "lat_seconds_bucket{op=bind,le=+Inf}");
+  EXPECT_EQ(p.sample_order[4], "lat_seconds_sum{op=bind}");
+  EXPECT_EQ(p.sample_order[5], "lat_seconds_count{op=bind}");
+}
+
+TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
+  MetricsRegistry registry;
+  CounterFamily& c = registry.AddCounter("c_total", "c", {"t"});
+  HistogramFamily& h = registry.AddHistogram("h", "h", {}, {1});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5000; ++i) {
+        c.Inc({t % 2 == 0 ? "even" : "odd"});
+        h.Observe({}, 0.5);
+        if (i % 1000 == 0) (void)registry.Expose();  // rendering while writers run
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(c.Value({"even"}), 10000);
+  EXPECT_EQ(c.Value({"odd"}), 10000);
+  EXPECT_EQ(h.Count(), 20000u);
+  EXPECT_EQ(Parse(registry.Expose()).samples["h_bucket{le=1}"], 20000);
+}
+
+TEST(FormatSampleValue, WritesShortestDecimalsAndPrometheusInfinities) {
+  EXPECT_EQ(FormatSampleValue(1), "1");
+  EXPECT_EQ(FormatSampleValue(0.25), "0.25");
+  EXPECT_EQ(FormatSampleValue(INFINITY), "+Inf");
+  EXPECT_EQ(FormatSampleValue(-INFINITY), "-Inf");
+  EXPECT_EQ(FormatSampleValue(NAN), "NaN");
+}
+
+TEST(ParseHostPort, AcceptsHostPortEmptyHostAndBracketedV6) {
+  EXPECT_EQ(*ParseHostPort("127.0.0.1:8080"), std::make_pair(std::string("127.0.0.1"), 8080));
+  EXPECT_EQ(*ParseHostPort(":9"), std::make_pair(std::string("0.0.0.0"), 9));
+  EXPECT_EQ(*ParseHostPort("[::1]:0"), std::make_pair(std::string("::1"), 0));
+}
+
+TEST(ParseHostPort, RejectsAMissingOrOutOfRangePortNamingTheAddress) {
+  for (std::string_view bad : {"localhost", "h:", "h:x1", "h:70000", "h:-1"}) {
+    auto r = ParseHostPort(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string(bad)));
+  }
+}
+
+TEST(HttpServer, ServesMetricsHealthAndReadinessOnAnEphemeralPort) {
+  MetricsRegistry registry;
+  registry.AddCounter("served_total", "s").Inc();
+  std::atomic<bool> ready{false};
+  HttpServer server({.address = "127.0.0.1:0"}, &registry);
+  server.AddHealthCheck("ping", [] { return absl::OkStatus(); });
+  server.AddReadyCheck("cache-synced", [&] {
+    return ready ? absl::OkStatus() : absl::UnavailableError("informers not synced");
+  });
+  ASSERT_TRUE(server.Start().ok());
+  ASSERT_GT(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), ExpositionContentType());
+  EXPECT_EQ(Parse(metrics->body).samples["served_total"], 1);
+
+  auto healthz = client.Get("/healthz");
+  ASSERT_TRUE(healthz);
+  EXPECT_EQ(healthz->status, 200);
+  EXPECT_EQ(healthz->body, "ok");
+
+  auto not_ready = client.Get("/readyz");
+  ASSERT_TRUE(not_ready);
+  EXPECT_EQ(not_ready->status, 500);
+  EXPECT_THAT(not_ready->body, HasSubstr("[-]cache-synced failed: informers not synced"));
+
+  ready = true;
+  auto now_ready = client.Get("/readyz?verbose");
+  ASSERT_TRUE(now_ready);
+  EXPECT_EQ(now_ready->status, 200);
+  EXPECT_THAT(now_ready->body, HasSubstr("[+]ping ok\n[+]cache-synced ok\n"));
+  server.Stop();
+}
+
+TEST(HttpServer, AFailingHealthCheckFailsBothEndpoints) {
+  HttpServer server({}, nullptr);
+  server.AddHealthCheck("leader-renew", [] { return absl::DeadlineExceededError("lease lost"); });
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  for (const char* path : {"/healthz", "/readyz"}) {
+    auto r = client.Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500) << path;
+    EXPECT_THAT(r->body, HasSubstr("[-]leader-renew failed: lease lost")) << path;
+  }
+  auto metrics = client.Get("/metrics");  // no registry: no /metrics
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 404);
+}
+
+TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
+  HttpServer server({}, nullptr);
+  server.HandlePost("/echo", [](const std::string& body) {
+    return HttpReply{.status = 201, .content_type = "text/plain", .body = "got " + body};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  auto r = client.Post("/echo", "hello", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201);
+  EXPECT_EQ(r->body, "got hello");
+}
+
+TEST(HttpServer, ABusyPortIsAnUnavailableErrorNamingTheAddress) {
+  HttpServer first({}, nullptr);
+  ASSERT_TRUE(first.Start().ok());
+  std::string address = "127.0.0.1:" + std::to_string(first.port());
+  HttpServer second({.address = address}, nullptr);
+  absl::Status s = second.Start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr(address));
+}
+
+}  // namespace
+}  // namespace huygens::kube
