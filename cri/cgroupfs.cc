@@ -32,6 +32,13 @@ absl::Status ErrnoStatus(int err, std::string message) {
     case ENOTDIR:
       return absl::NotFoundError(message);
     case EACCES:
+      // As root, EACCES from a cpuset file is cgroup v1's answer to a cpuset that is not within
+      // its parent's (kernel/cgroup/cpuset-v1.c), not a permission problem.
+      if (::geteuid() == 0) {
+        return absl::FailedPreconditionError(
+            message + " (on cgroup v1: the cpuset is not within the parent's)");
+      }
+      return absl::PermissionDeniedError(message);
     case EPERM:
       return absl::PermissionDeniedError(message);
     default:

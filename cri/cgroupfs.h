@@ -18,7 +18,9 @@
 // is no child constraint.
 //
 // Errors name the file, the value written and the errno: kFailedPrecondition for the kernel's
-// refusals (EBUSY, EINVAL, ENOSPC, EROFS, EISDIR), kPermissionDenied (EACCES, EPERM), kNotFound
+// refusals (EBUSY: a child holds CPUs outside the new set; EACCES as root: on v1 the new set is
+// not within the parent's; EINVAL / ERANGE: CPUs offline or beyond the machine; ENOSPC, EROFS,
+// EISDIR), kPermissionDenied (EPERM, and EACCES when not root), kNotFound
 // (ENOENT: no such cgroup, or the cpuset controller is not enabled for it on v2),
 // kInvalidArgument (a malformed cgroup path, an empty cpuset). On v1 a failure of cpuset.mems
 // after cpuset.cpus was written leaves the new cpus in place (the message says so).

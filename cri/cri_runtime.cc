@@ -60,8 +60,12 @@ struct CriRuntime::Rpc {
 
 CriRuntime::CriRuntime(CriRuntimeOptions options)
     : options_(std::move(options)), cgroupfs_(options_.cgroupfs), rpc_(std::make_unique<Rpc>()) {
-  rpc_->channel =
-      grpc::CreateChannel("unix://" + options_.socket, grpc::InsecureChannelCredentials());
+  // Reconnect soon after the runtime comes back (gRPC's default backoff grows to 120 s).
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  rpc_->channel = grpc::CreateCustomChannel("unix://" + options_.socket,
+                                            grpc::InsecureChannelCredentials(), args);
   rpc_->runtime = runtime::v1::RuntimeService::NewStub(rpc_->channel);
 }
 

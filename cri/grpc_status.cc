@@ -24,7 +24,10 @@ bool IsKernelRefusal(std::string_view message) {
   for (char& c : lower) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
-  for (std::string_view needle : {"invalid argument", "device or resource busy",
+  if (lower.find("cgroup") == std::string::npos && lower.find("cpuset") == std::string::npos) {
+    return false;
+  }
+  for (std::string_view needle : {"invalid argument", "device or resource busy", "permission denied",
                                   "no space left on device", "numerical result out of range"}) {
     if (lower.find(needle) != std::string::npos) return true;
   }

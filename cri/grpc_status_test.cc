@@ -24,10 +24,17 @@ TEST(FromGrpcStatusTest, UnknownWithAKernelRefusalIsFailedPrecondition) {
                            "UpdateContainerResources", "abc")
                 .code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::UNKNOWN, "device or resource busy"),
+  EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::UNKNOWN,
+                                        "failed to write \"1\": write /sys/fs/cgroup/cpuset/p/c/"
+                                        "cpuset.cpus: permission denied"),
                            "U", "a")
                 .code(),
             absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::UNKNOWN, "open x: permission denied"),
+                           "U", "a")
+                .code(),
+            absl::StatusCode::kUnknown)
+      << "a refusal that names no cgroup file is not the kernel's cpuset rule";
   EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::UNKNOWN, "something else"), "U", "a")
                 .code(),
             absl::StatusCode::kUnknown);
