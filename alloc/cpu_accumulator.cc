@@ -1,20 +1,14 @@
 #include "alloc/cpu_accumulator.h"
 
 #include <algorithm>
+#include <bit>
+
+#include "alloc/bits.h"
 
 namespace huygens {
 namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
-
-// Portable inline popcount: without -mpopcnt, std::popcount is a libgcc call, which dominated
-// the take's profile.
-int PopCount(uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555ULL);
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
-}
 
 // Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort.
 template <typename Counts>
@@ -33,7 +27,7 @@ CpuAccumulator::CpuAccumulator(const TopologyIndex& index, const CpuSet& availab
   free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
   for (int cpu : available) {
     const int local = index_.LocalOf(cpu);
-    if (local >= 0) MarkFree(local);
+    if (local >= 0) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
   }
   Init(num_cpus);
 }
@@ -42,18 +36,12 @@ CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> 
                                int num_cpus)
     : index_(index), needed_(num_cpus) {
   free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
-  for (int local : available) MarkFree(local);
+  for (int local : available) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
   Init(num_cpus);
 }
 
-void CpuAccumulator::MarkFree(int cpu) {
-  uint64_t& word = free_[Sz(cpu) >> 6];
-  const uint64_t bit = uint64_t{1} << (cpu & 63);
-  free_total_ += (word & bit) == 0;
-  word |= bit;
-}
-
 void CpuAccumulator::Init(int num_cpus) {
+  for (uint64_t word : free_) free_total_ += PopCount(word);
   numa_free_.resize(Sz(index_.NumNumaNodes()));
   for (int u = 0; u < index_.NumNumaNodes(); ++u) {
     numa_free_[Sz(u)] = FreeInUnit(index_.NumaRanges(), u);
@@ -266,13 +254,47 @@ void CpuAccumulator::TakeUncoreCache() {
   }
 }
 
+const TopologyIndex::Ranges& CpuAccumulator::RangesOfGroup() const {
+  return index_.NumaFirst() ? index_.SocketRanges() : index_.NumaRanges();
+}
+
+uint64_t CpuAccumulator::FreeBitsIn(size_t word, int begin, int end) const {
+  const int base = static_cast<int>(word) * 64;
+  const int lo = std::max(begin, base) - base, hi = std::min(end, base + 64) - base;
+  const uint64_t upper = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+  return free_[word] & upper & ~((uint64_t{1} << lo) - 1);
+}
+
 void CpuAccumulator::TakeFullCores() {
   // kubelet's freeCores(): cores in group order, each group's cores by (free count, id); a core
   // is free when its free count equals the machine's average core size. All free cores have
-  // the same count, so within a group they come by id.
+  // the same count, so within a group they come by id. Such a core has at least CpusPerCore()
+  // CPUs, so nothing qualifies once fewer are needed.
   const int per_core = index_.CpusPerCore();
   CoreGroups(groups_);
+  const int k = index_.UniformCoreSize();
+  if (k > 0 && index_.CoresInLocalOrder()) {
+    // Word-wise: a core is free when the k bits from its start bit are all set.
+    const TopologyIndex::Ranges& ranges = RangesOfGroup();
+    for (int group : groups_) {
+      for (size_t r = ranges.First(group); r < ranges.Last(group); ++r) {
+        const int begin = ranges.begin[r], end = ranges.end[r];
+        for (size_t w = Sz(begin) >> 6; w <= (Sz(end) - 1) >> 6; ++w) {
+          const uint64_t bits = FreeBitsIn(w, begin, end);
+          uint64_t full = bits & index_.CoreStartMask(w);
+          for (int i = 1; i < k; ++i) full &= bits >> i;
+          for (; full != 0; full &= full - 1) {
+            if (needed_ < per_core) return;
+            const int first = static_cast<int>(w * 64) + std::countr_zero(full);
+            for (int cpu = first; cpu < first + k; ++cpu) Take(cpu);
+          }
+        }
+      }
+    }
+    return;
+  }
   for (int group : groups_) {
+    if (needed_ < per_core) return;
     for (int core : CoresOfGroup(group)) {
       if (needed_ < index_.CoreCpus().SizeOf(core)) continue;
       if (CoreFree(core) != per_core) continue;
@@ -298,6 +320,32 @@ void CpuAccumulator::TakeRemainingCpus(CpuSortingStrategy strategy) {
   // count, id), each core's free CPUs by id. A group's cores are untouched until the walk
   // reaches it, so bucketing by the current free count reproduces kubelet's snapshot order.
   CoreGroups(groups_);
+  const int k = index_.UniformCoreSize();
+  if ((k == 1 || k == 2) && index_.CoresInLocalOrder()) {
+    // Word-wise: the start bits of cores with exactly `count` free CPUs.
+    const TopologyIndex::Ranges& ranges = RangesOfGroup();
+    for (int group : groups_) {
+      for (int count = 1; count <= k; ++count) {
+        for (size_t r = ranges.First(group); r < ranges.Last(group); ++r) {
+          const int begin = ranges.begin[r], end = ranges.end[r];
+          for (size_t w = Sz(begin) >> 6; w <= (Sz(end) - 1) >> 6; ++w) {
+            const uint64_t bits = FreeBitsIn(w, begin, end);
+            uint64_t cores = index_.CoreStartMask(w) &
+                             (k == 1 ? bits : count == 1 ? bits ^ (bits >> 1) : bits & (bits >> 1));
+            for (; cores != 0; cores &= cores - 1) {
+              const int first = static_cast<int>(w * 64) + std::countr_zero(cores);
+              for (int cpu = first; cpu < first + k; ++cpu) {
+                if (!IsFree(cpu)) continue;
+                Take(cpu);
+                if (Satisfied()) return;
+              }
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
   const int max_threads = index_.MaxThreadsPerCore();
   for (int group : groups_) {
     std::span<const int> cores = CoresOfGroup(group);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
 #include "alloc/take.h"
 #include "alloc/topology_index.h"
 
@@ -51,6 +52,10 @@ class CpuAccumulator {
   const std::vector<int>& Result() const { return result_; }
 
   int FreeInNuma(int numa) const { return numa_free_[static_cast<size_t>(numa)]; }
+  bool IsFree(int cpu) const {
+    return (free_[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
+  }
+  int CoreFree(int core) const;  // free CPUs of a core
   // Free CPUs of a NUMA node, ascending local index, appended to `out`.
   void AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const;
   // Takes the given CPUs (those still free).
@@ -70,13 +75,8 @@ class CpuAccumulator {
 
  private:
   void Init(int num_cpus);
-  bool IsFree(int cpu) const {
-    return (free_[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
-  }
-  void MarkFree(int cpu);
   int FreeIn(int begin, int end) const;  // free CPUs among local indexes [begin, end)
   int FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const;
-  int CoreFree(int core) const;
   void Take(int cpu);
   void TakeFreeOf(std::span<const int> cpus);
   void TakeFullNumaNodes();
@@ -86,6 +86,10 @@ class CpuAccumulator {
   // Groups whose cores are walked in core order: sockets (NUMA-first) or NUMA nodes.
   void CoreGroups(std::vector<int>& out) const;
   std::span<const int> CoresOfGroup(int group) const;
+  // Local-index ranges of the core groups (sockets or NUMA nodes).
+  const TopologyIndex::Ranges& RangesOfGroup() const;
+  // Free bits of word `word` of the local order that lie in [begin, end).
+  uint64_t FreeBitsIn(size_t word, int begin, int end) const;
 
   const TopologyIndex& index_;
   int needed_;
@@ -100,6 +104,12 @@ class CpuAccumulator {
   // with nothing taken in between finds the same nothing).
   int full_uncore_checked_at_ = -1;
 };
+
+// kubelet's takeByTopologyNUMAPacked on a fresh accumulator: the local indexes taken, in the
+// order taken. Errors as TakeByTopology (alloc/take.h); `available_size` is the size of the
+// available set, which kubelet reports in its "not enough cpus" message.
+absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
+                                            int num_cpus, const TakeOptions& options);
 
 }  // namespace huygens
 

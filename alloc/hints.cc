@@ -6,6 +6,8 @@
 #include <set>
 #include <utility>
 
+#include "alloc/bits.h"
+
 namespace huygens {
 namespace {
 
@@ -24,6 +26,7 @@ struct HintInput {
 
 std::vector<int> MaskToIds(uint64_t mask, const std::vector<int>& ids) {
   std::vector<int> out;
+  out.reserve(static_cast<size_t>(PopCount(mask)));
   for (size_t i = 0; i < ids.size(); ++i) {
     if (mask & (uint64_t{1} << i)) out.push_back(ids[i]);
   }
@@ -82,7 +85,7 @@ std::vector<TopologyHint> GenerateHints(const HintInput& in, int num_cpus, int m
     if (min_sockets >= 0 && SocketsSpanned(mask, in) == min_sockets) {
       hint.preferred = true;
     } else {
-      hint.preferred = std::popcount(mask) == min_affinity_size;
+      hint.preferred = PopCount(mask) == min_affinity_size;
     }
     hints.push_back(std::move(hint));
   }

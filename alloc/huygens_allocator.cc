@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "alloc/cpu_accumulator.h"
 #include "alloc/take.h"
 #include "fmt/format.h"
 
@@ -80,7 +81,18 @@ class AllocationRun {
           "full-cores: {} CPUs is not a whole number of cores ({} threads per core)",
           req_.num_cpus, ix_.MaxThreadsPerCore()));
     }
-    CountFree();
+    // Free CPUs: the usable ones of allowed NUMA nodes.
+    CpuSet usable = available_;
+    if (req_.within_numa_nodes) {
+      std::vector<int> allowed_ids;
+      for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
+        if (allowed_[static_cast<size_t>(numa)]) allowed_ids.push_back(ix_.NumaId(numa));
+      }
+      usable = usable.Intersection(topo_.CpusInNumaNodes(allowed_ids));
+    }
+    const CpuAccumulator free(ix_, usable, 0);
+    free_ = &free;
+    CountOffers();
     absl::StatusOr<std::vector<int>> set = ChooseNumaSet();
     if (!set.ok()) return set.status();
     CpuSet::Builder cpus;
@@ -139,31 +151,20 @@ class AllocationRun {
     return absl::OkStatus();
   }
 
-  // Free CPUs per core and per NUMA node (allowed nodes only), and each node's offer.
-  void CountFree() {
-    free_.assign(static_cast<size_t>(ix_.NumCpus()), 0);
-    core_free_.assign(static_cast<size_t>(ix_.NumCores()), 0);
-    numa_free_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
-    for (int cpu : available_) {
-      const int local = ix_.LocalOf(cpu);
-      if (local < 0 || !allowed_[static_cast<size_t>(ix_.NumaOf(local))]) continue;
-      free_[static_cast<size_t>(local)] = 1;
-      ++core_free_[static_cast<size_t>(ix_.CoreOf(local))];
-      ++numa_free_[static_cast<size_t>(ix_.NumaOf(local))];
-    }
+  // Each node's offer (free CPUs under its capacity factor and the bind policy).
+  void CountOffers() {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
-    bound_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
       // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding.
-      bound_[n] = static_cast<int>(
-          std::floor(factor_[n] * static_cast<double>(numa_free_[n]) + 1e-9));
-      offer_[n] = Offer(numa, bound_[n]);
+      const int bound = static_cast<int>(
+          std::floor(factor_[n] * static_cast<double>(free_->FreeInNuma(numa)) + 1e-9));
+      offer_[n] = Offer(numa, bound);
     }
   }
 
   int CoreUnit(int core) const {
-    const int free = core_free_[static_cast<size_t>(core)];
+    const int free = free_->CoreFree(core);
     switch (req_.bind_policy) {
       case BindPolicy::kPacked:
         return free;
@@ -197,10 +198,10 @@ class AllocationRun {
     return offers;
   }
 
+  // A node's pairs are numbered consecutively (pairs are numbered in (NUMA, L3) order).
   size_t PairSlot(int numa, int core) const {
     const int pair = ix_.NumaL3PairOf(ix_.CoreCpus().Of(core)[0]);
-    const auto pairs = ix_.NumaL3PairsOfNuma().Of(numa);
-    return static_cast<size_t>(std::find(pairs.begin(), pairs.end(), pair) - pairs.begin());
+    return static_cast<size_t>(pair - ix_.NumaL3PairsOfNuma().Of(numa)[0]);
   }
 
   // The L3 pairs (slots into NumaL3PairsOfNuma().Of(numa)) chosen to hold `share` units.
@@ -425,14 +426,22 @@ class AllocationRun {
     int left = share;
     switch (req_.bind_policy) {
       case BindPolicy::kPacked: {
-        CpuSet::Builder eligible;
-        for (int core : ix_.NumaCores().Of(numa)) {
-          if (!in_chosen(core)) continue;
-          for (int local : ix_.CoreCpus().Of(core)) {
-            if (free_[static_cast<size_t>(local)]) eligible.Add(ix_.CpuId(local));
+        std::vector<int> eligible;
+        if (slots.size() == ix_.NumaL3PairsOfNuma().Of(numa).size()) {
+          free_->AppendFreeCpusOfNuma(numa, eligible);
+        } else {
+          for (int core : ix_.NumaCores().Of(numa)) {
+            if (!in_chosen(core)) continue;
+            for (int local : ix_.CoreCpus().Of(core)) {
+              if (free_->IsFree(local)) eligible.push_back(local);
+            }
           }
         }
-        return TakeByTopology(ix_, eligible.Build(), share);
+        CpuAccumulator acc(ix_, eligible, share);
+        absl::StatusOr<std::vector<int>> taken =
+            TakePacked(acc, static_cast<int>(eligible.size()), share, TakeOptions());
+        if (!taken.ok()) return taken.status();
+        return ix_.ToCpuSet(*taken);
       }
       case BindPolicy::kFullCores:
         for (int core : ix_.NumaCores().Of(numa)) {
@@ -448,11 +457,11 @@ class AllocationRun {
         for (bool whole : {true, false}) {
           for (int core : ix_.NumaCores().Of(numa)) {
             if (left == 0) break;
-            const int free = core_free_[static_cast<size_t>(core)];
+            const int free = free_->CoreFree(core);
             if (free == 0 || (free == ix_.CoreCpus().SizeOf(core)) != whole) continue;
             if (!in_chosen(core)) continue;
             for (int local : ix_.CoreCpus().Of(core)) {
-              if (free_[static_cast<size_t>(local)]) {
+              if (free_->IsFree(local)) {
                 out.Add(ix_.CpuId(local));
                 --left;
                 break;
@@ -472,13 +481,10 @@ class AllocationRun {
   const bool uniform_;
   const ExclusiveRequest& req_;
   const CpuSet& available_;
-  std::vector<double> factor_;     // per dense NUMA node
-  std::vector<bool> allowed_;      // per dense NUMA node
-  std::vector<char> free_;         // per local CPU
-  std::vector<int> core_free_;     // per dense core
-  std::vector<int> numa_free_;     // per dense NUMA node
-  std::vector<int> bound_;         // floor(factor x free) per dense NUMA node
-  std::vector<int> offer_;         // per dense NUMA node, in bind-policy units
+  absl::InlinedVector<double, 8> factor_;  // per dense NUMA node
+  absl::InlinedVector<char, 8> allowed_;   // per dense NUMA node
+  const CpuAccumulator* free_ = nullptr;   // the free CPUs (set by Run)
+  absl::InlinedVector<int, 8> offer_;      // per dense NUMA node, in bind-policy units
 };
 
 absl::StatusOr<ExclusiveAllocation> ExclusiveAllocator::Allocate(

@@ -97,6 +97,8 @@ class ExclusiveAllocator {
   explicit ExclusiveAllocator(CpuTopology topo);
 
   const CpuTopology& Topology() const { return topo_; }
+  // The topology's index, for kubelet's takes on the same machine (alloc/take.h).
+  const TopologyIndex& Index() const { return index_; }
 
   // See AllocateExclusive.
   absl::StatusOr<ExclusiveAllocation> Allocate(const CpuSet& available,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "alloc/bits.h"
 #include "fmt/format.h"
 
 namespace huygens {
@@ -21,7 +22,7 @@ struct Hint {
   bool preferred = false;
 };
 
-int Count(uint64_t mask) { return std::popcount(mask); }
+int Count(uint64_t mask) { return PopCount(mask); }
 
 // kubelet's bitmask IsNarrowerThan.
 bool IsNarrower(uint64_t a, uint64_t b) {
@@ -41,8 +42,18 @@ class Merger {
  public:
   Merger(TopologyPolicy policy, const TopologyManagerOptions& options, std::vector<int> ids,
          const std::map<int, std::map<int, int>>& distances)
-      : policy_(policy), options_(options), ids_(std::move(ids)), distances_(distances) {
+      : policy_(policy), options_(options), ids_(std::move(ids)) {
     all_ = ids_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << ids_.size()) - 1;
+    if (options_.prefer_closest_numa_nodes) {
+      // Dense matrix by position (REQUIRES: every pair present, checked by MergeHints).
+      distance_.resize(ids_.size() * ids_.size());
+      for (size_t a = 0; a < ids_.size(); ++a) {
+        const std::map<int, int>& row = distances.at(ids_[a]);
+        for (size_t b = 0; b < ids_.size(); ++b) {
+          distance_[a * ids_.size() + b] = row.at(ids_[b]);
+        }
+      }
+    }
   }
 
   uint64_t All() const { return all_; }
@@ -170,13 +181,20 @@ class Merger {
   // both masks compared have the same count, so sums compare as averages do).
   int64_t DistanceSum(uint64_t mask) const {
     int64_t sum = 0;
-    for (size_t a = 0; a < ids_.size(); ++a) {
-      if (!(mask & (uint64_t{1} << a))) continue;
-      for (size_t b = 0; b < ids_.size(); ++b) {
-        if (mask & (uint64_t{1} << b)) sum += distances_.at(ids_[a]).at(ids_[b]);
-      }
+    for (uint64_t as = mask; as != 0; as &= as - 1) {
+      const int* row = &distance_[static_cast<size_t>(std::countr_zero(as)) * ids_.size()];
+      for (uint64_t bs = mask; bs != 0; bs &= bs - 1) sum += row[std::countr_zero(bs)];
     }
     return sum;
+  }
+
+  // DistanceSum of the best hint so far, which changes rarely: remembered.
+  int64_t CurrentDistanceSum(uint64_t mask) const {
+    if (mask != summed_mask_) {
+      summed_mask_ = mask;
+      summed_ = DistanceSum(mask);
+    }
+    return summed_;
   }
 
   // kubelet's compareNumaAffinityMasks: true when the candidate replaces the current hint.
@@ -185,7 +203,7 @@ class Merger {
     if (policy_ != TopologyPolicy::kSingleNumaNode && options_.prefer_closest_numa_nodes &&
         Count(current) == Count(candidate)) {
       // NUMAInfo.Closest: smaller average distance; equal: the smaller mask.
-      const int64_t dc = DistanceSum(current), dn = DistanceSum(candidate);
+      const int64_t dc = CurrentDistanceSum(current), dn = DistanceSum(candidate);
       if (dc == dn) return candidate < current;
       return dn < dc;
     }
@@ -218,7 +236,9 @@ class Merger {
   TopologyPolicy policy_;
   TopologyManagerOptions options_;
   std::vector<int> ids_;
-  const std::map<int, std::map<int, int>>& distances_;
+  std::vector<int> distance_;  // [a * n + b]: distance between positions a and b
+  mutable uint64_t summed_mask_ = 0;  // the mask CurrentDistanceSum last summed (0: none)
+  mutable int64_t summed_ = 0;
   uint64_t all_ = 0;
   int best_non_preferred_count_ = 0;
 };

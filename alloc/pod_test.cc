@@ -4,7 +4,10 @@
 
 #include <cctype>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace huygens {
@@ -68,9 +71,9 @@ INSTANTIATE_TEST_SUITE_P(
                 PodSpec{.containers = {C(2000, 2000, kGi, kGi)},
                         .cpu_policy = CpuPolicy::kNone},
                 QosClass::kGuaranteed, CpuPolicy::kNone, 2}),
-    [](const ::testing::TestParamInfo<QosCase>& info) {
+    [](const ::testing::TestParamInfo<QosCase>& p) {
       std::string n;
-      for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      for (char c : p.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });
 
@@ -92,6 +95,28 @@ TEST(PodNamesTest, RoundTripsKubernetesAndHuygensNames) {
   EXPECT_STREQ(ToString(BindPolicy::kSpreadCores), "spread-cores");
   EXPECT_STREQ(ToString(QosClass::kBestEffort), "BestEffort");
   EXPECT_EQ(ParseTopologyPolicy("single-numa"), std::nullopt);
+}
+
+// Kubernetes CPU quantities: whole and fractional CPUs, millicores; nothing finer than 1m.
+TEST(ParseCpuMilliTest, ReadsCpusAndMillicores) {
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"4", 4000}, {"0", 0}, {"2.5", 2500}, {"0.25", 250}, {"1.000", 1000},
+      {"500m", 500}, {"1500m", 1500}, {"0m", 0}, {"2.0m", 2}, {"007", 7000}, {".5", 500}, {"1.", 1000}};
+  for (const auto& [text, milli] : cases) {
+    absl::StatusOr<int64_t> got = ParseCpuMilli(text);
+    ASSERT_TRUE(got.ok()) << text << ": " << got.status();
+    EXPECT_EQ(*got, milli) << text;
+  }
+}
+
+TEST(ParseCpuMilliTest, RejectsWhatIsNotACpuQuantity) {
+  for (const char* text : {"", "m", "-1", "+1", "1e3", "4Gi", "4k", " 4", "4 ", ".", ".m",
+                           "0.0005", "1.5m", "1..2", "99999999999999999999"}) {
+    absl::StatusOr<int64_t> got = ParseCpuMilli(text);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+  EXPECT_THAT(std::string(ParseCpuMilli("4Gi").status().message()),
+              ::testing::HasSubstr("\"4Gi\" is not a CPU quantity"));
 }
 
 }  // namespace

@@ -104,9 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
                         {"distribute-cpus-across-numa", "true"}},
                        "static policy options prefer-align-cpus-by-uncorecache and "
                        "distribute-cpus-across-numa can not be used at the same time"}),
-    [](const ::testing::TestParamInfo<BadOptionsCase>& info) {
+    [](const ::testing::TestParamInfo<BadOptionsCase>& p) {
       std::string n;
-      for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      for (char c : p.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });
 
@@ -225,9 +225,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SharedCase{"a burstable pod", BurstablePod()},
                       SharedCase{"a fractional request", GuaranteedPod({Container("c", 1500)})},
                       SharedCase{"a pod with pod level resources", PodLevelResourcesPod()}),
-    [](const ::testing::TestParamInfo<SharedCase>& info) {
+    [](const ::testing::TestParamInfo<SharedCase>& p) {
       std::string n;
-      for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      for (char c : p.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });
 
@@ -331,9 +331,9 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::DualSocketMultiNumaPerSocketHT,
                      {.distribute_cpus_across_numa = true}, {0, 1, 2, 3}, 12000,
                      "4-6,8-10,20-22,24-26"}),
-    [](const ::testing::TestParamInfo<AffinityCase>& info) {
+    [](const ::testing::TestParamInfo<AffinityCase>& p) {
       std::string n;
-      for (char c : info.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      for (char c : p.param.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });
 

@@ -19,31 +19,6 @@ absl::Status NotEnough(int requested, int available) {
       available));
 }
 
-// kubelet's takeByTopologyNUMAPacked on a fresh accumulator; `available_size` is only used in
-// the error message (kubelet reports the size of the set it was given).
-absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
-                                            int num_cpus, const TakeOptions& options) {
-  if (acc.Satisfied()) return acc.Result();
-  if (acc.Failed()) return NotEnough(num_cpus, available_size);
-
-  acc.TakeFullFirstLevel();
-  if (acc.Satisfied()) return acc.Result();
-  acc.TakeFullSecondLevel();
-  if (acc.Satisfied()) return acc.Result();
-  if (options.prefer_align_by_uncore_cache) {
-    acc.TakeUncoreCache();
-    if (acc.Satisfied()) return acc.Result();
-  }
-  // kubelet skips whole cores with the spread strategy (distribute-cpus-across-cores).
-  if (options.cpu_sorting_strategy != CpuSortingStrategy::kSpread) {
-    acc.TakeFullCores();
-    if (acc.Satisfied()) return acc.Result();
-  }
-  acc.TakeRemainingCpus(options.cpu_sorting_strategy);
-  if (acc.Satisfied()) return acc.Result();
-  return absl::InternalError("failed to allocate cpus");
-}
-
 // kubelet's standardDeviation: mean and result rounded to 3 decimals (math.Round semantics).
 double RoundedStandardDeviation(const std::vector<int>& xs) {
   double sum = 0;
@@ -97,6 +72,29 @@ bool DistributeRemainder(const std::vector<int>& subset, int remainder, int grou
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
+                                            int num_cpus, const TakeOptions& options) {
+  if (acc.Satisfied()) return acc.Result();
+  if (acc.Failed()) return NotEnough(num_cpus, available_size);
+
+  acc.TakeFullFirstLevel();
+  if (acc.Satisfied()) return acc.Result();
+  acc.TakeFullSecondLevel();
+  if (acc.Satisfied()) return acc.Result();
+  if (options.prefer_align_by_uncore_cache) {
+    acc.TakeUncoreCache();
+    if (acc.Satisfied()) return acc.Result();
+  }
+  // kubelet skips whole cores with the spread strategy (distribute-cpus-across-cores).
+  if (options.cpu_sorting_strategy != CpuSortingStrategy::kSpread) {
+    acc.TakeFullCores();
+    if (acc.Satisfied()) return acc.Result();
+  }
+  acc.TakeRemainingCpus(options.cpu_sorting_strategy);
+  if (acc.Satisfied()) return acc.Result();
+  return absl::InternalError("failed to allocate cpus");
+}
 
 absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& available,
                                       int num_cpus, const TakeOptions& options) {

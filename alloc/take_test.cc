@@ -154,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(
         // has 6 free (cores 1-3), L3 1 8: the fuller L3 0 holds 6 exactly.
         TakeCase{"fits into the fullest L3 group that can hold the request",
                  testing::SingleSocketFourL3, "1-15,17-31", 6, kUncore, "1-3,17-19"}),
-    [](const ::testing::TestParamInfo<TakeCase>& info) { return TestName(info.param.name); });
+    [](const ::testing::TestParamInfo<TakeCase>& p) { return TestName(p.param.name); });
 
 TEST(TakeByTopologyTest, ReportsKubeletsNotEnoughMessage) {
   absl::StatusOr<CpuSet> got = TakeByTopology(testing::SingleSocketHT(), Cpus("0-1"), 3);
@@ -224,8 +224,8 @@ INSTANTIATE_TEST_SUITE_P(
         DistributedCase{"answers where kubelet's remainder loop spins",
                         testing::QuadSocket4NumaSMT, "0-2,4-6,8-10,12-14,32-33,36-37,40-41,44-45",
                         14, 2, "0-1,4-5,8-9,12,32-33,36-37,40-41,44"}),
-    [](const ::testing::TestParamInfo<DistributedCase>& info) {
-      return TestName(info.param.name);
+    [](const ::testing::TestParamInfo<DistributedCase>& p) {
+      return TestName(p.param.name);
     });
 
 TEST(TakeDistributedTest, RejectsAZeroGroupSize) {

@@ -142,16 +142,25 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   l3_ranges_ = RangesOf(l3_cpus_);
   ns_ranges_ = RangesOf(Group(ns_of_, NumNumaSocketPairs()));
   nl_ranges_ = RangesOf(Group(nl_of_, NumNumaL3Pairs()));
+  core_start_mask_.assign(Sz(NumCpus() / 64 + 1), 0);
+  uniform_core_size_ = NumCores() > 0 ? core_cpus_.SizeOf(0) : 0;
+  for (int local = 1; local < NumCpus(); ++local) {
+    if (core_of_[Sz(local)] < core_of_[Sz(local - 1)]) cores_in_local_order_ = false;
+  }
   for (int core = 0; core < NumCores(); ++core) {
     max_threads_per_core_ = std::max(max_threads_per_core_, core_cpus_.SizeOf(core));
+    if (core_cpus_.SizeOf(core) != uniform_core_size_) uniform_core_size_ = 0;
     const size_t r = core_ranges_.First(core);
     const int begin = core_ranges_.begin[r], end = core_ranges_.end[r];
     core_word_.push_back(begin / 64);
     uint64_t mask = 0;
     if (begin / 64 == (end - 1) / 64) {
       for (int i = begin; i < end; ++i) mask |= uint64_t{1} << (i % 64);
+    } else {
+      uniform_core_size_ = 0;
     }
     core_mask_.push_back(mask);
+    core_start_mask_[Sz(begin / 64)] |= uint64_t{1} << (begin % 64);
   }
 
   // Parents of each core, from its first CPU.

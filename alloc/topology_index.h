@@ -106,6 +106,14 @@ class TopologyIndex {
   // mask is 0 when the range crosses a word boundary.
   int CoreWord(int core) const { return core_word_[static_cast<size_t>(core)]; }
   uint64_t CoreMask(int core) const { return core_mask_[static_cast<size_t>(core)]; }
+  // Word-wise core walks. CoresInLocalOrder(): dense core indexes never decrease along the
+  // local order, so walking any unit's local ranges visits its cores by ascending core id.
+  // UniformCoreSize(): the number of CPUs of every core when all cores have the same number
+  // and none crosses a 64-bit word of local indexes; 0 otherwise. CoreStartMask(w): the bits
+  // of word w of the local order at which a core begins.
+  bool CoresInLocalOrder() const { return cores_in_local_order_; }
+  int UniformCoreSize() const { return uniform_core_size_; }
+  uint64_t CoreStartMask(size_t word) const { return core_start_mask_[word]; }
   // Local CPUs of a socket by ascending CPU id (kubelet's spread order).
   const Lists& SocketCpusById() const { return socket_cpus_by_id_; }
   // Ranges of local indexes per unit.
@@ -139,7 +147,10 @@ class TopologyIndex {
   Lists numa_ns_, socket_ns_, numa_nl_;
   std::vector<int> core_word_;
   std::vector<uint64_t> core_mask_;
+  std::vector<uint64_t> core_start_mask_;  // per word of local indexes (NumCpus / 64 + 1)
   int max_threads_per_core_ = 0;
+  int uniform_core_size_ = 0;
+  bool cores_in_local_order_ = true;
 };
 
 }  // namespace huygens

@@ -29,16 +29,7 @@ struct InspectFlags {
 
 absl::StatusOr<CpuTopology> LoadTopology(const InspectFlags& f) {
   if (!f.synthetic.empty()) return DiscoverSynthetic(f.synthetic);
-  const std::string& p = f.topology;
-  if (p.ends_with(".json")) {
-    std::ifstream in(p);
-    if (!in) return absl::NotFoundError(fmt::format("topology {}: cannot open", p));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return TopologyFromJson(ss.str());
-  }
-  if (p.ends_with(".xml")) return DiscoverFromXml(p);
-  return DiscoverFromFsroot(p);
+  return DiscoverFromFile(f.topology);
 }
 
 // Without a topology: a flat machine holding CPUs 0..max_cpu, one core each, one NUMA node.

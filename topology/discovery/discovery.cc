@@ -20,6 +20,7 @@
 #include "topology/discovery/assemble.h"
 #include "topology/discovery/hwloc_view.h"
 #include "topology/discovery/sysfs_view.h"
+#include "topology/json.h"
 
 extern char** environ;
 
@@ -376,6 +377,21 @@ absl::StatusOr<CpuTopology> DiscoverFromFsroot(const std::string& path) {
       DiscoverRoot(root->string(), HwlocSource::kFsroot, path);
   if (!topology.ok()) return NameTarball(topology.status(), *root, path);
   return topology;
+}
+
+absl::StatusOr<CpuTopology> DiscoverFromFile(const std::string& path) {
+  if (path.ends_with(".xml")) return DiscoverFromXml(path);
+  if (!path.ends_with(".json")) return DiscoverFromFsroot(path);
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<CpuTopology> t = TopologyFromJson(text.str());
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {}", path, std::string(t.status().message())));
+  }
+  return t;
 }
 
 absl::StatusOr<CpuTopology> DiscoverFromXml(const std::string& path) {

@@ -57,6 +57,12 @@ absl::StatusOr<CpuTopology> DiscoverFromFsroot(const std::string& path);
 // Errors: NotFound, InvalidArgument (empty, malformed, version 3, no PUs).
 absl::StatusOr<CpuTopology> DiscoverFromXml(const std::string& path);
 
+// A machine saved in a file, by the file's name: Huygens topology JSON (`*.json`, either form of
+// topology/json.h), an hwloc 2 XML export (`*.xml`, as DiscoverFromXml), or else a sysfs dump
+// (a directory or `.tar.bz2`, as DiscoverFromFsroot).
+// Errors: NotFound (no such file), InvalidArgument (the reader's error, naming the file).
+absl::StatusOr<CpuTopology> DiscoverFromFile(const std::string& path);
+
 // How DiscoverSynthetic numbers logical CPUs.
 enum class CpuNumbering {
   // Linux/x86 style: thread k of core c is cpu k * (cpus / threads_per_core) + c, so the

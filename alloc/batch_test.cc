@@ -1,0 +1,313 @@
+// Tests of alloc/batch.h: every op and every error kind of `huygens allocate`, one request line
+// at a time, on named machines (topology/testing/machines.h) served by a fake loader.
+// Expected cpusets are reasoned from kubelet's rules (see each case) and Huygens' documented
+// choices (alloc/huygens_allocator.h), not copied from the program's output.
+#include "alloc/batch.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "topology/testing/machines.h"
+
+namespace huygens {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+// Synthetic names the fake loader knows:
+//   "dual"      - testing::DualSocketHT: NUMA 0 = socket 0 = CPUs 0-5,12-17, NUMA 1 = socket 1
+//                 = CPUs 6-11,18-23, siblings n / n+12;
+//   "multi"     - testing::DualSocketMultiNumaPerSocketHT: NUMA n = CPUs 4n..4n+3 and
+//                 16+4n..16+4n+3, sockets {0,1} and {2,3}; distances 10 / 12 / 32;
+//   "four-l3"   - testing::SingleSocketFourL3: L3 group g = cores 4g..4g+3 = CPUs 4g..4g+3 and
+//                 16+4g..16+4g+3.
+// File "missing.json" is NotFound; any other source is InvalidArgument.
+struct FakeLoader {
+  int* calls;
+  absl::StatusOr<CpuTopology> operator()(const TopologySource& s) const {
+    ++*calls;
+    if (s.synthetic == "dual") return testing::DualSocketHT();
+    if (s.synthetic == "multi") return testing::DualSocketMultiNumaPerSocketHT();
+    if (s.synthetic == "four-l3") return testing::SingleSocketFourL3();
+    if (s.file == "missing.json") return absl::NotFoundError("missing.json: cannot open");
+    return absl::InvalidArgumentError("unknown machine");
+  }
+};
+
+struct Case {
+  std::string name;
+  std::string request;
+  std::string expected;  // the whole response, as JSON (compared as values)
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class BatchOkTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BatchOkTest, AnswersWithTheExpectedResult) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const AllocateBatch::Response r = batch.Handle(GetParam().request);
+  EXPECT_FALSE(r.error) << r.line;
+  EXPECT_EQ(json::parse(r.line), json::parse(GetParam().expected)) << r.line;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, BatchOkTest,
+    ::testing::Values(
+        // kubelet packed: no whole socket for 4; whole cores of the socket with fewer free
+        // CPUs, ties to socket 0: cores 0 and 1.
+        Case{"TakePacksWholeCoresOfTheFirstSocket",
+             R"({"id":"a","op":"take","topology":{"synthetic":"dual"},"numCpus":4})",
+             R"({"id":"a","cpuset":"0-1,12-13"})"},
+        // CPU 0 busy: socket 0 has fewer free CPUs, and its core 0 has one free CPU (12): kubelet
+        // fills that core before touching a whole one.
+        Case{"TakeOneCpuFillsTheHalfUsedCoreFirst",
+             R"({"id":"b","op":"take","topology":{"synthetic":"dual"},"available":"1-23","numCpus":1})",
+             R"({"id":"b","cpuset":"12"})"},
+        // distribute-cpus-across-cores: no whole-core phase; socket 0's free CPUs by id.
+        Case{"TakeSpreadTakesOneThreadPerCore",
+             R"({"id":"c","op":"take","topology":{"synthetic":"dual"},"numCpus":4,"options":{"cpuSortingStrategy":"spread"}})",
+             R"({"id":"c","cpuset":"0-3"})"},
+        // 12 CPUs in groups of 2 need 2 NUMA nodes (4 groups each); every pair balances alike,
+        // so the first, {0,1}, gets 6 each, packed as 3 whole cores per node. (Packed would
+        // take all of NUMA 0 and 2 cores of NUMA 1.)
+        Case{"TakeDistributedSplitsEvenlyOverTheFewestNumaNodes",
+             R"({"id":"d","op":"take","topology":{"synthetic":"multi"},"numCpus":12,"options":{"distribute-cpus-across-numa":true,"cpuGroupSize":2}})",
+             R"({"id":"d","cpuset":"0-2,4-6,16-18,20-22"})"},
+        // prefer-align-cpus-by-uncorecache with CPU 0 busy: L3 group 0 (7 free) is tried first
+        // but its first two cores hold 3 free CPUs, not 4; L3 group 1's cores 4 and 5 fit.
+        // (Without the option: whole cores 1 and 2, in L3 group 0.)
+        Case{"TakeUncoreCacheFitsTheRequestInOneL3Group",
+             R"({"id":"e","op":"take","topology":{"synthetic":"four-l3"},"available":"1-31","numCpus":4,"options":{"prefer-align-cpus-by-uncorecache":true}})",
+             R"({"id":"e","cpuset":"4-5,20-21"})"},
+        Case{"TakeWithoutUncoreCacheTakesWholeCoresInOrder",
+             R"({"id":"e2","op":"take","topology":{"synthetic":"four-l3"},"available":"1-31","numCpus":4})",
+             R"({"id":"e2","cpuset":"1-2,17-18"})"},
+        // Inline minimal topology: 2 cores x 2 threads on one NUMA node; cores by id.
+        Case{"TakeOnAnInlineTopology",
+             R"({"id":7,"op":"take","topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":0},{"id":1,"core":1,"socket":0,"numa":0},{"id":2,"core":0,"socket":0,"numa":0},{"id":3,"core":1,"socket":0,"numa":0}]},"available":"0-1,3","numCpus":2})",
+             R"({"id":7,"cpuset":"1,3"})"},
+        // kubelet reserves CPU 0 (takeByTopology of 1); available = 1-23; socket 0 has fewer
+        // free CPUs, so its first whole free cores, 1 and 2, are taken.
+        Case{"StaticAllocateGivesAGuaranteedContainerWholeCores",
+             R"({"id":"s","op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"4","cpuLimit":"4"}]},"container":"c"})",
+             R"({"id":"s","cpuset":"1-2,13-14","defaultCpuSet":"0,3-12,15-23","assignments":{"p":{"c":"1-2,13-14"}}})"},
+        // The given state: CPUs 1-2,13-14 already held by pod q; next whole cores are 3 and 4.
+        Case{"StaticAllocateStartsFromTheGivenState",
+             R"({"id":"s2","op":"static-allocate","topology":{"synthetic":"dual"},"reservedCpus":"0","numReservedCpus":1,"defaultCpuSet":"0,3-12,15-23","assignments":{"q":{"app":"1-2,13-14"}},"pod":{"uid":"p","qos":"Guaranteed","containers":[{"name":"c","cpuRequest":4,"cpuLimit":4}]},"container":"c"})",
+             R"({"id":"s2","cpuset":"3-4,15-16","defaultCpuSet":"0,5-12,17-23","assignments":{"p":{"c":"3-4,15-16"},"q":{"app":"1-2,13-14"}}})"},
+        // Burstable: no exclusive CPUs; the container runs in the shared pool, state unchanged.
+        Case{"StaticAllocateLeavesABurstableContainerInTheSharedPool",
+             R"({"id":"s3","op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"2","cpuLimit":"4"}]},"container":"c"})",
+             R"({"id":"s3","cpuset":"0-23","defaultCpuSet":"0-23","assignments":{}})"},
+        // Each NUMA node has 12 CPUs: each alone is a preferred hint; both together are not.
+        Case{"HintsListEveryNumaCombinationNarrowestPreferred",
+             R"({"id":"h","op":"hints","topology":{"synthetic":"dual"},"numCpus":4})",
+             R"({"id":"h","hints":[{"numaNodes":[0],"preferred":true},{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}]})"},
+        Case{"HintsForZeroCpusAreNoPreference",
+             R"({"id":"h0","op":"hints","topology":{"synthetic":"dual"},"numCpus":0})",
+             R"({"id":"h0","hints":null})"},
+        // 6 free CPUs in all cannot hold 8: no alignment possible.
+        Case{"HintsAreEmptyWhenNothingFits",
+             R"({"id":"h1","op":"hints","topology":{"synthetic":"dual"},"available":"6-11","numCpus":8})",
+             R"({"id":"h1","hints":[]})"},
+        // cpu prefers {0}; memory has no preference: {0}, preferred, admitted.
+        Case{"MergeRestrictedAdmitsThePreferredNarrowHint",
+             R"({"id":"m","op":"merge","policy":"restricted","scope":"container","numaNodes":[0,1],"providers":[{"cpu":[{"numaNodes":[0],"preferred":true},{"numaNodes":[0,1],"preferred":false}]},{"memory":null}]})",
+             R"({"id":"m","hint":{"numaNodes":[0],"preferred":true},"admit":true})"},
+        // single-numa-node drops the two-node hint; nothing is left to merge, so the default
+        // (every node, not preferred) becomes no affinity, and the pod is refused.
+        Case{"MergeSingleNumaNodeRefusesATwoNodeHint",
+             R"({"id":"m1","op":"merge","policy":"single-numa-node","numaNodes":[0,1],"providers":[{"cpu":[{"numaNodes":[0,1],"preferred":true}]}]})",
+             R"({"id":"m1","hint":{"numaNodes":null,"preferred":false},"admit":false})"},
+        // Two preferred 2-node hints: lower ids win, unless prefer-closest-numa-nodes picks
+        // the pair with the smaller average distance ({0,2}: 11 against {0,1}: 31).
+        Case{"MergeWithoutPreferClosestTakesTheLowerIds",
+             R"({"id":"m2","op":"merge","policy":"best-effort","numaNodes":[0,1,2,3],"providers":[{"cpu":[{"numaNodes":[0,1],"preferred":true},{"numaNodes":[0,2],"preferred":true}]}]})",
+             R"({"id":"m2","hint":{"numaNodes":[0,1],"preferred":true},"admit":true})"},
+        Case{"MergePreferClosestTakesTheNearerPair",
+             R"({"id":"m3","op":"merge","policy":"best-effort","options":{"prefer-closest-numa-nodes":"true"},"numaNodes":[0,1,2,3],"distances":{"0":{"0":10,"1":52,"2":12,"3":52},"1":{"0":52,"1":10,"2":52,"3":12},"2":{"0":12,"1":52,"2":10,"3":52},"3":{"0":52,"1":12,"2":52,"3":10}},"providers":[{"cpu":[{"numaNodes":[0,1],"preferred":true},{"numaNodes":[0,2],"preferred":true}]}]})",
+             R"({"id":"m3","hint":{"numaNodes":[0,2],"preferred":true},"admit":true})"},
+        // spread-cores: both nodes offer 6 cores; most-allocated ties go to NUMA 0; one thread
+        // per whole free core, lowest core first.
+        Case{"HuygensSpreadCoresTakesOneThreadPerCore",
+             R"({"id":"u","op":"huygens","topology":{"synthetic":"dual"},"numCpus":4,"bindPolicy":"spread-cores"})",
+             R"({"id":"u","cpuset":"0-3","numaNodes":[0]})"},
+        // Capacity 0.5 on NUMA 0 makes it offer 6 against 12: least-allocated picks NUMA 1,
+        // most-allocated NUMA 0; packed inside the node takes its first whole cores.
+        Case{"HuygensLeastAllocatedPicksTheNodeOfferingMost",
+             R"({"id":"u1","op":"huygens","topology":{"synthetic":"dual"},"numCpus":4,"numaStrategy":"least-allocated","capacity":{"0":0.5}})",
+             R"({"id":"u1","cpuset":"6-7,18-19","numaNodes":[1]})"},
+        Case{"HuygensMostAllocatedPicksTheNodeOfferingLeast",
+             R"({"id":"u2","op":"huygens","topology":{"synthetic":"dual"},"numCpus":4,"capacity":{"0":0.5}})",
+             R"({"id":"u2","cpuset":"0-1,12-13","numaNodes":[0]})"},
+        // NUMA 3 busy; nearest to 3 by the machine's distances is NUMA 2 (same socket, 12).
+        Case{"HuygensNearestUsesTheMachineDistances",
+             R"({"id":"u3","op":"huygens","topology":{"synthetic":"multi"},"available":"0-11,16-27","numCpus":4,"numaStrategy":"nearest","nearNumaNodes":[3]})",
+             R"({"id":"u3","cpuset":"8-9,24-25","numaNodes":[2]})"},
+        // The same with distances given in the request: NUMA 0 is now nearest to 3.
+        Case{"HuygensNearestUsesTheRequestsDistances",
+             R"({"id":"u4","op":"huygens","topology":{"synthetic":"multi","distances":{"0":{"0":10,"1":20,"2":30,"3":11},"1":{"0":20,"1":10,"2":20,"3":20},"2":{"0":30,"1":20,"2":10,"3":30},"3":{"0":11,"1":20,"2":30,"3":10}}},"available":"0-11,16-27","numCpus":4,"numaStrategy":"nearest","nearNumaNodes":[3]})",
+             R"({"id":"u4","cpuset":"0-1,16-17","numaNodes":[0]})"}),
+    [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
+
+struct ErrorCase {
+  std::string name;
+  std::string request;
+  std::string kind;
+  std::string message;  // a substring of the error
+  json id = nullptr;
+};
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
+
+class BatchErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(BatchErrorTest, AnswersWithTheErrorAndKeepsTheId) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const AllocateBatch::Response r = batch.Handle(GetParam().request);
+  EXPECT_TRUE(r.error) << r.line;
+  const json got = json::parse(r.line);
+  EXPECT_EQ(got.at("id"), GetParam().id);
+  EXPECT_EQ(got.at("kind"), GetParam().kind) << r.line;
+  EXPECT_THAT(got.at("error").get<std::string>(), HasSubstr(GetParam().message));
+  EXPECT_EQ(got.size(), 3u) << r.line;  // id, error, kind: no partial result
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, BatchErrorTest,
+    ::testing::Values(
+        ErrorCase{"NotJsonHasNoId", "{\"id\":1,", "invalid", "request: "},
+        ErrorCase{"NotAnObject", "[1,2]", "invalid", "request: expected an object"},
+        ErrorCase{"TooDeeplyNested", std::string(40, '[') + std::string(40, ']'), "invalid",
+                  "nested deeper than 32 levels"},
+        ErrorCase{"UnknownOp", R"({"id":"x","op":"steal"})", "invalid",
+                  "op: \"steal\" is not take", "x"},
+        ErrorCase{"MissingOp", R"({"id":"x"})", "invalid", "op: missing", "x"},
+        ErrorCase{"MissingTopology", R"({"id":"x","op":"take","numCpus":1})", "invalid",
+                  "topology: missing", "x"},
+        ErrorCase{"MissingNumCpus", R"({"id":2,"op":"take","topology":{"synthetic":"dual"}})",
+                  "invalid", "numCpus: missing", 2},
+        ErrorCase{"NegativeNumCpus",
+                  R"({"id":2,"op":"take","topology":{"synthetic":"dual"},"numCpus":-1})",
+                  "invalid", "numCpus: -1 is negative", 2},
+        ErrorCase{"UnknownField",
+                  R"({"id":2,"op":"take","topology":{"synthetic":"dual"},"numCpu":1})",
+                  "invalid", "numCpu: unknown field", 2},
+        ErrorCase{"BadCpuList",
+                  R"({"id":2,"op":"take","topology":{"synthetic":"dual"},"available":"3-1","numCpus":1})",
+                  "invalid", "available: ", 2},
+        ErrorCase{"GroupSizeWithoutDistribution",
+                  R"({"id":2,"op":"take","topology":{"synthetic":"dual"},"numCpus":2,"options":{"cpuGroupSize":2}})",
+                  "invalid", "options.cpuGroupSize: only used with", 2},
+        ErrorCase{"TakeOfMoreThanIsFree",
+                  R"({"id":3,"op":"take","topology":{"synthetic":"dual"},"available":"0-3","numCpus":5})",
+                  "unavailable",
+                  "not enough cpus available to satisfy request: requested=5, available=4", 3},
+        ErrorCase{"TopologyFileMissing",
+                  R"({"id":4,"op":"take","topology":{"file":"missing.json"},"numCpus":1})",
+                  "not-found", "topology: missing.json: cannot open", 4},
+        ErrorCase{"TopologyBothSyntheticAndFile",
+                  R"({"id":4,"op":"take","topology":{"file":"a.json","synthetic":"dual"},"numCpus":1})",
+                  "invalid", "give exactly one of cpus, synthetic or file", 4},
+        ErrorCase{"InlineTopologyWithABadCpu",
+                  R"({"id":4,"op":"take","topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":"x"}]},"numCpus":1})",
+                  "invalid", "topology: cpus[0].numa: expected an integer", 4},
+        ErrorCase{"DistancesForAnUnknownNumaNode",
+                  R"({"id":4,"op":"take","topology":{"synthetic":"dual","distances":{"5":{"5":10}}},"numCpus":1})",
+                  "invalid", "distances.5: NUMA node 5 is not in numaNodes", 4},
+        ErrorCase{"SmtAlignmentUnderFullPcpusOnly",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"policyOptions":{"full-pcpus-only":"true"},"pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"3","cpuLimit":"3"}]},"container":"c"})",
+                  "smt-alignment",
+                  "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2", 5},
+        ErrorCase{"UnknownPolicyOption",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"policyOptions":{"fast":"true"},"pod":{"uid":"p","containers":[]},"container":"c"})",
+                  "invalid", "policyOptions: ", 5},
+        ErrorCase{"ContainerNotInPod",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1"}]},"container":"d"})",
+                  "not-found", "d", 5},
+        ErrorCase{"QosContradictingTheCpuFields",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"pod":{"uid":"p","qos":"Guaranteed","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"2"}]},"container":"c"})",
+                  "invalid", "pod.qos: Guaranteed contradicts", 5},
+        ErrorCase{"BadCpuQuantity",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"numReservedCpus":1,"pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"4Gi"}]},"container":"c"})",
+                  "invalid", "pod.containers[0].cpuRequest: \"4Gi\" is not a CPU quantity", 5},
+        ErrorCase{"NoReservation",
+                  R"({"id":5,"op":"static-allocate","topology":{"synthetic":"dual"},"pod":{"uid":"p","containers":[]},"container":"c"})",
+                  "invalid", "reserv", 5},
+        ErrorCase{"MergeOnMoreNumaNodesThanAllowed",
+                  R"({"id":6,"op":"merge","policy":"restricted","numaNodes":[0,1,2,3,4,5,6,7,8],"providers":[]})",
+                  "invalid", "max-allowable-numa-nodes", 6},
+        ErrorCase{"MergeWithADuplicatedHintNode",
+                  R"({"id":6,"op":"merge","policy":"restricted","numaNodes":[0,1],"providers":[{"cpu":[{"numaNodes":[1,1]}]}]})",
+                  "invalid", "providers[0].cpu[0].numaNodes: NUMA node 1 is listed twice", 6},
+        ErrorCase{"MergeUnknownPolicy",
+                  R"({"id":6,"op":"merge","policy":"strict","numaNodes":[0],"providers":[]})",
+                  "invalid", "policy: \"strict\" is not none", 6},
+        ErrorCase{"HuygensNoSingleNodeFits",
+                  R"({"id":7,"op":"huygens","topology":{"synthetic":"dual"},"numCpus":13})",
+                  "unavailable", "no single NUMA node has 13 free CPUs (largest: 12 on node 0)",
+                  7},
+        ErrorCase{"HuygensCapacityOutOfRange",
+                  R"({"id":7,"op":"huygens","topology":{"synthetic":"dual"},"numCpus":1,"capacity":{"0":1.5}})",
+                  "invalid", "capacity: factor 1.5 for NUMA node 0 is outside (0,1]", 7},
+        ErrorCase{"HuygensUnknownBindPolicy",
+                  R"({"id":7,"op":"huygens","topology":{"synthetic":"dual"},"numCpus":1,"bindPolicy":"loose"})",
+                  "invalid", "bindPolicy: \"loose\" is not packed", 7}),
+    [](const ::testing::TestParamInfo<ErrorCase>& param) { return param.param.name; });
+
+TEST(AllocateBatch, LoadsAMachineOnceForManyRequests) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const std::string line =
+      R"({"id":1,"op":"take","topology":{"synthetic":"dual"},"numCpus":2})";
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(batch.Handle(line).error);
+  EXPECT_EQ(calls, 1);
+  // Another machine is loaded; the first stays cached.
+  EXPECT_FALSE(
+      batch.Handle(R"({"id":2,"op":"take","topology":{"synthetic":"multi"},"numCpus":2})").error);
+  EXPECT_FALSE(batch.Handle(line).error);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(AllocateBatch, DropsTheLeastRecentlyUsedMachineWhenTheCacheIsFull) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  // The same machine under distinct texts (a distance per request) is a distinct entry.
+  const auto line = [](size_t i) {
+    return R"({"id":1,"op":"take","topology":{"synthetic":"dual","distances":{"0":{"0":10,"1":)" +
+           std::to_string(20 + i) + R"(},"1":{"0":20,"1":10}}},"numCpus":2})";
+  };
+  for (size_t i = 0; i <= AllocateBatch::kMaxCachedTopologies; ++i) batch.Handle(line(i));
+  EXPECT_EQ(calls, static_cast<int>(AllocateBatch::kMaxCachedTopologies) + 1);
+  batch.Handle(line(AllocateBatch::kMaxCachedTopologies));  // most recent: cached
+  EXPECT_EQ(calls, static_cast<int>(AllocateBatch::kMaxCachedTopologies) + 1);
+  batch.Handle(line(0));  // the oldest was dropped: loaded again
+  EXPECT_EQ(calls, static_cast<int>(AllocateBatch::kMaxCachedTopologies) + 2);
+}
+
+TEST(AllocateBatch, EchoesAnyJsonIdAsItIs) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const json got = json::parse(
+      batch.Handle(R"({"id":{"pod":"p","n":[1,2]},"op":"merge","policy":"none","numaNodes":[0],"providers":[]})")
+          .line);
+  EXPECT_EQ(got.at("id"), json::parse(R"({"pod":"p","n":[1,2]})"));
+}
+
+TEST(AllocateBatch, WritesTheIdFirst) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  EXPECT_THAT(batch.Handle(R"({"op":"take","id":"z","topology":{"synthetic":"dual"},"numCpus":1})")
+                  .line,
+              ::testing::StartsWith(R"({"id":"z",)"));
+}
+
+}  // namespace
+}  // namespace huygens
