@@ -226,7 +226,9 @@ absl::StatusOr<ContainerSpec> ReadContainer(const json& j, std::string_view path
   if (const json* p = Find(j, "restartPolicy"); p != nullptr && !p->is_null()) {
     const std::string p_path = Child(path, "restartPolicy");
     HUYGENS_ASSIGN_OR_RETURN(const std::string policy, json_fields::ReadString(*p, p_path));
-    if (policy != "Always") return FieldError(p_path, "the only container restart policy is \"Always\"");
+    if (policy != "Always") {
+      return FieldError(p_path, "the only container restart policy is \"Always\"");
+    }
     if (!init) return FieldError(p_path, "only init containers have a restart policy");
     c.restartable = true;
   }
@@ -535,9 +537,9 @@ absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine
     HUYGENS_ASSIGN_OR_RETURN(const std::string name, json_fields::ReadString(*s, "numaStrategy"));
     const std::optional<NumaStrategy> p = ParseNumaStrategy(name);
     if (!p) {
-      return FieldError("numaStrategy", fmt::format(
-                                            "{:?} is not most-allocated, least-allocated or nearest",
-                                            name));
+      return FieldError("numaStrategy",
+                        fmt::format("{:?} is not most-allocated, least-allocated or nearest",
+                                    name));
     }
     r.numa_strategy = *p;
   }

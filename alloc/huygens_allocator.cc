@@ -92,6 +92,13 @@ class AllocationRun {
     }
     const CpuAccumulator free(ix_, usable, 0);
     free_ = &free;
+    if (req_.bind_policy != BindPolicy::kPacked) {
+      // The core-based policies read every core's count, some several times: count once.
+      core_free_.resize(static_cast<size_t>(ix_.NumCores()));
+      for (int core = 0; core < ix_.NumCores(); ++core) {
+        core_free_[static_cast<size_t>(core)] = free.CoreFree(core);
+      }
+    }
     CountOffers();
     absl::StatusOr<std::vector<int>> set = ChooseNumaSet();
     if (!set.ok()) return set.status();
@@ -163,8 +170,12 @@ class AllocationRun {
     }
   }
 
+  int CoreFree(int core) const {
+    return core_free_.empty() ? free_->CoreFree(core) : core_free_[static_cast<size_t>(core)];
+  }
+
   int CoreUnit(int core) const {
-    const int free = free_->CoreFree(core);
+    const int free = CoreFree(core);
     switch (req_.bind_policy) {
       case BindPolicy::kPacked:
         return free;
@@ -457,7 +468,7 @@ class AllocationRun {
         for (bool whole : {true, false}) {
           for (int core : ix_.NumaCores().Of(numa)) {
             if (left == 0) break;
-            const int free = free_->CoreFree(core);
+            const int free = CoreFree(core);
             if (free == 0 || (free == ix_.CoreCpus().SizeOf(core)) != whole) continue;
             if (!in_chosen(core)) continue;
             for (int local : ix_.CoreCpus().Of(core)) {
@@ -484,6 +495,7 @@ class AllocationRun {
   absl::InlinedVector<double, 8> factor_;  // per dense NUMA node
   absl::InlinedVector<char, 8> allowed_;   // per dense NUMA node
   const CpuAccumulator* free_ = nullptr;   // the free CPUs (set by Run)
+  std::vector<int> core_free_;             // per dense core; empty under packed
   absl::InlinedVector<int, 8> offer_;      // per dense NUMA node, in bind-policy units
 };
 
