@@ -1,0 +1,291 @@
+#include "agent/agent.h"
+
+#include <utility>
+
+#include "agent/capacity.h"
+#include "agent/read_file.h"
+#include "fmt/format.h"
+#include "kube/resource.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::agent {
+namespace {
+
+std::string Msg(const absl::Status& s) { return std::string(s.message()); }
+
+}  // namespace
+
+struct Agent::Metrics {
+  explicit Metrics(kube::MetricsRegistry& r)
+      : passes(r.AddCounter("huygens_agent_reconcile_passes_total",
+                            "Reconcile passes run by the agent.")),
+        applied(r.AddCounter("huygens_agent_containers_applied_total",
+                             "Container cpusets written (all causes).")),
+        drift(r.AddCounter("huygens_agent_drift_corrections_total",
+                           "Container cpusets changed by someone else and set back.")),
+        restarts(r.AddCounter("huygens_agent_restarts_reapplied_total",
+                              "Restarted containers whose cpuset was set again.")),
+        update_failures(r.AddCounter("huygens_agent_update_failures_total",
+                                     "Failed runtime cpuset reads or writes.")),
+        conflicts(r.AddCounter("huygens_agent_conflicts_total",
+                               "Pods whose allocation-status changed to conflict.")),
+        pods(r.AddGauge("huygens_agent_pods",
+                        "Pods with a Huygens allocation or kubelet-bound CPUs, by state.",
+                        {"state"})),
+        runtime_up(r.AddGauge("huygens_agent_runtime_up",
+                              "1 when the last pass could list the runtime's containers.")),
+        nrt_writes(r.AddCounter("huygens_agent_nrt_writes_total",
+                                "NodeResourceTopology creates and updates.")),
+        errors(r.AddCounter("huygens_agent_errors_total",
+                            "Pass steps that failed, by step.", {"step"})),
+        latency(r.AddHistogram("huygens_agent_apply_latency_seconds",
+                               "Time of one runtime cpuset update.", {},
+                               kube::LatencyBuckets())) {}
+  kube::CounterFamily& passes;
+  kube::CounterFamily& applied;
+  kube::CounterFamily& drift;
+  kube::CounterFamily& restarts;
+  kube::CounterFamily& update_failures;
+  kube::CounterFamily& conflicts;
+  kube::GaugeFamily& pods;
+  kube::GaugeFamily& runtime_up;
+  kube::CounterFamily& nrt_writes;
+  kube::CounterFamily& errors;
+  kube::HistogramFamily& latency;
+};
+
+absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet system_cpus,
+                                                     AgentDeps deps) {
+  auto reconciler = Reconciler::Create({.node_name = config.node_name,
+                                        .topology = deps.topology,
+                                        .system_cpus = system_cpus,
+                                        .mode = config.mode,
+                                        .system_namespaces = config.system_namespaces,
+                                        .checkpoint_path = config.checkpoint_path},
+                                       deps.runtime, deps.client, deps.clock);
+  if (!reconciler.ok()) return reconciler.status();
+  auto publisher = std::make_unique<Publisher>(
+      deps.client, deps.clock,
+      PublisherOptions{.node_name = config.node_name,
+                       .topology = deps.topology,
+                       .system_cpus = system_cpus,
+                       .mode = config.mode,
+                       .policy = config.topology_policy,
+                       .scope = config.topology_scope,
+                       .min_interval = config.nrt_min_interval});
+  std::unique_ptr<Agent> agent(
+      new Agent(std::move(config), deps, std::move(*reconciler), std::move(publisher)));
+  if (agent->config_.pod_source == PodSourceKind::kKubelet) {
+    const std::string& url = agent->config_.kubelet_pods_url;
+    const std::size_t scheme = url.find("://");
+    const std::size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    kube::RestConfig rest;
+    rest.server = url.substr(0, slash);
+    rest.qps = 0;
+    rest.insecure_skip_tls_verify = true;  // kubelet's serving certificate is self-signed
+    auto client = kube::RestClient::Create(rest, deps.clock);
+    if (!client.ok()) return client.status();
+    agent->kubelet_ = std::move(*client);
+    agent->kubelet_path_ = slash == std::string::npos ? "/pods" : url.substr(slash);
+  }
+  return agent;
+}
+
+Agent::Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> reconciler,
+             std::unique_ptr<Publisher> publisher)
+    : config_(std::move(config)),
+      deps_(std::move(deps)),
+      reconciler_(std::move(reconciler)),
+      publisher_(std::move(publisher)) {
+  if (deps_.metrics != nullptr) metrics_ = std::make_unique<Metrics>(*deps_.metrics);
+}
+
+Agent::~Agent() {
+  if (informer_) informer_->Stop();
+}
+
+absl::StatusOr<std::vector<nlohmann::json>> Agent::ListPods() {
+  if (config_.pod_source == PodSourceKind::kKubelet) {
+    absl::StatusOr<nlohmann::json> list = kubelet_->Send({.path = kubelet_path_});
+    if (!list.ok()) return list.status();
+    if (!list->is_object() || !list->contains("items") || !(*list)["items"].is_array()) {
+      return absl::InvalidArgumentError(
+          fmt::format("kubelet {}: not a PodList (no items array)", config_.kubelet_pods_url));
+    }
+    return (*list)["items"].get<std::vector<nlohmann::json>>();
+  }
+  if (informer_ && informer_->HasSynced()) return informer_->List();
+  absl::StatusOr<kube::ObjectList> list = deps_.client->List(
+      kube::Pods(), "", {.field_selector = "spec.nodeName=" + config_.node_name});
+  if (!list.ok()) return list.status();
+  return std::move(list->items);
+}
+
+std::optional<KubeletCpuCheckpoint> Agent::ReadKubeletCheckpoint(
+    std::vector<std::string>& warnings) {
+  if (config_.kubelet_checkpoint_path.empty()) return std::nullopt;
+  absl::StatusOr<std::string> text = ReadTextFile(config_.kubelet_checkpoint_path);
+  if (!text.ok()) {
+    // No file: kubelet runs without the static policy (the normal Huygens setup).
+    if (text.status().code() != absl::StatusCode::kNotFound) warnings.push_back(Msg(text.status()));
+    return std::nullopt;
+  }
+  absl::StatusOr<KubeletCpuCheckpoint> cp = ParseKubeletCpuCheckpoint(*text);
+  if (!cp.ok()) {
+    warnings.push_back(fmt::format("{}: {}", config_.kubelet_checkpoint_path, Msg(cp.status())));
+    return std::nullopt;
+  }
+  if (!cp->checksum_ok) {
+    warnings.push_back(fmt::format("{}: checksum mismatch; kubelet would reject the file, so it "
+                                   "is ignored",
+                                   config_.kubelet_checkpoint_path));
+    return std::nullopt;
+  }
+  return *std::move(cp);
+}
+
+std::map<int, double> Agent::ReadCapacity(std::vector<std::string>& warnings) {
+  if (config_.capacity.Empty()) return {};
+  absl::StatusOr<std::map<int, double>> factors =
+      ReadCapacityFactors(config_.capacity, config_.runtime.timeout);
+  if (!factors.ok()) {
+    warnings.push_back(fmt::format("capacity factors: {} (keeping the last good ones)",
+                                   Msg(factors.status())));
+    if (metrics_) metrics_->errors.Inc({"capacity"});
+    return capacity_;
+  }
+  std::map<int, double> known;
+  for (const auto& [numa, factor] : *factors) {
+    if (deps_.topology->HasNumaNode(numa)) {
+      known[numa] = factor;
+    } else {
+      warnings.push_back(fmt::format("capacity factors: NUMA node {} does not exist; ignored", numa));
+    }
+  }
+  capacity_ = known;
+  return known;
+}
+
+absl::StatusOr<ReconcileReport> Agent::RunOnce() {
+  absl::StatusOr<std::vector<nlohmann::json>> pods = ListPods();
+  if (!pods.ok()) {
+    spdlog::error("cannot list the pods of node {}: {}", config_.node_name, Msg(pods.status()));
+    if (metrics_) metrics_->errors.Inc({"pods"});
+    return pods.status();
+  }
+  std::vector<std::string> warnings;
+  ReconcileInput input{.pods = std::move(*pods), .kubelet = ReadKubeletCheckpoint(warnings)};
+  ReconcileReport report = reconciler_->Reconcile(input);
+  const std::map<int, double> capacity = ReadCapacity(warnings);
+  absl::StatusOr<PublishResult> published =
+      publisher_->Publish({.exclusive = report.exclusive, .capacity = capacity});
+  if (!published.ok()) {
+    warnings.push_back(fmt::format("NodeResourceTopology {}: {}", config_.node_name,
+                                   Msg(published.status())));
+    if (metrics_) metrics_->errors.Inc({"nrt"});
+  } else if (*published == PublishResult::kWritten) {
+    spdlog::info("NodeResourceTopology {}: written (exclusive cpus {:?})", config_.node_name,
+                 report.exclusive.ToString());
+    if (metrics_) metrics_->nrt_writes.Inc();
+  }
+  if (config_.mode == NodeMode::kIsolated) {
+    const int count = reconciler_->EmptyNode().UserPool().Size();
+    absl::StatusOr<bool> patched = publisher_->PublishIsolatedCpus(count);
+    if (!patched.ok()) {
+      warnings.push_back(fmt::format("node {}: cannot publish {}: {}", config_.node_name,
+                                     kIsolatedCpuResource, Msg(patched.status())));
+      if (metrics_) metrics_->errors.Inc({"node"});
+    } else if (*patched) {
+      spdlog::info("node {}: {} = {}", config_.node_name, kIsolatedCpuResource, count);
+    }
+  }
+  report.warnings.insert(report.warnings.end(), warnings.begin(), warnings.end());
+  for (const std::string& w : report.warnings) spdlog::warn("{}", w);
+  Record(report);
+  return report;
+}
+
+void Agent::Record(const ReconcileReport& report) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_pass_ = deps_.clock->Now();
+    last_runtime_ok_ = report.runtime_ok;
+  }
+  if (!metrics_) return;
+  metrics_->passes.Inc();
+  metrics_->applied.Inc({}, report.containers_applied);
+  metrics_->drift.Inc({}, report.drift_corrections);
+  metrics_->restarts.Inc({}, report.restarts_reapplied);
+  metrics_->update_failures.Inc({}, report.update_failures);
+  for (double s : report.apply_latency_seconds) metrics_->latency.Observe({}, s);
+  metrics_->runtime_up.Set({}, report.runtime_ok ? 1 : 0);
+  std::map<std::string, int> by_state;
+  for (AllocationState s : {AllocationState::kApplied, AllocationState::kPending,
+                            AllocationState::kConflict, AllocationState::kFailed}) {
+    by_state[ToString(s)] = 0;
+  }
+  for (const PodOutcome& p : report.pods) {
+    ++by_state[ToString(p.status.state)];
+    if (p.patched && p.status.state == AllocationState::kConflict) metrics_->conflicts.Inc();
+  }
+  for (const auto& [state, n] : by_state) metrics_->pods.Set({state}, n);
+}
+
+void Agent::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  dirty_ = true;
+  wake_.notify_all();
+}
+
+void Agent::Run(const std::atomic<bool>& stop) {
+  if (config_.pod_source == PodSourceKind::kWatch) {
+    const auto changed = [this](const nlohmann::json&) { Wake(); };
+    informer_ = std::make_unique<kube::Informer>(
+        deps_.client, kube::Pods(),
+        kube::InformerOptions{.field_selector = "spec.nodeName=" + config_.node_name},
+        kube::InformerHandlers{
+            .on_add = changed,
+            .on_update = [this](const nlohmann::json&, const nlohmann::json&) { Wake(); },
+            .on_delete = changed},
+        deps_.clock);
+    informer_->Start();
+  }
+  std::optional<kube::Clock::TimePoint> next_resync;
+  while (!stop.load()) {
+    const kube::Clock::TimePoint now = deps_.clock->Now();
+    bool due = !next_resync.has_value() || now >= *next_resync;
+    if (auto pending = publisher_->PendingUntil(); pending.has_value() && now >= *pending) due = true;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (dirty_) due = true;
+      dirty_ = false;
+    }
+    const bool synced = !informer_ || informer_->HasSynced();
+    if (due && synced) {
+      (void)RunOnce();
+      next_resync = deps_.clock->Now() + config_.resync_period;
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, std::chrono::milliseconds(200), [&] { return dirty_ || stop.load(); });
+  }
+  if (informer_) informer_->Stop();
+}
+
+absl::Status Agent::Healthy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_pass_.has_value()) return absl::OkStatus();  // starting up
+  if (deps_.clock->Now() - *last_pass_ > 3 * config_.resync_period) {
+    return absl::DeadlineExceededError("no reconcile pass for three resync periods");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Agent::Ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_pass_.has_value()) return absl::UnavailableError("no reconcile pass yet");
+  if (!last_runtime_ok_) return absl::UnavailableError("the container runtime cannot be reached");
+  return absl::OkStatus();
+}
+
+}  // namespace huygens::agent

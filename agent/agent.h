@@ -1,0 +1,104 @@
+// Agent: the node agent's loop. Each pass reads the pods of this node, kubelet's CPU manager
+// checkpoint and the capacity source, runs the Reconciler, then the Publisher, and records
+// metrics. Run() repeats passes on pod events (watch mode), every resync period, and when a
+// deferred NRT write becomes due, until asked to stop.
+//
+// Handled (logged, counted, next pass retries): API errors, a runtime that is down, an
+// unreadable kubelet checkpoint or capacity source (the last good capacity factors are kept),
+// NRT write failures. Fatal (Create fails): a configuration that does not fit the machine
+// (system CPUs unknown or offline, capacity factors for NUMA nodes that do not exist are only
+// warned about), an unreadable local checkpoint.
+//
+// Thread-safety: RunOnce and Run from one thread; Healthy() from any thread (the HTTP server).
+#ifndef HUYGENS_AGENT_AGENT_H_
+#define HUYGENS_AGENT_AGENT_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/config.h"
+#include "agent/publisher.h"
+#include "agent/reconciler.h"
+#include "cri/runtime.h"
+#include "kube/client.h"
+#include "kube/clock.h"
+#include "kube/informer.h"
+#include "kube/rest_client.h"
+#include "kube/serving.h"
+#include "topology/topology.h"
+
+namespace huygens::agent {
+
+// What the agent runs on; everything is owned by the caller and must outlive the agent.
+struct AgentDeps {
+  kube::Client* client = nullptr;                  // required
+  cri::ContainerRuntime* runtime = nullptr;        // required
+  kube::Clock* clock = nullptr;                    // required
+  std::shared_ptr<const CpuTopology> topology;     // required (discovered by the caller)
+  kube::MetricsRegistry* metrics = nullptr;        // optional: families are registered here
+};
+
+class Agent {
+ public:
+  // `system_cpus` is the resolved system pool (ResolveSystemCpus). Errors: the Reconciler's
+  // (bad system CPUs, unreadable checkpoint); InvalidArgument for a kubelet pod URL that does
+  // not parse.
+  static absl::StatusOr<std::unique_ptr<Agent>> Create(AgentConfig config, CpuSet system_cpus,
+                                                       AgentDeps deps);
+  ~Agent();
+
+  // One pass (see the file comment). Returns the reconcile report; errors only for a pod list
+  // that could not be read (nothing else was done then).
+  absl::StatusOr<ReconcileReport> RunOnce();
+
+  // Passes until `stop` becomes true (checked at least every 200 ms): starts the pod informer
+  // in watch mode and runs a pass after its first sync, on every pod change, every resync
+  // period and when a deferred NRT write is due.
+  void Run(const std::atomic<bool>& stop);
+
+  // OK while passes keep running (the last one finished within three resync periods), else
+  // the reason. For /healthz: a stuck loop is worth a restart.
+  absl::Status Healthy() const;
+  // OK once a pass has run and could list the runtime's containers, else the reason. For
+  // /readyz: a runtime that is down is reported, not cured by restarting the agent.
+  absl::Status Ready() const;
+
+ private:
+  struct Metrics;
+  Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> reconciler,
+        std::unique_ptr<Publisher> publisher);
+  absl::StatusOr<std::vector<nlohmann::json>> ListPods();
+  std::optional<KubeletCpuCheckpoint> ReadKubeletCheckpoint(std::vector<std::string>& warnings);
+  std::map<int, double> ReadCapacity(std::vector<std::string>& warnings);
+  void Record(const ReconcileReport& report);
+  void Wake();
+
+  const AgentConfig config_;
+  const AgentDeps deps_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<kube::RestClient> kubelet_;  // pod source kKubelet
+  std::string kubelet_path_;
+  std::unique_ptr<kube::Informer> informer_;    // pod source kWatch, while Run()s
+  std::map<int, double> capacity_;              // last good capacity factors
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool dirty_ = false;
+  std::optional<kube::Clock::TimePoint> last_pass_;
+  bool last_runtime_ok_ = true;
+};
+
+}  // namespace huygens::agent
+
+#endif  // HUYGENS_AGENT_AGENT_H_

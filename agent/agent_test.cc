@@ -1,0 +1,208 @@
+#include "agent/agent.h"
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "agent/pod.h"
+#include "cri/testing/fake_runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/test_client.h"
+#include "topology/nrt.h"
+#include "topology/testing/machines.h"
+
+namespace huygens::agent {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// DualSocketHT: 24 CPUs, NUMA 0 = 0-5,12-17, NUMA 1 = 6-11,18-23. System pool {0,12}.
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    topology_ = std::make_shared<const CpuTopology>(huygens::testing::DualSocketHT());
+    runtime_ = std::make_unique<cri::testing::FakeRuntime>(topology_->OnlineCpus(), CpuSet{0, 1});
+    auto server = kube::testing::FakeApiServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_ = kube::testing::ClientFor(*server_, &clock_);
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("agent-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    config_.node_name = "n1";
+    config_.kubelet_checkpoint_path = (dir_ / "cpu_manager_state").string();
+    config_.checkpoint_path = (dir_ / "agent.json").string();
+  }
+
+  std::unique_ptr<Agent> NewAgent() {
+    auto agent = Agent::Create(config_, CpuSet{0, 12},
+                               {.client = client_.get(),
+                                .runtime = runtime_.get(),
+                                .clock = &clock_,
+                                .topology = topology_,
+                                .metrics = &metrics_});
+    EXPECT_TRUE(agent.ok()) << agent.status();
+    return agent.ok() ? std::move(*agent) : nullptr;
+  }
+
+  cri::ContainerInfo AddPod(const std::string& name, const std::string& node,
+                            std::optional<std::string> allocation) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", name + "-uid"}}},
+                {"spec", {{"nodeName", node}, {"containers", {{{"name", "app"}}}}}}};
+    if (allocation) pod["metadata"]["annotations"][kAllocationAnnotation] = *allocation;
+    // The fake API server assigns the uid; the runtime's labels carry the stored one.
+    auto stored = server_->Create("pods", pod);
+    EXPECT_TRUE(stored.ok());
+    const std::string uid = stored.ok() ? (*stored)["metadata"]["uid"].get<std::string>() : "";
+    return runtime_->AddPodContainer(uid, "default", name, "app");
+  }
+
+  std::string StatusOf(const std::string& name) {
+    auto pod = server_->Get("pods", "default", name);
+    if (!pod || !(*pod)["metadata"].contains("annotations") ||
+        !(*pod)["metadata"]["annotations"].contains(kAllocationStatusAnnotation)) {
+      return "";
+    }
+    return json::parse((*pod)["metadata"]["annotations"][kAllocationStatusAnnotation]
+                           .get<std::string>())["state"];
+  }
+
+  static std::string Allocation(const std::string& cpus) {
+    return json{{"version", 1}, {"node", "n1"}, {"numaNodes", {0}},
+                {"containers", {{{"name", "app"}, {"cpuset", cpus}, {"mems", "0"}}}}}
+        .dump();
+  }
+
+  std::shared_ptr<const CpuTopology> topology_;
+  std::unique_ptr<cri::testing::FakeRuntime> runtime_;
+  kube::testing::FakeClock clock_;
+  std::unique_ptr<kube::testing::FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+  kube::MetricsRegistry metrics_;
+  std::filesystem::path dir_;
+  AgentConfig config_;
+};
+
+TEST_F(AgentTest, OnePassAppliesThePodsOfThisNodeOnlyAndPublishesTheNrt) {
+  auto mine = AddPod("mine", "n1", Allocation("1-2"));
+  auto theirs = AddPod("theirs", "n2", Allocation("3-4"));
+  auto agent = NewAgent();
+  auto report = agent->RunOnce();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(runtime_->CpusetOf(mine.id)->cpus, (CpuSet{1, 2}));
+  EXPECT_EQ(runtime_->CpusetOf(theirs.id)->cpus, topology_->OnlineCpus());
+  EXPECT_EQ(StatusOf("mine"), "applied");
+  EXPECT_EQ(StatusOf("theirs"), "");
+  auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  EXPECT_EQ(PoolsFromNrt(*nrt)->exclusive, (CpuSet{1, 2}));
+  EXPECT_TRUE(agent->Healthy().ok());
+  EXPECT_TRUE(agent->Ready().ok());
+}
+
+TEST_F(AgentTest, MetricsCountAppliedContainersConflictsAndLatency) {
+  AddPod("a", "n1", Allocation("1-2"));
+  AddPod("b", "n1", Allocation("2-3"));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  const std::string text = metrics_.Expose();
+  EXPECT_THAT(text, HasSubstr("huygens_agent_containers_applied_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_conflicts_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_pods{state=\"conflict\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_pods{state=\"applied\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_apply_latency_seconds_count 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_nrt_writes_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_runtime_up 1\n"));
+}
+
+TEST_F(AgentTest, ARuntimeThatIsDownMakesTheAgentUnreadyButHealthy) {
+  AddPod("a", "n1", Allocation("1-2"));
+  auto agent = NewAgent();
+  EXPECT_FALSE(agent->Ready().ok()) << "not ready before the first pass";
+  runtime_->SetDown(true);
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_TRUE(agent->Healthy().ok());
+  EXPECT_THAT(std::string(agent->Ready().message()), HasSubstr("runtime"));
+  EXPECT_THAT(metrics_.Expose(), HasSubstr("huygens_agent_runtime_up 0\n"));
+  clock_.Advance(std::chrono::minutes(2));
+  EXPECT_FALSE(agent->Healthy().ok()) << "no pass for three resync periods";
+}
+
+TEST_F(AgentTest, CapacityFactorsFromAFileArePublishedAsZoneAttributes) {
+  const std::string path = (dir_ / "capacity.json").string();
+  std::ofstream(path) << R"({"version":1,"numaNodes":{"1":0.25,"7":0.5}})";
+  config_.capacity.file = path;
+  auto agent = NewAgent();
+  auto report = agent->RunOnce();
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(report->warnings, ::testing::Contains(HasSubstr("NUMA node 7 does not exist")));
+  auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+  ASSERT_TRUE(nrt.ok());
+  ASSERT_EQ(nrt->zones.size(), 2u);
+  EXPECT_TRUE(nrt->zones[0].attributes.empty());
+  EXPECT_EQ(nrt->zones[1].attributes, (std::vector<NrtNameValue>{{kCapacityFactorAttribute, "0.25"}}));
+
+  // A broken source keeps the last good factors.
+  std::ofstream(path) << "{broken";
+  clock_.Advance(std::chrono::minutes(1));
+  report = agent->RunOnce();
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(report->warnings, ::testing::Contains(HasSubstr("keeping the last good ones")));
+  nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+  EXPECT_EQ(nrt->zones[1].attributes, (std::vector<NrtNameValue>{{kCapacityFactorAttribute, "0.25"}}));
+}
+
+TEST_F(AgentTest, TheKubeletPodSourceReadsAPodList) {
+  // The fake API server's pod collection answers with a PodList, as kubelet's /pods does.
+  config_.pod_source = PodSourceKind::kKubelet;
+  config_.kubelet_pods_url = server_->url() + "/api/v1/pods";
+  auto mine = AddPod("mine", "n1", Allocation("4"));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_EQ(runtime_->CpusetOf(mine.id)->cpus, CpuSet{4});
+}
+
+TEST_F(AgentTest, APodListThatCannotBeReadIsAnErrorAndChangesNothing) {
+  auto mine = AddPod("mine", "n1", Allocation("4"));
+  auto agent = NewAgent();
+  server_->FailNext("list", "pods", 100, 403);
+  auto report = agent->RunOnce();
+  EXPECT_FALSE(report.ok());
+  EXPECT_EQ(runtime_->CpusetOf(mine.id)->cpus, topology_->OnlineCpus());
+  EXPECT_THAT(metrics_.Expose(), HasSubstr("huygens_agent_errors_total{step=\"pods\"} 1\n"));
+}
+
+TEST_F(AgentTest, AKubeletCheckpointWithABadChecksumIsIgnoredWithAWarning) {
+  std::ofstream(config_.kubelet_checkpoint_path)
+      << R"({"policyName":"static","defaultCpuSet":"0,3-23","entries":{"k-uid":{"c":"1-2"}},"checksum":1})";
+  auto agent = NewAgent();
+  auto report = agent->RunOnce();
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(report->warnings, ::testing::Contains(HasSubstr("checksum mismatch")));
+  EXPECT_EQ(report->exclusive, CpuSet());
+}
+
+TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {
+  auto agent = NewAgent();
+  std::atomic<bool> stop{false};
+  std::thread loop([&] { agent->Run(stop); });
+  auto c = AddPod("late", "n1", Allocation("5"));
+  // The watch event wakes the loop (the fake clock never reaches the resync period).
+  for (int i = 0; i < 100 && StatusOf("late") != "applied"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop = true;
+  loop.join();
+  EXPECT_EQ(StatusOf("late"), "applied");
+  EXPECT_EQ(runtime_->CpusetOf(c.id)->cpus, CpuSet{5});
+}
+
+}  // namespace
+}  // namespace huygens::agent

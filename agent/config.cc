@@ -1,0 +1,270 @@
+#include "agent/config.h"
+
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "fmt/format.h"
+#include "sim/quantity.h"
+#include "yaml-cpp/yaml.h"
+
+namespace huygens::agent {
+namespace {
+
+absl::Status FieldError(std::string_view field, std::string_view problem) {
+  return absl::InvalidArgumentError(fmt::format("agent config: {}: {}", field, problem));
+}
+
+// Checks that `node` is a mapping whose keys are all in `known`.
+absl::Status CheckKeys(const YAML::Node& node, std::string_view where,
+                       const std::set<std::string>& known) {
+  if (!node.IsMap()) return FieldError(where, "expected a mapping");
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) return FieldError(where, "a key is not a string");
+    const std::string key = kv.first.Scalar();
+    if (!known.contains(key)) {
+      return FieldError(where.empty() ? key : fmt::format("{}.{}", where, key), "unknown key");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Scalar(const YAML::Node& node, std::string_view field) {
+  if (!node.IsScalar()) return FieldError(field, "expected a string");
+  return node.Scalar();
+}
+
+absl::StatusOr<bool> Bool(const YAML::Node& node, std::string_view field) {
+  if (!node.IsScalar()) return FieldError(field, "expected true or false");
+  const std::string& s = node.Scalar();
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return FieldError(field, fmt::format("{:?} is not true or false", s));
+}
+
+absl::StatusOr<std::chrono::milliseconds> PositiveDuration(const YAML::Node& node,
+                                                           std::string_view field) {
+  auto text = Scalar(node, field);
+  if (!text.ok()) return text.status();
+  auto micros = sim::ParseDuration(*text);
+  if (!micros.ok()) return FieldError(field, fmt::format("{:?} is not a duration", *text));
+  if (*micros < 1000) return FieldError(field, "must be at least 1ms");
+  return std::chrono::milliseconds(*micros / 1000);
+}
+
+absl::Status ParseRuntime(const YAML::Node& node, RuntimeConfig& out) {
+  if (auto s = CheckKeys(node, "runtime",
+                         {"endpoint", "timeout", "fallbackToCgroupfs", "cgroupRoot",
+});
+      !s.ok()) {
+    return s;
+  }
+  if (node["endpoint"]) {
+    auto v = Scalar(node["endpoint"], "runtime.endpoint");
+    if (!v.ok()) return v.status();
+    if (v->empty()) return FieldError("runtime.endpoint", "is empty");
+    out.endpoint = *v;
+  }
+  if (node["timeout"]) {
+    auto v = PositiveDuration(node["timeout"], "runtime.timeout");
+    if (!v.ok()) return v.status();
+    out.timeout = *v;
+  }
+  if (node["fallbackToCgroupfs"]) {
+    auto v = Bool(node["fallbackToCgroupfs"], "runtime.fallbackToCgroupfs");
+    if (!v.ok()) return v.status();
+    out.fallback_to_cgroupfs = *v;
+  }
+  if (node["cgroupRoot"]) {
+    auto v = Scalar(node["cgroupRoot"], "runtime.cgroupRoot");
+    if (!v.ok()) return v.status();
+    if (v->empty() || (*v)[0] != '/') return FieldError("runtime.cgroupRoot", "must be an absolute path");
+    out.cgroup_root = *v;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePodSource(const YAML::Node& node, AgentConfig& out) {
+  if (auto s = CheckKeys(node, "podSource", {"kind", "kubeletUrl"}); !s.ok()) return s;
+  if (node["kind"]) {
+    auto v = Scalar(node["kind"], "podSource.kind");
+    if (!v.ok()) return v.status();
+    if (*v == "watch") {
+      out.pod_source = PodSourceKind::kWatch;
+    } else if (*v == "kubelet") {
+      out.pod_source = PodSourceKind::kKubelet;
+    } else {
+      return FieldError("podSource.kind", fmt::format("{:?} is not watch or kubelet", *v));
+    }
+  }
+  if (node["kubeletUrl"]) {
+    auto v = Scalar(node["kubeletUrl"], "podSource.kubeletUrl");
+    if (!v.ok()) return v.status();
+    if (!v->starts_with("http://") && !v->starts_with("https://")) {
+      return FieldError("podSource.kubeletUrl", fmt::format("{:?} is not an http(s) URL", *v));
+    }
+    out.kubelet_pods_url = *v;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseCapacity(const YAML::Node& node, CapacitySourceConfig& out) {
+  if (auto s = CheckKeys(node, "capacity", {"file", "url"}); !s.ok()) return s;
+  if (node["file"]) {
+    auto v = Scalar(node["file"], "capacity.file");
+    if (!v.ok()) return v.status();
+    out.file = *v;
+  }
+  if (node["url"]) {
+    auto v = Scalar(node["url"], "capacity.url");
+    if (!v.ok()) return v.status();
+    if (!v->starts_with("http://")) {
+      return FieldError("capacity.url", fmt::format("{:?} is not a local http:// URL", *v));
+    }
+    out.url = *v;
+  }
+  if (!out.file.empty() && !out.url.empty()) {
+    return FieldError("capacity", "set file or url, not both");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& getenv) {
+  AgentConfig c;
+  if (!root.IsNull()) {
+    if (auto s = CheckKeys(root, "",
+                           {"nodeName", "systemCpus", "kubeletConfig", "mode", "systemNamespaces",
+                            "topologyPolicy", "topologyScope", "runtime", "podSource",
+                            "resyncPeriod", "nrtMinInterval", "capacity", "kubeletCheckpoint",
+                            "checkpoint", "metricsAddress"});
+        !s.ok()) {
+      return s;
+    }
+    if (root["nodeName"]) {
+      auto v = Scalar(root["nodeName"], "nodeName");
+      if (!v.ok()) return v.status();
+      c.node_name = *v;
+    }
+    if (root["systemCpus"]) {
+      auto v = Scalar(root["systemCpus"], "systemCpus");
+      if (!v.ok()) return v.status();
+      auto set = CpuSet::Parse(*v);
+      if (!set.ok()) return FieldError("systemCpus", std::string(set.status().message()));
+      c.system_cpus = *set;
+    }
+    if (root["kubeletConfig"]) {
+      auto v = Scalar(root["kubeletConfig"], "kubeletConfig");
+      if (!v.ok()) return v.status();
+      c.kubelet_config_path = *v;
+    }
+    if (c.system_cpus.has_value() && !c.kubelet_config_path.empty()) {
+      return FieldError("systemCpus", "set systemCpus or kubeletConfig, not both");
+    }
+    if (root["mode"]) {
+      auto v = Scalar(root["mode"], "mode");
+      if (!v.ok()) return v.status();
+      auto mode = ParseNodeMode(*v);
+      if (!mode) return FieldError("mode", fmt::format("{:?} is not allocatable or isolated", *v));
+      c.mode = *mode;
+    }
+    if (root["systemNamespaces"]) {
+      const YAML::Node& list = root["systemNamespaces"];
+      if (!list.IsSequence()) return FieldError("systemNamespaces", "expected a list of strings");
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        auto v = Scalar(list[i], fmt::format("systemNamespaces[{}]", i));
+        if (!v.ok()) return v.status();
+        if (v->empty()) return FieldError(fmt::format("systemNamespaces[{}]", i), "is empty");
+        if (*v != "kube-system") c.system_namespaces.push_back(*v);
+      }
+    }
+    if (root["topologyPolicy"]) {
+      auto v = Scalar(root["topologyPolicy"], "topologyPolicy");
+      if (!v.ok()) return v.status();
+      auto p = ParseTopologyPolicy(*v);
+      if (!p) return FieldError("topologyPolicy", fmt::format("{:?} is not a topology policy", *v));
+      c.topology_policy = *p;
+    }
+    if (root["topologyScope"]) {
+      auto v = Scalar(root["topologyScope"], "topologyScope");
+      if (!v.ok()) return v.status();
+      auto p = ParseTopologyScope(*v);
+      if (!p) return FieldError("topologyScope", fmt::format("{:?} is not container or pod", *v));
+      c.topology_scope = *p;
+    }
+    if (root["runtime"]) {
+      if (auto s = ParseRuntime(root["runtime"], c.runtime); !s.ok()) return s;
+    }
+    if (root["podSource"]) {
+      if (auto s = ParsePodSource(root["podSource"], c); !s.ok()) return s;
+    }
+    if (root["resyncPeriod"]) {
+      auto v = PositiveDuration(root["resyncPeriod"], "resyncPeriod");
+      if (!v.ok()) return v.status();
+      c.resync_period = *v;
+    }
+    if (root["nrtMinInterval"]) {
+      auto v = PositiveDuration(root["nrtMinInterval"], "nrtMinInterval");
+      if (!v.ok()) return v.status();
+      c.nrt_min_interval = *v;
+    }
+    if (root["capacity"]) {
+      if (auto s = ParseCapacity(root["capacity"], c.capacity); !s.ok()) return s;
+    }
+    for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
+                              std::pair{"checkpoint", &c.checkpoint_path},
+                              std::pair{"metricsAddress", &c.metrics_address}}) {
+      if (!root[key]) continue;
+      auto v = Scalar(root[key], key);
+      if (!v.ok()) return v.status();
+      *field = *v;
+    }
+    if (c.checkpoint_path.empty()) return FieldError("checkpoint", "is empty");
+  }
+  if (c.node_name.empty()) {
+    if (auto env = getenv("NODE_NAME"); env.has_value()) c.node_name = *env;
+  }
+  if (c.node_name.empty()) {
+    return FieldError("nodeName", "not set and NODE_NAME is not set either");
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml));
+    return ParseRoot(root, getenv);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(fmt::format("agent config: not valid YAML: {}", e.what()));
+  }
+}
+
+absl::StatusOr<CpuSet> ResolveSystemCpus(const AgentConfig& config,
+                                         std::string_view kubelet_config_yaml) {
+  if (config.system_cpus.has_value()) return *config.system_cpus;
+  if (config.kubelet_config_path.empty()) return CpuSet();
+  const std::string where = fmt::format("kubelet config {}", config.kubelet_config_path);
+  try {
+    const YAML::Node root = YAML::Load(std::string(kubelet_config_yaml));
+    if (!root.IsMap()) {
+      return absl::InvalidArgumentError(fmt::format("{}: expected a mapping", where));
+    }
+    const YAML::Node reserved = root["reservedSystemCPUs"];
+    if (!reserved) return CpuSet();
+    if (!reserved.IsScalar()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: reservedSystemCPUs: expected a cpu-list", where));
+    }
+    auto set = CpuSet::Parse(reserved.Scalar());
+    if (!set.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: reservedSystemCPUs: {}", where, std::string(set.status().message())));
+    }
+    return *set;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(fmt::format("{}: not valid YAML: {}", where, e.what()));
+  }
+}
+
+}  // namespace huygens::agent

@@ -1,0 +1,130 @@
+// AgentConfig: the node agent's configuration, parsed once from its YAML file.
+//
+// What it is: a plain struct with a documented default per field, and the parser that fills it
+// from the agent's config file (deploy/agent/configmap.yaml shows every field; docs/agent.md
+// describes them). Unknown keys are errors (a typo must not silently fall back to a default).
+//
+// File shape (every key optional unless stated; durations as sim/quantity.h reads them: "250ms", "30s", "10m", "1h"):
+//   nodeName: n1                         # default: $NODE_NAME
+//   systemCpus: "0-1"                    # the system pool, a cpu-list; or
+//   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool
+//   mode: allocatable                    # allocatable | isolated
+//   systemNamespaces: [monitoring]       # kube-system is always a system namespace
+//   topologyPolicy: single-numa-node     # none | best-effort | restricted | single-numa-node
+//   topologyScope: container             # container | pod
+//   runtime:
+//     endpoint: unix:///run/containerd/containerd.sock
+//     timeout: 2s
+//     fallbackToCgroupfs: true
+//     cgroupRoot: /sys/fs/cgroup         # either driver's layout is found (cri/cgroupfs.h)
+//   podSource:
+//     kind: watch                        # watch (API, spec.nodeName) | kubelet (read-only /pods)
+//     kubeletUrl: http://127.0.0.1:10255/pods
+//   resyncPeriod: 30s
+//   nrtMinInterval: 10s
+//   capacity:                            # per-NUMA capacity factors 0..1 (at most one source)
+//     file: /etc/huygens/numa-capacity.json
+//     url: http://127.0.0.1:9101/numa-capacity
+//   kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state
+//   checkpoint: /var/lib/huygens/agent-checkpoint.json
+//   metricsAddress: 0.0.0.0:9464
+//
+// Thread-safety: plain data; the parser is a pure function of its inputs.
+#ifndef HUYGENS_AGENT_CONFIG_H_
+#define HUYGENS_AGENT_CONFIG_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/pod.h"
+#include "cpuset/cpuset.h"
+#include "node/node_state.h"
+
+namespace huygens::agent {
+
+// Where the agent learns the pods of its node.
+enum class PodSourceKind {
+  kWatch,    // list + watch pods with fieldSelector spec.nodeName=<node> (default)
+  kKubelet,  // poll kubelet's read-only /pods endpoint every resync period
+};
+
+struct RuntimeConfig {
+  // CRI endpoint of the container runtime. Default containerd's socket.
+  std::string endpoint = "unix:///run/containerd/containerd.sock";
+  // Per-call timeout. Default 2 s.
+  std::chrono::milliseconds timeout{2000};
+  // When the CRI call fails or the runtime cannot set a cpuset, write cgroupfs directly.
+  // Default true.
+  bool fallback_to_cgroupfs = true;
+  // cgroupfs mount point (cgroup v1 or v2, detected; containers are found under either
+  // kubelet cgroup driver's layout). Default /sys/fs/cgroup.
+  std::string cgroup_root = "/sys/fs/cgroup";
+};
+
+struct CapacitySourceConfig {
+  // A JSON file {"version":1,"numaNodes":{"<numa id>":<factor 0..1>,...}}. Default none.
+  std::string file;
+  // A local http:// URL serving the same JSON. Default none. At most one of file and url.
+  std::string url;
+  bool Empty() const { return file.empty() && url.empty(); }
+};
+
+struct AgentConfig {
+  // This node's name. Default: the NODE_NAME environment variable. Required (after defaulting).
+  std::string node_name;
+  // The system pool as an explicit cpu-list. Default: none (see kubelet_config_path).
+  std::optional<CpuSet> system_cpus;
+  // kubelet's config file; when system_cpus is unset, its `reservedSystemCPUs` is the system
+  // pool (ResolveSystemCpus). Default none. At most one of system_cpus and kubelet_config_path.
+  std::string kubelet_config_path;
+  // allocatable (default) or isolated (user pool = the kernel's isolated CPUs).
+  NodeMode mode = NodeMode::kAllocatable;
+  // Namespaces whose containers run in the system pool, besides kube-system (always one).
+  // Default {"kube-system"}.
+  std::vector<std::string> system_namespaces{"kube-system"};
+  // Published as NRT attributes topologyManagerPolicy / topologyManagerScope; the scheduler's
+  // default for pods that set no huygens.io/topology-policy. Defaults single-numa-node,
+  // container.
+  TopologyPolicy topology_policy = TopologyPolicy::kSingleNumaNode;
+  TopologyScope topology_scope = TopologyScope::kContainer;
+  RuntimeConfig runtime;
+  PodSourceKind pod_source = PodSourceKind::kWatch;
+  // kubelet's read-only pod list (pod_source kKubelet). Default http://127.0.0.1:10255/pods.
+  std::string kubelet_pods_url = "http://127.0.0.1:10255/pods";
+  // Full reconcile pass at least this often, even without events. Default 30 s.
+  std::chrono::milliseconds resync_period{30000};
+  // The NRT object is written at most once per this interval. Default 10 s.
+  std::chrono::milliseconds nrt_min_interval{10000};
+  CapacitySourceConfig capacity;
+  // kubelet's CPU manager checkpoint. Default /var/lib/kubelet/cpu_manager_state; "" = none.
+  std::string kubelet_checkpoint_path = "/var/lib/kubelet/cpu_manager_state";
+  // The agent's own checkpoint. Default /var/lib/huygens/agent-checkpoint.json.
+  std::string checkpoint_path = "/var/lib/huygens/agent-checkpoint.json";
+  // host:port of /metrics, /healthz and /readyz. Default 0.0.0.0:9464; "" = no server.
+  std::string metrics_address = "0.0.0.0:9464";
+};
+
+// Reads an environment variable; nullopt when unset.
+using GetEnv = std::function<std::optional<std::string>(const char*)>;
+
+// Parses the YAML text of a config file. Missing keys take their defaults; node_name defaults
+// to `getenv("NODE_NAME")`. Errors (InvalidArgument, naming the field, e.g.
+// `agent config: runtime.timeout: "2x" is not a duration`): not YAML or not a mapping; an
+// unknown key; a value of the wrong type; a bad cpu-list, mode, policy, scope, pod source; a non-positive duration; both systemCpus and kubeletConfig; both capacity.file
+// and capacity.url; a capacity.url that is not http://; no node name at all.
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv);
+
+// The system pool: `config.system_cpus`, else kubelet's `reservedSystemCPUs` read from
+// `kubelet_config_yaml` (the content of config.kubelet_config_path; a file without the key
+// means no system CPUs), else none. Errors: InvalidArgument naming the kubelet config field.
+absl::StatusOr<CpuSet> ResolveSystemCpus(const AgentConfig& config,
+                                         std::string_view kubelet_config_yaml);
+
+}  // namespace huygens::agent
+
+#endif  // HUYGENS_AGENT_CONFIG_H_

@@ -1,0 +1,169 @@
+#include "agent/config.h"
+
+#include <map>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace huygens::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+GetEnv Env(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) {
+  auto c = ParseAgentConfig("", Env({{"NODE_NAME", "worker-1"}}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->node_name, "worker-1");
+  EXPECT_FALSE(c->system_cpus.has_value());
+  EXPECT_EQ(c->mode, NodeMode::kAllocatable);
+  EXPECT_EQ(c->system_namespaces, std::vector<std::string>{"kube-system"});
+  EXPECT_EQ(c->topology_policy, TopologyPolicy::kSingleNumaNode);
+  EXPECT_EQ(c->topology_scope, TopologyScope::kContainer);
+  EXPECT_EQ(c->runtime.endpoint, "unix:///run/containerd/containerd.sock");
+  EXPECT_EQ(c->runtime.timeout, std::chrono::seconds(2));
+  EXPECT_TRUE(c->runtime.fallback_to_cgroupfs);
+  EXPECT_EQ(c->pod_source, PodSourceKind::kWatch);
+  EXPECT_EQ(c->resync_period, std::chrono::seconds(30));
+  EXPECT_EQ(c->nrt_min_interval, std::chrono::seconds(10));
+  EXPECT_TRUE(c->capacity.Empty());
+  EXPECT_EQ(c->kubelet_checkpoint_path, "/var/lib/kubelet/cpu_manager_state");
+  EXPECT_EQ(c->metrics_address, "0.0.0.0:9464");
+}
+
+TEST(AgentConfig, EveryFieldIsRead) {
+  const char* yaml = R"(
+nodeName: n7
+systemCpus: "0-1,64-65"
+mode: isolated
+systemNamespaces: [monitoring, kube-system, logging]
+topologyPolicy: restricted
+topologyScope: pod
+runtime:
+  endpoint: unix:///run/crio/crio.sock
+  timeout: 500ms
+  fallbackToCgroupfs: false
+  cgroupRoot: /host/sys/fs/cgroup
+podSource:
+  kind: kubelet
+  kubeletUrl: http://127.0.0.1:10255/pods
+resyncPeriod: 1m
+nrtMinInterval: 2s
+capacity:
+  url: http://127.0.0.1:9101/numa
+kubeletCheckpoint: ""
+checkpoint: /state/agent.json
+metricsAddress: 127.0.0.1:9000
+)";
+  auto c = ParseAgentConfig(yaml, Env({{"NODE_NAME", "ignored"}}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->node_name, "n7");
+  EXPECT_EQ(c->system_cpus, CpuSet::Parse("0-1,64-65").value());
+  EXPECT_EQ(c->mode, NodeMode::kIsolated);
+  EXPECT_EQ(c->system_namespaces,
+            (std::vector<std::string>{"kube-system", "monitoring", "logging"}));
+  EXPECT_EQ(c->topology_policy, TopologyPolicy::kRestricted);
+  EXPECT_EQ(c->topology_scope, TopologyScope::kPod);
+  EXPECT_EQ(c->runtime.endpoint, "unix:///run/crio/crio.sock");
+  EXPECT_EQ(c->runtime.timeout, std::chrono::milliseconds(500));
+  EXPECT_FALSE(c->runtime.fallback_to_cgroupfs);
+  EXPECT_EQ(c->runtime.cgroup_root, "/host/sys/fs/cgroup");
+  EXPECT_EQ(c->pod_source, PodSourceKind::kKubelet);
+  EXPECT_EQ(c->resync_period, std::chrono::minutes(1));
+  EXPECT_EQ(c->nrt_min_interval, std::chrono::seconds(2));
+  EXPECT_EQ(c->capacity.url, "http://127.0.0.1:9101/numa");
+  EXPECT_EQ(c->kubelet_checkpoint_path, "");
+  EXPECT_EQ(c->checkpoint_path, "/state/agent.json");
+  EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
+}
+
+struct BadCase {
+  const char* name;
+  const char* yaml;
+  const char* error;  // a substring of the message: the field and the problem
+};
+
+class AgentConfigErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(AgentConfigErrors, NameTheFieldAndTheProblem) {
+  auto c = ParseAgentConfig(GetParam().yaml, Env({{"NODE_NAME", "n1"}}));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr(GetParam().error));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AgentConfigErrors,
+    ::testing::Values(
+        BadCase{"NotYaml", "a: [1", "not valid YAML"},
+        BadCase{"NotAMapping", "- 1\n- 2", "expected a mapping"},
+        BadCase{"UnknownKey", "nodname: n1", "nodname: unknown key"},
+        BadCase{"UnknownNestedKey", "runtime: {endpoint: x, timout: 1s}",
+                "runtime.timout: unknown key"},
+        BadCase{"BadCpuList", "systemCpus: \"0-\"", "systemCpus:"},
+        BadCase{"BothSystemSources", "systemCpus: \"0\"\nkubeletConfig: /k.yaml",
+                "not both"},
+        BadCase{"BadMode", "mode: exclusive", "mode: \"exclusive\" is not"},
+        BadCase{"BadPolicy", "topologyPolicy: strict", "topologyPolicy: \"strict\""},
+        BadCase{"BadScope", "topologyScope: node", "topologyScope: \"node\""},
+        BadCase{"BadDuration", "resyncPeriod: soon", "resyncPeriod: \"soon\" is not a duration"},
+        BadCase{"ZeroDuration", "nrtMinInterval: 0s", "nrtMinInterval: must be at least 1ms"},
+        BadCase{"BadTimeout", "runtime: {timeout: 2x}", "runtime.timeout"},
+        BadCase{"BadBool", "runtime: {fallbackToCgroupfs: maybe}", "runtime.fallbackToCgroupfs"},
+        BadCase{"RelativeCgroupRoot", "runtime: {cgroupRoot: sys/fs}", "runtime.cgroupRoot"},
+        BadCase{"CgroupDriverIsDetected", "runtime: {cgroupDriver: systemd}",
+                "runtime.cgroupDriver: unknown key"},
+        BadCase{"BadPodSource", "podSource: {kind: informer}", "podSource.kind"},
+        BadCase{"BadKubeletUrl", "podSource: {kubeletUrl: 10255}", "podSource.kubeletUrl"},
+        BadCase{"BothCapacitySources", "capacity: {file: /a, url: http://127.0.0.1/b}",
+                "capacity: set file or url, not both"},
+        BadCase{"RemoteCapacityUrl", "capacity: {url: ftp://x}", "capacity.url"},
+        BadCase{"NamespaceNotAList", "systemNamespaces: monitoring", "systemNamespaces"},
+        BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a string"},
+        BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"}),
+    [](const auto& test) { return std::string(test.param.name); });
+
+TEST(AgentConfig, WithoutANodeNameAnywhereItIsAnError) {
+  auto c = ParseAgentConfig("mode: allocatable", Env({}));
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("nodeName"));
+}
+
+TEST(ResolveSystemCpus, AnExplicitListWins) {
+  AgentConfig c;
+  c.system_cpus = CpuSet{0, 1};
+  EXPECT_EQ(ResolveSystemCpus(c, "").value(), (CpuSet{0, 1}));
+}
+
+TEST(ResolveSystemCpus, KubeletsReservedSystemCpusAreTheSystemPool) {
+  AgentConfig c;
+  c.kubelet_config_path = "/var/lib/kubelet/config.yaml";
+  const char* kubelet = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                        "reservedSystemCPUs: \"0,32\"\ncpuManagerPolicy: none\n";
+  EXPECT_EQ(ResolveSystemCpus(c, kubelet).value(), (CpuSet{0, 32}));
+}
+
+TEST(ResolveSystemCpus, AKubeletConfigWithoutTheKeyMeansNoSystemCpus) {
+  AgentConfig c;
+  c.kubelet_config_path = "/k.yaml";
+  EXPECT_EQ(ResolveSystemCpus(c, "kind: KubeletConfiguration\n").value(), CpuSet());
+}
+
+TEST(ResolveSystemCpus, ABadKubeletValueNamesTheFileAndField) {
+  AgentConfig c;
+  c.kubelet_config_path = "/k.yaml";
+  auto s = ResolveSystemCpus(c, "reservedSystemCPUs: \"a-b\"\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("/k.yaml: reservedSystemCPUs"));
+}
+
+}  // namespace
+}  // namespace huygens::agent

@@ -1,0 +1,168 @@
+// huygens-agent: the Huygens node agent. See docs/agent.md.
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "agent/agent.h"
+#include "agent/config.h"
+#include "agent/read_file.h"
+#include "cri/cgroupfs_runtime.h"
+#include "cri/cri_runtime.h"
+#include "cri/fallback_runtime.h"
+#include "kube/config.h"
+#include "kube/serving.h"
+#include "spdlog/spdlog.h"
+#include "topology/discovery/discovery.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnSignal(int) { g_stop.store(true); }
+
+std::string Msg(const absl::Status& s) { return std::string(s.message()); }
+
+constexpr char kDescription[] = R"(huygens-agent: the Huygens node agent.
+
+On its node it discovers the CPU topology, publishes the NodeResourceTopology object (with the
+exclusive CPUs held now and per-NUMA capacity factors), and sets every container's cpuset
+through the container runtime (CRI, falling back to cgroupfs): exclusive containers to the
+cpuset in their pod's huygens.io/allocation, other user containers to the shared pool, system
+containers to the system pool. It reports huygens.io/allocation-status on each pod (applied,
+pending, conflict, failed) and serves /metrics, /healthz and /readyz.
+
+Configuration: a YAML file (--config); every field and its default is described in
+docs/agent.md and shown in deploy/agent/configmap.yaml. Stop with SIGTERM or SIGINT.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace huygens;
+  CLI::App app{kDescription, "huygens-agent"};
+  std::string config_path, kubeconfig, node_name, log_level = "info";
+  bool once = false;
+  app.add_option("--config", config_path, "agent config YAML (default: every default)");
+  app.add_option("--kubeconfig", kubeconfig,
+                 "kubeconfig file (default: the in-cluster service account)");
+  app.add_option("--node-name", node_name, "this node (overrides nodeName and $NODE_NAME)");
+  app.add_flag("--once", once, "run one reconcile pass and publish, then exit");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  // ---- Configuration (errors here are fatal: the agent would do the wrong thing) -------------
+  std::string yaml;
+  if (!config_path.empty()) {
+    auto text = agent::ReadTextFile(config_path);
+    if (!text.ok()) {
+      spdlog::critical("config: {}", Msg(text.status()));
+      return 2;
+    }
+    yaml = *text;
+  }
+  auto config = agent::ParseAgentConfig(yaml, [&](const char* name) -> std::optional<std::string> {
+    if (std::string_view(name) == "NODE_NAME" && !node_name.empty()) return node_name;
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+  });
+  if (!config.ok()) {
+    spdlog::critical("{}", Msg(config.status()));
+    return 2;
+  }
+  if (!node_name.empty()) config->node_name = node_name;
+  std::string kubelet_yaml;
+  if (!config->kubelet_config_path.empty() && !config->system_cpus.has_value()) {
+    auto text = agent::ReadTextFile(config->kubelet_config_path);
+    if (!text.ok()) {
+      spdlog::critical("kubeletConfig: {}", Msg(text.status()));
+      return 2;
+    }
+    kubelet_yaml = *text;
+  }
+  auto system_cpus = agent::ResolveSystemCpus(*config, kubelet_yaml);
+  if (!system_cpus.ok()) {
+    spdlog::critical("{}", Msg(system_cpus.status()));
+    return 2;
+  }
+
+  auto topology = DiscoverLive();
+  if (!topology.ok()) {
+    spdlog::critical("topology discovery: {}", Msg(topology.status()));
+    return 2;
+  }
+  spdlog::info("node {}: {} CPUs online ({}), {} NUMA nodes; system pool {:?}; mode {}",
+               config->node_name, topology->NumCpus(), topology->OnlineCpus().ToString(),
+               topology->NumNumaNodes(), system_cpus->ToString(), ToString(config->mode));
+
+  auto rest_config = kubeconfig.empty() ? kube::InClusterConfig() : kube::LoadKubeconfig(kubeconfig);
+  if (!rest_config.ok()) {
+    spdlog::critical("API server configuration: {}", Msg(rest_config.status()));
+    return 2;
+  }
+  auto rest = kube::RestClient::Create(*rest_config);
+  if (!rest.ok()) {
+    spdlog::critical("API client: {}", Msg(rest.status()));
+    return 2;
+  }
+  kube::Client client(std::move(*rest));
+
+  // ---- The runtime: CRI, with cgroupfs behind it when configured ------------------------------
+  std::string socket = config->runtime.endpoint;
+  if (socket.starts_with("unix://")) socket = socket.substr(std::string_view("unix://").size());
+  cri::CgroupfsOptions cgroupfs{.root = config->runtime.cgroup_root};
+  std::unique_ptr<cri::ContainerRuntime> runtime = std::make_unique<cri::CriRuntime>(
+      cri::CriRuntimeOptions{.socket = socket, .timeout = config->runtime.timeout,
+                             .cgroupfs = cgroupfs});
+  if (config->runtime.fallback_to_cgroupfs) {
+    runtime = std::make_unique<cri::FallbackRuntime>(
+        std::move(runtime), std::make_unique<cri::CgroupfsRuntime>(cgroupfs));
+  }
+
+  kube::MetricsRegistry metrics;
+  auto agent = agent::Agent::Create(
+      *config, *system_cpus,
+      {.client = &client,
+       .runtime = runtime.get(),
+       .clock = kube::RealClock::Get(),
+       .topology = std::make_shared<const CpuTopology>(std::move(*topology)),
+       .metrics = &metrics});
+  if (!agent.ok()) {
+    spdlog::critical("{}", Msg(agent.status()));
+    return 2;
+  }
+
+  if (once) {
+    auto report = (*agent)->RunOnce();
+    if (!report.ok()) return 1;
+    spdlog::info("pass done: {} container(s) set, {} drift correction(s), {} conflict(s), {} "
+                 "failed pod(s)",
+                 report->containers_applied, report->drift_corrections, report->conflicts,
+                 report->failed);
+    return report->runtime_ok ? 0 : 1;
+  }
+
+  std::unique_ptr<kube::HttpServer> server;
+  if (!config->metrics_address.empty()) {
+    server = std::make_unique<kube::HttpServer>(
+        kube::HttpServerOptions{.address = config->metrics_address}, &metrics);
+    agent::Agent* a = agent->get();
+    server->AddHealthCheck("reconcile", [a] { return a->Healthy(); });
+    server->AddReadyCheck("runtime", [a] { return a->Ready(); });
+    if (absl::Status s = server->Start(); !s.ok()) {
+      spdlog::critical("metrics server {}: {}", config->metrics_address, Msg(s));
+      return 2;
+    }
+    spdlog::info("serving /metrics, /healthz, /readyz on {}", config->metrics_address);
+  }
+
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  (*agent)->Run(g_stop);
+  spdlog::info("stopping");
+  if (server) server->Stop();
+  return 0;
+}

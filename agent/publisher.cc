@@ -1,0 +1,129 @@
+#include "agent/publisher.h"
+
+#include <utility>
+
+#include "fmt/format.h"
+#include "kube/api_error.h"
+#include "kube/resource.h"
+#include "topology/nrt.h"
+
+namespace huygens::agent {
+namespace {
+
+using nlohmann::json;
+
+// The part of an NRT object the publisher owns: what it compares and writes.
+json OwnedContent(const json& object) {
+  json content = json::object();
+  for (const char* key : {"topologyPolicies", "attributes", "zones"}) {
+    if (object.contains(key)) content[key] = object[key];
+  }
+  const json* annotations = nullptr;
+  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) annotations = &*a;
+  }
+  for (const char* key : {kCpuTopologyAnnotation, kPoolsAnnotation}) {
+    if (annotations != nullptr && annotations->contains(key)) {
+      content["annotations"][key] = (*annotations)[key];
+    }
+  }
+  return content;
+}
+
+}  // namespace
+
+const char* ToString(PublishResult r) {
+  switch (r) {
+    case PublishResult::kWritten: return "written";
+    case PublishResult::kUnchanged: return "unchanged";
+    case PublishResult::kDeferred: return "deferred";
+  }
+  return "unknown";
+}
+
+Publisher::Publisher(kube::Client* client, kube::Clock* clock, PublisherOptions options)
+    : client_(client), clock_(clock), options_(std::move(options)) {}
+
+absl::StatusOr<json> Publisher::BuildObject(const NodePublication& publication) const {
+  NrtInput in;
+  in.node_name = options_.node_name;
+  in.topology = options_.topology.get();
+  in.system_cpus = options_.system_cpus;
+  in.exclusive_cpus = publication.exclusive;
+  in.mode = ToString(options_.mode);
+  in.policy = ToString(options_.policy);
+  in.scope = ToString(options_.scope);
+  for (const auto& [numa, factor] : publication.capacity) {
+    in.zone_attributes[numa][kCapacityFactorAttribute] = fmt::format("{}", factor);
+  }
+  return BuildNrt(in);
+}
+
+absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publication) {
+  absl::StatusOr<json> object = BuildObject(publication);
+  if (!object.ok()) return object.status();
+  const json content = OwnedContent(*object);
+  if (last_written_.has_value() && *last_written_ == content) {
+    pending_until_.reset();
+    return PublishResult::kUnchanged;
+  }
+  const kube::Clock::TimePoint now = clock_->Now();
+  if (last_write_time_.has_value() && now < *last_write_time_ + options_.min_interval) {
+    pending_until_ = *last_write_time_ + options_.min_interval;
+    return PublishResult::kDeferred;
+  }
+  const kube::ResourceRef& nrt = kube::NodeResourceTopologies();
+  absl::StatusOr<json> current = client_->Get(nrt, "", options_.node_name);
+  if (!current.ok() && !kube::IsApiNotFound(current.status())) return current.status();
+  if (current.ok() && OwnedContent(*current) == content) {
+    last_written_ = content;
+    pending_until_.reset();
+    return PublishResult::kUnchanged;
+  }
+  absl::StatusOr<json> stored;
+  if (!current.ok()) {
+    stored = client_->Create(nrt, "", *object);
+  } else {
+    // Keep the server's metadata (labels, other annotations, resourceVersion as precondition).
+    json updated = *current;
+    for (const char* key : {"topologyPolicies", "attributes", "zones"}) updated[key] = (*object)[key];
+    for (const auto& [key, value] : (*object)["metadata"]["annotations"].items()) {
+      updated["metadata"]["annotations"][key] = value;
+    }
+    stored = client_->Update(nrt, updated);
+  }
+  if (!stored.ok()) return stored.status();
+  last_written_ = content;
+  last_write_time_ = now;
+  pending_until_.reset();
+  return PublishResult::kWritten;
+}
+
+std::optional<kube::Clock::TimePoint> Publisher::PendingUntil() const { return pending_until_; }
+
+absl::StatusOr<bool> Publisher::PublishIsolatedCpus(int count) {
+  if (isolated_published_ == count) return false;
+  const std::string value = std::to_string(count);
+  absl::StatusOr<json> node = client_->Get(kube::Nodes(), "", options_.node_name);
+  if (!node.ok()) return node.status();
+  const json status = node->value("status", json::object());
+  const auto says = [&](const char* list) {
+    const json l = status.value(list, json::object());
+    return l.is_object() && l.value(kIsolatedCpuResource, std::string()) == value;
+  };
+  if (says("capacity") && says("allocatable")) {
+    isolated_published_ = count;
+    return false;
+  }
+  const json patch = {{"status",
+                       {{"capacity", {{kIsolatedCpuResource, value}}},
+                        {"allocatable", {{kIsolatedCpuResource, value}}}}}};
+  absl::StatusOr<json> patched = client_->rest().Send(
+      kube::HttpRequest{"PATCH", kube::Nodes().ObjectPath("", options_.node_name, "status"), {},
+                        patch.dump(), "application/merge-patch+json"});
+  if (!patched.ok()) return patched.status();
+  isolated_published_ = count;
+  return true;
+}
+
+}  // namespace huygens::agent

@@ -1,0 +1,103 @@
+// Publisher: writes what the node offers to the API server: its NodeResourceTopology object and,
+// in isolated mode, the huygens.io/isolated-cpu extended resource on the Node's status.
+//
+// What it publishes (docs/agent.md, "What it publishes"):
+//   - the NRT object of topology/nrt.h (BuildNrt) for this node, with `available` reflecting the
+//     exclusive CPUs held now (Huygens allocations and kubelet-bound CPUs alike), the pools in
+//     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
+//     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1);
+//   - in isolated mode, Node status.capacity and status.allocatable
+//     `huygens.io/isolated-cpu` = the number of CPUs in the user pool.
+//
+// Write discipline: an object is written only when its content differs from what the server
+// holds (the first call reads the server's copy, so a restarted agent that has nothing new to
+// say writes nothing), and the NRT at most once per `min_interval` on the injected clock: a
+// change inside the interval is kept pending and written by the first Publish call after it.
+// Other metadata on the NRT object (labels, foreign annotations, owner references) is kept.
+//
+// Thread-safety: not thread-safe; one owner calls it.
+#ifndef HUYGENS_AGENT_PUBLISHER_H_
+#define HUYGENS_AGENT_PUBLISHER_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "alloc/pod.h"
+#include "cpuset/cpuset.h"
+#include "kube/client.h"
+#include "kube/clock.h"
+#include "node/node_state.h"
+#include "nlohmann/json.hpp"
+#include "topology/topology.h"
+
+namespace huygens::agent {
+
+// The zone attribute that carries a NUMA node's capacity factor. The scheduler reads it into
+// NodeConfig::capacity (NUMA id -> factor).
+inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+// The extended resource advertised in isolated mode.
+inline constexpr char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
+
+struct PublisherOptions {
+  std::string node_name;                          // required
+  std::shared_ptr<const CpuTopology> topology;    // required
+  CpuSet system_cpus;                             // the system pool; default none
+  NodeMode mode = NodeMode::kAllocatable;
+  TopologyPolicy policy = TopologyPolicy::kSingleNumaNode;
+  TopologyScope scope = TopologyScope::kContainer;
+  // At most one NRT write per interval. Default 10 s.
+  std::chrono::milliseconds min_interval{10000};
+};
+
+// What changes between two publications.
+struct NodePublication {
+  CpuSet exclusive;                     // CPUs held exclusively now
+  std::map<int, double> capacity;       // NUMA id -> factor in [0, 1]; absent = 1
+};
+
+enum class PublishResult {
+  kWritten,    // the object was created or updated
+  kUnchanged,  // the server already holds this content
+  kDeferred,   // changed, but inside min_interval: pending
+};
+const char* ToString(PublishResult r);
+
+class Publisher {
+ public:
+  // `client` and `clock` must outlive the publisher.
+  Publisher(kube::Client* client, kube::Clock* clock, PublisherOptions options);
+
+  // The NRT object for `publication` (BuildNrt). Errors: BuildNrt's InvalidArgument (e.g. an
+  // exclusive CPU outside the user pool).
+  absl::StatusOr<nlohmann::json> BuildObject(const NodePublication& publication) const;
+
+  // Publishes the NRT for `publication` under the write discipline above. Errors: the
+  // BuildObject error, or the API error of the read or write (the next call tries again).
+  absl::StatusOr<PublishResult> Publish(const NodePublication& publication);
+
+  // When a deferred change becomes writable; nullopt when nothing is pending.
+  std::optional<kube::Clock::TimePoint> PendingUntil() const;
+
+  // Isolated mode: sets status.capacity and status.allocatable huygens.io/isolated-cpu on the
+  // Node to `count` when the Node does not already say so. Returns true when it patched.
+  // Errors: the API error (NotFound when the Node does not exist).
+  absl::StatusOr<bool> PublishIsolatedCpus(int count);
+
+ private:
+  kube::Client* const client_;
+  kube::Clock* const clock_;
+  const PublisherOptions options_;
+  std::optional<nlohmann::json> last_written_;  // the content the server holds, once known
+  std::optional<kube::Clock::TimePoint> last_write_time_;
+  std::optional<kube::Clock::TimePoint> pending_until_;
+  std::optional<int> isolated_published_;
+};
+
+}  // namespace huygens::agent
+
+#endif  // HUYGENS_AGENT_PUBLISHER_H_

@@ -1,0 +1,215 @@
+#include "agent/publisher.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/test_client.h"
+#include "topology/discovery/discovery.h"
+#include "topology/nrt.h"
+
+namespace huygens::agent {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
+
+std::shared_ptr<const CpuTopology> FixtureXml(const std::string& name) {
+  auto t = DiscoverFromXml(std::string(HUYGENS_FIXTURES) + "/topologies/" + name);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return std::make_shared<const CpuTopology>(std::move(*t));
+}
+
+std::shared_ptr<const CpuTopology> FixtureDump(const std::string& name) {
+  auto t = DiscoverFromFsroot(std::string(HUYGENS_FIXTURES) + "/topologies/" + name);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return std::make_shared<const CpuTopology>(std::move(*t));
+}
+
+class PublisherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = kube::testing::FakeApiServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    client_ = kube::testing::ClientFor(*server_, &clock_);
+  }
+  int Writes() const {
+    return server_->RequestCount("create", "noderesourcetopologies") +
+           server_->RequestCount("update", "noderesourcetopologies");
+  }
+  NrtObject Stored(const std::string& node) const {
+    auto object = server_->Get(kNrtResource, "", node);
+    EXPECT_TRUE(object.has_value());
+    auto nrt = ReadNrt(object.value_or(json::object()));
+    EXPECT_TRUE(nrt.ok()) << nrt.status();
+    return nrt.value_or(NrtObject{});
+  }
+
+  kube::testing::FakeClock clock_;
+  std::unique_ptr<kube::testing::FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+};
+
+// Available CPUs of a zone: the zone's user-pool CPUs minus the exclusive ones.
+std::string ZoneCpuAvailable(const NrtObject& nrt, int numa) {
+  for (const NrtZone& z : nrt.zones) {
+    if (z.NumaId() == numa) return z.Resource("cpu")->available.value_or("?");
+  }
+  return "no zone";
+}
+
+TEST_F(PublisherTest, TheNrtOfAMultiNumaMachineShowsExclusiveCpusAndCapacityFactors) {
+  // 64amd64-4p2n4ca2co: 4 packages x 2 NUMA nodes, 64 CPUs.
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  const std::vector<int> numa = topology->NumaNodeIdsWithCpus();
+  ASSERT_GE(numa.size(), 2u);
+  const CpuSet first = topology->CpusInNumaNode(numa[0]);
+  const CpuSet system = CpuSet{first.Min()}.Union(topology->SiblingsOf(first.Min()));
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "amd", .topology = topology, .system_cpus = system});
+  const CpuSet exclusive = first.Difference(system).First(2);
+  auto r = publisher.Publish({.exclusive = exclusive, .capacity = {{numa[1], 0.5}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, PublishResult::kWritten);
+
+  const NrtObject nrt = Stored("amd");
+  ASSERT_EQ(nrt.zones.size(), static_cast<size_t>(topology->NumNumaNodes()));
+  // The first zone offers its CPUs minus the system CPUs; 2 of those are held exclusively.
+  const int user0 = first.Size() - system.Size();
+  EXPECT_EQ(ZoneCpuAvailable(nrt, numa[0]), std::to_string(user0 - 2));
+  EXPECT_EQ(ZoneCpuAvailable(nrt, numa[1]), std::to_string(topology->CpusInNumaNode(numa[1]).Size()));
+  auto pools = PoolsFromNrt(nrt);
+  ASSERT_TRUE(pools.ok()) << pools.status();
+  EXPECT_EQ(pools->exclusive, exclusive);
+  EXPECT_EQ(pools->system, system);
+  // The capacity factor rides on the second zone only.
+  for (const NrtZone& z : nrt.zones) {
+    const auto it = std::find_if(z.attributes.begin(), z.attributes.end(), [](const auto& a) {
+      return a.name == kCapacityFactorAttribute;
+    });
+    if (z.NumaId() == numa[1]) {
+      ASSERT_NE(it, z.attributes.end());
+      EXPECT_EQ(it->value, "0.5");
+    } else {
+      EXPECT_EQ(it, z.attributes.end());
+    }
+  }
+  EXPECT_EQ(*nrt.Attribute("topologyManagerPolicy"), "single-numa-node");
+  // The scheduler can rebuild the exact machine from the object alone.
+  auto rebuilt = TopologyFromNrt(nrt);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_EQ(rebuilt->OnlineCpus(), topology->OnlineCpus());
+}
+
+TEST_F(PublisherTest, AMachineWithAnOfflineCpuPublishesOnlyItsOnlineCpus) {
+  // offline-cpu0-node0: CPU 0 (on NUMA node 0) is offline.
+  auto topology = FixtureDump("offline-cpu0-node0.tar.bz2");
+  ASSERT_FALSE(topology->OnlineCpus().Contains(0));
+  Publisher publisher(client_.get(), &clock_, {.node_name = "off", .topology = topology});
+  ASSERT_TRUE(publisher.Publish({}).ok());
+  const NrtObject nrt = Stored("off");
+  auto pools = PoolsFromNrt(nrt);
+  ASSERT_TRUE(pools.ok()) << pools.status();
+  EXPECT_EQ(pools->user, topology->OnlineCpus());
+  EXPECT_EQ(ZoneCpuAvailable(nrt, 0),
+            std::to_string(topology->CpusInNumaNode(0).Intersection(topology->OnlineCpus()).Size()));
+}
+
+TEST_F(PublisherTest, PodChurnUpdatesTheObjectAtMostOncePerInterval) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "n1", .topology = topology,
+                       .min_interval = std::chrono::seconds(10)});
+  ASSERT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+  ASSERT_EQ(Writes(), 1);
+
+  // A pod takes CPUs 4-7 one second later: too soon, kept pending.
+  clock_.Advance(std::chrono::seconds(1));
+  const CpuSet pod = CpuSet::Range(4, 7);
+  EXPECT_EQ(publisher.Publish({.exclusive = pod}).value(), PublishResult::kDeferred);
+  EXPECT_EQ(Writes(), 1);
+  ASSERT_TRUE(publisher.PendingUntil().has_value());
+  EXPECT_EQ(PoolsFromNrt(Stored("n1"))->exclusive, CpuSet());
+
+  // After the interval the same content is written.
+  clock_.Advance(std::chrono::seconds(9));
+  EXPECT_EQ(publisher.Publish({.exclusive = pod}).value(), PublishResult::kWritten);
+  EXPECT_EQ(Writes(), 2);
+  EXPECT_EQ(PoolsFromNrt(Stored("n1"))->exclusive, pod);
+  EXPECT_FALSE(publisher.PendingUntil().has_value());
+
+  // The pod leaves: its CPUs are available again.
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+  EXPECT_EQ(PoolsFromNrt(Stored("n1"))->exclusive, CpuSet());
+}
+
+TEST_F(PublisherTest, NothingIsWrittenWhenNothingChanged) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  ASSERT_EQ(publisher.Publish({.exclusive = CpuSet{8}}).value(), PublishResult::kWritten);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(std::chrono::minutes(1));
+    EXPECT_EQ(publisher.Publish({.exclusive = CpuSet{8}}).value(), PublishResult::kUnchanged);
+  }
+  EXPECT_EQ(Writes(), 1);
+}
+
+TEST_F(PublisherTest, ARestartedAgentWithTheSameContentDoesNotWrite) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  PublisherOptions options{.node_name = "n1", .topology = topology};
+  ASSERT_EQ(Publisher(client_.get(), &clock_, options).Publish({}).value(),
+            PublishResult::kWritten);
+  Publisher restarted(client_.get(), &clock_, options);
+  EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kUnchanged);
+  EXPECT_EQ(Writes(), 1);
+}
+
+TEST_F(PublisherTest, AnUpdateKeepsForeignLabelsAndAnnotations) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  ASSERT_TRUE(publisher.Publish({}).ok());
+  json object = *server_->Get(kNrtResource, "", "n1");
+  object["metadata"]["labels"]["team"] = "infra";
+  object["metadata"]["annotations"]["note"] = "kept";
+  ASSERT_TRUE(client_->Update(kube::NodeResourceTopologies(), object).ok());
+  clock_.Advance(std::chrono::minutes(1));
+  ASSERT_EQ(publisher.Publish({.exclusive = CpuSet{9}}).value(), PublishResult::kWritten);
+  const json stored = *server_->Get(kNrtResource, "", "n1");
+  EXPECT_EQ(stored["metadata"]["labels"]["team"], "infra");
+  EXPECT_EQ(stored["metadata"]["annotations"]["note"], "kept");
+  EXPECT_EQ(PoolsFromNrt(Stored("n1"))->exclusive, CpuSet{9});
+}
+
+TEST_F(PublisherTest, AFailedWriteIsReportedAndRetriedByTheNextCall) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  server_->FailNext("create", "noderesourcetopologies", 1, 403);
+  EXPECT_FALSE(publisher.Publish({}).ok());
+  EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+}
+
+TEST_F(PublisherTest, IsolatedModeAdvertisesTheIsolatedCpusOnTheNodeOnce) {
+  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
+                                        {"metadata", {{"name", "n1"}}},
+                                        {"status", {{"capacity", {{"cpu", "64"}}}}}})
+                  .ok());
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "n1", .topology = topology, .mode = NodeMode::kIsolated});
+  EXPECT_EQ(publisher.PublishIsolatedCpus(12).value(), true);
+  const json node = *server_->Get("nodes", "", "n1");
+  EXPECT_EQ(node["status"]["capacity"][kIsolatedCpuResource], "12");
+  EXPECT_EQ(node["status"]["allocatable"][kIsolatedCpuResource], "12");
+  EXPECT_EQ(node["status"]["capacity"]["cpu"], "64");
+  EXPECT_EQ(publisher.PublishIsolatedCpus(12).value(), false);
+  EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 1);
+}
+
+}  // namespace
+}  // namespace huygens::agent
