@@ -1,0 +1,221 @@
+#include "scheduler/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "fmt/format.h"
+#include "sim/yaml_reader.h"
+#include "topology/json_fields.h"
+
+namespace huygens::scheduler {
+
+namespace {
+
+using sim::YamlReader;
+
+absl::StatusOr<std::chrono::milliseconds> Millis(const YamlReader& r, const YAML::Node& node,
+                                                 const std::string& field) {
+  int64_t micros = 0;
+  HUYGENS_ASSIGN_OR_RETURN(micros, r.Duration(node, field));
+  if (micros <= 0) return r.Error(node, field, "must be positive");
+  return std::chrono::milliseconds(micros / 1000);
+}
+
+absl::StatusOr<ProfileConfig> ParseProfile(const YamlReader& r, const YAML::Node& node,
+                                           const std::string& field,
+                                           const std::string& default_name) {
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(node, field,
+                                     {"schedulerName", "pluginWeights", "percentageOfNodesToScore",
+                                      "defaultTopologyPolicy", "defaultBindPolicy"}));
+  ProfileConfig p;
+  p.profile = sched::HuygensProfile();
+  p.scheduler_name = default_name;
+  if (auto v = node["schedulerName"]) {
+    HUYGENS_ASSIGN_OR_RETURN(p.scheduler_name, r.String(v, field + ".schedulerName"));
+    if (p.scheduler_name.empty()) return r.Error(v, field + ".schedulerName", "must not be empty");
+  }
+  p.profile.scheduler_name = p.scheduler_name;
+  if (auto v = node["pluginWeights"]) {
+    std::string wfield = field + ".pluginWeights";
+    if (!v.IsMap()) return r.Error(v, wfield, "expected a map of score plugin name to weight");
+    for (const auto& kv : v) {
+      std::string name = kv.first.Scalar();
+      std::string f = wfield + "." + name;
+      int64_t weight = 0;
+      HUYGENS_ASSIGN_OR_RETURN(weight, r.Int(kv.second, f, 0, 100));
+      auto it = std::find_if(p.profile.scores.begin(), p.profile.scores.end(),
+                             [&](const sched::WeightedPlugin& w) { return w.name == name; });
+      if (it == p.profile.scores.end()) {
+        std::string known;
+        for (const auto& w : p.profile.scores) known += (known.empty() ? "" : ", ") + w.name;
+        return r.Error(kv.first, f, fmt::format("unknown score plugin (known: {})", known));
+      }
+      if (weight == 0) {
+        p.profile.scores.erase(it);
+      } else {
+        it->weight = weight;
+      }
+    }
+  }
+  if (auto v = node["percentageOfNodesToScore"]) {
+    int64_t pct = 0;
+    HUYGENS_ASSIGN_OR_RETURN(pct, r.Int(v, field + ".percentageOfNodesToScore", 0, 100));
+    p.profile.percentage_of_nodes_to_score = static_cast<int>(pct);
+  }
+  if (auto v = node["defaultTopologyPolicy"]) {
+    std::string s;
+    HUYGENS_ASSIGN_OR_RETURN(s, r.String(v, field + ".defaultTopologyPolicy"));
+    p.default_topology_policy = ParseTopologyPolicy(s);
+    if (!p.default_topology_policy) {
+      return r.Error(v, field + ".defaultTopologyPolicy",
+                     fmt::format("{:?} is not one of none, best-effort, restricted, "
+                                 "single-numa-node",
+                                 s));
+    }
+  }
+  if (auto v = node["defaultBindPolicy"]) {
+    std::string s;
+    HUYGENS_ASSIGN_OR_RETURN(s, r.String(v, field + ".defaultBindPolicy"));
+    p.default_bind_policy = ParseBindPolicy(s);
+    if (!p.default_bind_policy) {
+      return r.Error(v, field + ".defaultBindPolicy",
+                     fmt::format("{:?} is not one of packed, full-cores, spread-cores", s));
+    }
+  }
+  return p;
+}
+
+absl::Status ParseLeaderElection(const YamlReader& r, const YAML::Node& node,
+                                 LeaderElectionSettings& le) {
+  const std::string field = "leaderElection";
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(node, field,
+                                     {"leaderElect", "resourceName", "resourceNamespace",
+                                      "leaseDuration", "renewDeadline", "retryPeriod"}));
+  if (auto v = node["leaderElect"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.leader_elect, r.Bool(v, field + ".leaderElect"));
+  }
+  if (auto v = node["resourceName"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.resource_name, r.String(v, field + ".resourceName"));
+  }
+  if (auto v = node["resourceNamespace"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.resource_namespace, r.String(v, field + ".resourceNamespace"));
+  }
+  if (auto v = node["leaseDuration"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.lease_duration, Millis(r, v, field + ".leaseDuration"));
+  }
+  if (auto v = node["renewDeadline"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.renew_deadline, Millis(r, v, field + ".renewDeadline"));
+  }
+  if (auto v = node["retryPeriod"]) {
+    HUYGENS_ASSIGN_OR_RETURN(le.retry_period, Millis(r, v, field + ".retryPeriod"));
+  }
+  if (le.resource_name.empty() || le.resource_namespace.empty()) {
+    return r.Error(node, field, "resourceName and resourceNamespace must not be empty");
+  }
+  if (le.renew_deadline + le.retry_period >= le.lease_duration) {
+    return r.Error(node, field,
+                   "renewDeadline + retryPeriod must be shorter than leaseDuration (else a "
+                   "leader that cannot renew may still act when another takes over)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
+                                                     const std::string& file_name) {
+  YamlReader r(file_name);
+  YAML::Node root;
+  HUYGENS_ASSIGN_OR_RETURN(root, r.Load(yaml));
+  SchedulerConfig c;
+  if (!root || root.IsNull()) return c;
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(root, "(top level)",
+                                     {"schedulerName", "profiles", "numaStrategy",
+                                      "systemPoolNamespaces", "leaderElection", "clientConnection",
+                                      "metricsAddress", "extender"}));
+  if (auto v = root["schedulerName"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.scheduler_name, r.String(v, "schedulerName"));
+    if (c.scheduler_name.empty()) return r.Error(v, "schedulerName", "must not be empty");
+  }
+  if (auto v = root["profiles"]) {
+    HUYGENS_RETURN_IF_ERROR(r.CheckSequence(v, "profiles"));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::string field = fmt::format("profiles[{}]", i);
+      ProfileConfig p;
+      HUYGENS_ASSIGN_OR_RETURN(p, ParseProfile(r, v[i], field, c.scheduler_name));
+      for (const ProfileConfig& other : c.profiles) {
+        if (other.scheduler_name == p.scheduler_name) {
+          return r.Error(v[i], field + ".schedulerName",
+                         fmt::format("{:?} is used by two profiles", p.scheduler_name));
+        }
+      }
+      c.profiles.push_back(std::move(p));
+    }
+  }
+  if (auto v = root["numaStrategy"]) {
+    std::string s;
+    HUYGENS_ASSIGN_OR_RETURN(s, r.String(v, "numaStrategy"));
+    auto strategy = ParseNumaStrategy(s);
+    if (!strategy) {
+      return r.Error(v, "numaStrategy",
+                     fmt::format("{:?} is not one of most-allocated, least-allocated, nearest", s));
+    }
+    c.numa_strategy = *strategy;
+  }
+  if (auto v = root["systemPoolNamespaces"]) {
+    HUYGENS_RETURN_IF_ERROR(r.CheckSequence(v, "systemPoolNamespaces"));
+    c.system_pool_namespaces.clear();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::string ns;
+      HUYGENS_ASSIGN_OR_RETURN(ns, r.String(v[i], fmt::format("systemPoolNamespaces[{}]", i)));
+      c.system_pool_namespaces.push_back(std::move(ns));
+    }
+  }
+  if (auto v = root["leaderElection"]) {
+    HUYGENS_RETURN_IF_ERROR(ParseLeaderElection(r, v, c.leader_election));
+  }
+  if (auto v = root["clientConnection"]) {
+    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "clientConnection", {"qps", "burst"}));
+    if (auto q = v["qps"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.qps, r.Number(q, "clientConnection.qps", 0));
+  }
+    if (auto b = v["burst"]) {
+      int64_t burst = 0;
+      HUYGENS_ASSIGN_OR_RETURN(burst, r.Int(b, "clientConnection.burst", 1, 100000));
+      c.burst = static_cast<int>(burst);
+    }
+  }
+  if (auto v = root["metricsAddress"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.metrics_address, r.String(v, "metricsAddress"));
+  }
+  if (auto v = root["extender"]) {
+    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address"}));
+    if (auto e = v["enabled"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.extender_enabled, r.Bool(e, "extender.enabled"));
+  }
+    if (auto a = v["address"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.extender_address, r.String(a, "extender.address"));
+  }
+  }
+  return c;
+}
+
+absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open the configuration file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseSchedulerConfig(text.str(), path);
+}
+
+std::vector<ProfileConfig> EffectiveProfiles(const SchedulerConfig& config) {
+  if (!config.profiles.empty()) return config.profiles;
+  ProfileConfig p;
+  p.scheduler_name = config.scheduler_name;
+  p.profile = sched::HuygensProfile();
+  p.profile.scheduler_name = config.scheduler_name;
+  return {p};
+}
+
+}  // namespace huygens::scheduler

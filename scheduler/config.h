@@ -1,0 +1,90 @@
+// SchedulerConfig: the huygens-scheduler configuration file (YAML), parsed once into a typed
+// struct.
+//
+// Shape (every key optional; defaults as documented per field; unknown keys are errors):
+//   schedulerName: huygens-scheduler
+//   profiles:                       # one scheduler per profile, all over one cluster cache
+//   - schedulerName: huygens-scheduler
+//     pluginWeights: {NumaScore: 5, SmtScore: 2, NodeResourcesFit: 1, ...}
+//     percentageOfNodesToScore: 0
+//     defaultTopologyPolicy: single-numa-node   # for pods without huygens.io/topology-policy
+//     defaultBindPolicy: full-cores             # for pods without huygens.io/bind-policy
+//   numaStrategy: most-allocated                # node-level (NodeConfig): most- | least-allocated
+//   systemPoolNamespaces: [kube-system]
+//   leaderElection: {leaderElect: true, resourceName: huygens-scheduler,
+//                    resourceNamespace: kube-system, leaseDuration: 15s, renewDeadline: 10s,
+//                    retryPeriod: 2s}
+//   clientConnection: {qps: 50, burst: 100}
+//   metricsAddress: 0.0.0.0:10251
+//   extender: {enabled: false, address: 0.0.0.0:8888}
+// The leader election and client connection names are kube-scheduler's
+// (KubeSchedulerConfiguration), so an operator who knows it recognises them.
+//
+// Errors: InvalidArgument "FILE:LINE:COL: FIELD: message" naming the file and the field path
+// (e.g. `profiles[0].pluginWeights.NumaScore`).
+// Thread-safety: plain data; functions are pure (LoadSchedulerConfig reads one file).
+#ifndef HUYGENS_SCHEDULER_CONFIG_H_
+#define HUYGENS_SCHEDULER_CONFIG_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/pod.h"
+#include "node/node_state.h"
+#include "sched/profile.h"
+
+namespace huygens::scheduler {
+
+struct ProfileConfig {
+  // Pods with this spec.schedulerName use this profile. Default: the top-level schedulerName.
+  std::string scheduler_name;
+  // The scheduling profile: sched::HuygensProfile() with the configured score weights (a weight
+  // of 0 removes the score plugin) and percentageOfNodesToScore.
+  sched::Profile profile;
+  // Filled into pods that carry no huygens.io/topology-policy / bind-policy annotation;
+  // nullopt (default) = the node's default (from its NodeResourceTopology).
+  std::optional<TopologyPolicy> default_topology_policy;
+  std::optional<BindPolicy> default_bind_policy;
+};
+
+struct LeaderElectionSettings {
+  bool leader_elect = true;                          // default true
+  std::string resource_name = "huygens-scheduler";  // the Lease's name
+  std::string resource_namespace = "kube-system";
+  std::chrono::milliseconds lease_duration{15000};  // kube-scheduler's defaults
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
+};
+
+struct SchedulerConfig {
+  std::string scheduler_name = "huygens-scheduler";
+  // Default: one profile named scheduler_name with sched::HuygensProfile().
+  std::vector<ProfileConfig> profiles;
+  NumaStrategy numa_strategy = NumaStrategy::kMostAllocated;  // default most-allocated (pack)
+  // Pods of these namespaces run in the system pool: the scheduler treats them as shared
+  // (huygens.io/cpu-policy none) and never gives them exclusive CPUs. Default [kube-system].
+  std::vector<std::string> system_pool_namespaces{"kube-system"};
+  LeaderElectionSettings leader_election;
+  double qps = 50;  // client-side rate limit; default 50 (kube-scheduler's)
+  int burst = 100;  // default 100
+  std::string metrics_address = "0.0.0.0:10251";  // /metrics, /healthz, /readyz
+  bool extender_enabled = false;                     // serve the extender protocol instead
+  std::string extender_address = "0.0.0.0:8888";    // default 0.0.0.0:8888
+};
+
+// Parses the YAML text of `file_name` (used in errors only). Empty text gives the defaults.
+absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
+                                                     const std::string& file_name);
+// Reads and parses a file. Errors: NotFound naming the file, or ParseSchedulerConfig's.
+absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path);
+
+// The configuration's profiles (the default one when none are configured).
+std::vector<ProfileConfig> EffectiveProfiles(const SchedulerConfig& config);
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_CONFIG_H_

@@ -1,0 +1,109 @@
+#include "scheduler/config.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SchedulerConfig, AnEmptyFileGivesKubeSchedulerLikeDefaults) {
+  auto c = ParseSchedulerConfig("", "empty.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scheduler_name, "huygens-scheduler");
+  EXPECT_TRUE(c->leader_election.leader_elect);
+  EXPECT_EQ(c->leader_election.lease_duration, std::chrono::seconds(15));
+  EXPECT_EQ(c->qps, 50);
+  EXPECT_EQ(c->burst, 100);
+  std::vector<ProfileConfig> profiles = EffectiveProfiles(*c);
+  ASSERT_EQ(profiles.size(), 1u);
+  EXPECT_EQ(profiles[0].scheduler_name, "huygens-scheduler");
+  EXPECT_EQ(profiles[0].profile.scores, sched::HuygensProfile().scores);
+}
+
+TEST(SchedulerConfig, EveryFieldIsRead) {
+  auto c = ParseSchedulerConfig(R"(
+schedulerName: numa
+profiles:
+- pluginWeights: {NumaScore: 10, SmtScore: 0}
+  percentageOfNodesToScore: 50
+  defaultTopologyPolicy: restricted
+  defaultBindPolicy: spread-cores
+- schedulerName: numa-packed
+numaStrategy: least-allocated
+systemPoolNamespaces: [kube-system, monitoring]
+leaderElection: {leaderElect: false, resourceName: l, resourceNamespace: ns,
+                 leaseDuration: 30s, renewDeadline: 20s, retryPeriod: 5s}
+clientConnection: {qps: 100, burst: 200}
+metricsAddress: 127.0.0.1:9000
+extender: {enabled: true, address: ":8889"}
+)",
+                                "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->profiles.size(), 2u);
+  EXPECT_EQ(c->profiles[0].scheduler_name, "numa");  // the top-level name is the default
+  EXPECT_EQ(c->profiles[1].scheduler_name, "numa-packed");
+  const auto& scores = c->profiles[0].profile.scores;
+  auto numa = std::find_if(scores.begin(), scores.end(), [](const auto& w) { return w.name == "NumaScore"; });
+  ASSERT_NE(numa, scores.end());
+  EXPECT_EQ(numa->weight, 10);
+  EXPECT_TRUE(std::none_of(scores.begin(), scores.end(), [](const auto& w) { return w.name == "SmtScore"; }))
+      << "weight 0 removes the plugin";
+  EXPECT_EQ(c->profiles[0].profile.percentage_of_nodes_to_score, 50);
+  EXPECT_EQ(c->profiles[0].default_topology_policy, TopologyPolicy::kRestricted);
+  EXPECT_EQ(c->profiles[0].default_bind_policy, BindPolicy::kSpreadCores);
+  EXPECT_EQ(c->numa_strategy, NumaStrategy::kLeastAllocated);
+  EXPECT_EQ(c->system_pool_namespaces, (std::vector<std::string>{"kube-system", "monitoring"}));
+  EXPECT_FALSE(c->leader_election.leader_elect);
+  EXPECT_EQ(c->leader_election.resource_name, "l");
+  EXPECT_EQ(c->leader_election.retry_period, std::chrono::seconds(5));
+  EXPECT_EQ(c->qps, 100);
+  EXPECT_EQ(c->burst, 200);
+  EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
+  EXPECT_TRUE(c->extender_enabled);
+  EXPECT_EQ(c->extender_address, ":8889");
+}
+
+struct BadCase {
+  const char* name;
+  const char* yaml;
+  const char* message;  // expected in the error, with the file name
+};
+
+TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
+  const BadCase cases[] = {
+      {"unknown top-level key", "schedulerNmae: x\n", "schedulerNmae"},
+      {"unknown score plugin", "profiles: [{pluginWeights: {NumaScroe: 1}}]\n",
+       "profiles[0].pluginWeights.NumaScroe"},
+      {"weight out of range", "profiles: [{pluginWeights: {NumaScore: 101}}]\n",
+       "profiles[0].pluginWeights.NumaScore"},
+      {"unknown topology policy", "profiles: [{defaultTopologyPolicy: strict}]\n",
+       "profiles[0].defaultTopologyPolicy"},
+      {"two profiles with one name", "profiles: [{schedulerName: a}, {schedulerName: a}]\n",
+       "profiles[1].schedulerName"},
+      {"renew deadline too long", "leaderElection: {leaseDuration: 10s, renewDeadline: 9s}\n",
+       "leaderElection"},
+      {"bad duration", "leaderElection: {leaseDuration: soon}\n", "leaderElection.leaseDuration"},
+      {"unknown NUMA strategy", "numaStrategy: random\n", "numaStrategy"},
+      {"namespaces not a list", "systemPoolNamespaces: kube-system\n", "systemPoolNamespaces"},
+      {"negative burst", "clientConnection: {burst: -1}\n", "clientConnection.burst"},
+      {"broken YAML", "profiles: [\n", "sched.yaml"},
+  };
+  for (const BadCase& c : cases) {
+    auto r = ParseSchedulerConfig(c.yaml, "sched.yaml");
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("sched.yaml")) << c.name;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message)) << c.name;
+  }
+}
+
+TEST(SchedulerConfig, AMissingFileIsNotFoundNamingIt) {
+  auto r = LoadSchedulerConfig("/nonexistent/huygens.yaml");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("/nonexistent/huygens.yaml"));
+}
+
+}  // namespace
+}  // namespace huygens::scheduler

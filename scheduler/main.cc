@@ -1,0 +1,108 @@
+// huygens-scheduler: schedules pods whose spec.schedulerName is the configured name, with exact
+// NUMA-aware cpusets (docs/scheduler-service.md). Serves /metrics, /healthz and /readyz.
+//
+// Exit codes: 0 after SIGTERM/SIGINT; 1 on a bad flag, configuration or kubeconfig.
+#include <unistd.h>
+
+#include <csignal>
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "fmt/format.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/serving.h"
+#include "scheduler/config.h"
+#include "scheduler/service.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+int Fail(std::string_view message) {
+  fmt::print(stderr, "huygens-scheduler: {}\n", message);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace huygens;
+  CLI::App app{"huygens-scheduler: NUMA-aware scheduling with exact cpusets for Kubernetes"};
+  std::string config_path, kubeconfig, context, server, identity, metrics_address, log_level = "info";
+  bool no_leader_elect = false;
+  app.add_option("--config", config_path, "Scheduler configuration file (YAML)");
+  app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: in-cluster configuration)");
+  app.add_option("--context", context, "kubeconfig context (default: current-context)");
+  app.add_option("--master", server, "API server URL, overriding the kubeconfig (plain HTTP for tests)");
+  app.add_option("--identity", identity, "Leader election identity (default: hostname_pid)");
+  app.add_option("--metrics-address", metrics_address, "host:port for /metrics, /healthz, /readyz (overrides the config)");
+  app.add_flag("--no-leader-elect", no_leader_elect, "Schedule without leader election");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  scheduler::SchedulerConfig config;
+  if (!config_path.empty()) {
+    auto loaded = scheduler::LoadSchedulerConfig(config_path);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    config = *std::move(loaded);
+  }
+  if (!metrics_address.empty()) config.metrics_address = metrics_address;
+  if (no_leader_elect) config.leader_election.leader_elect = false;
+  if (config.extender_enabled) {
+    return Fail("extender mode is not implemented yet (docs/scheduler-service.md)");
+  }
+
+  kube::RestConfig rest;
+  if (!server.empty() && kubeconfig.empty()) {
+    rest.server = server;
+  } else if (!kubeconfig.empty()) {
+    auto loaded = kube::LoadKubeconfig(kubeconfig, context);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    rest = *std::move(loaded);
+    if (!server.empty()) rest.server = server;
+  } else {
+    auto loaded = kube::InClusterConfig();
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    rest = *std::move(loaded);
+  }
+  rest.qps = config.qps;
+  rest.burst = config.burst;
+  auto rest_client = kube::RestClient::Create(rest);
+  if (!rest_client.ok()) return Fail(std::string(rest_client.status().message()));
+  kube::Client client(*std::move(rest_client));
+
+  if (identity.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    identity = fmt::format("{}_{}", host, getpid());
+  }
+  kube::MetricsRegistry registry;
+  auto service = scheduler::SchedulerService::Create(&client, {.config = config, .identity = identity}, &registry);
+  if (!service.ok()) return Fail(std::string(service.status().message()));
+
+  kube::HttpServer http({.address = config.metrics_address}, &registry);
+  scheduler::SchedulerService* svc = service->get();
+  http.AddHealthCheck("scheduling-loop", [svc] { return svc->Healthy(); });
+  http.AddReadyCheck("informers-synced", [svc] {
+    return svc->Synced() ? absl::OkStatus() : absl::UnavailableError("informers have not listed yet");
+  });
+  if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
+  // The bound port on stdout, so that tests (and operators using port 0) can find it.
+  fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
+  std::fflush(stdout);
+
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  (*service)->Start();
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  spdlog::info("stopping");
+  (*service)->Stop();
+  http.Stop();
+  return 0;
+}

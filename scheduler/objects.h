@@ -1,0 +1,60 @@
+// Reading Kubernetes objects (JSON, as the API server returns them) into the scheduling core's
+// types: core/v1 Pod -> sched::Pod, core/v1 Node -> sched::Node, NodeResourceTopology ->
+// NodeState (the exact topology and pools from the huygens.io/cpu-topology and huygens.io/pools
+// annotations, topology/nrt.h).
+//
+// Field meanings follow core/v1. Requests default to limits per resource when only the limit is
+// set (the API server's defaulting, which our fake server does not do). Only what the core reads
+// is converted; unknown fields are ignored.
+// Errors: InvalidArgument naming the object ("pod default/web: spec.containers[0].resources.
+// requests.cpu: ...") and the field.
+// Thread-safety: pure functions.
+#ifndef HUYGENS_SCHEDULER_OBJECTS_H_
+#define HUYGENS_SCHEDULER_OBJECTS_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cpuset/cpuset.h"
+#include "nlohmann/json.hpp"
+#include "node/allocation.h"
+#include "node/node_state.h"
+#include "sched/node.h"
+#include "sched/pod.h"
+
+namespace huygens::scheduler {
+
+// "namespace/name" of an object's metadata (for messages and keys).
+std::string ObjectKey(const nlohmann::json& object);
+
+// The pod's scheduling view. `creation_index` is left 0 (the caller numbers pods in arrival
+// order). Annotations read: huygens.io/cpu-policy, topology-policy, bind-policy,
+// affinity-group (an unknown value is an error naming the annotation).
+absl::StatusOr<sched::Pod> PodFromJson(const nlohmann::json& pod);
+
+// The pod's huygens.io/allocation annotation; nullopt when absent.
+// Errors: AllocationFromJson's, prefixed by the pod.
+absl::StatusOr<std::optional<PodAllocation>> PodAllocationOf(const nlohmann::json& pod);
+
+// True for a pod that holds no resources any more (status.phase Succeeded or Failed).
+bool PodIsTerminal(const nlohmann::json& pod);
+
+// The node's name, labels, taints, spec.unschedulable and status.allocatable (cpu, memory,
+// pods, extended resources). cpu_state is left null.
+absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);
+
+// The node's CPU state from its NodeResourceTopology: topology and pools from the Huygens
+// annotations, topology policy and scope from the topologyManagerPolicy / topologyManagerScope
+// attributes (the NodeConfig defaults when absent or unknown), `numa_strategy` from the
+// configuration. The pools' `exclusive` CPUs that no Huygens allocation holds (`huygens_held`)
+// are CPUs held by kubelet or another scheduler's pods: they join the system pool here, so the
+// scheduler never hands them out.
+absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const nlohmann::json& nrt,
+                                                                  NumaStrategy numa_strategy,
+                                                                  const CpuSet& huygens_held);
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_OBJECTS_H_

@@ -1,0 +1,674 @@
+#include "scheduler/service.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "fmt/format.h"
+#include "kube/api_error.h"
+#include "kube/informer.h"
+#include "kube/leader_election.h"
+#include "kube/resource.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/queue.h"
+#include "sched/scheduler.h"
+#include "scheduler/objects.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::scheduler {
+
+namespace {
+
+using nlohmann::json;
+
+enum class Kind { kNode, kNrt, kPod };
+struct Change {
+  Kind kind;
+  bool deleted = false;
+  json object;
+};
+
+// The exclusive CPUs of an allocation.
+CpuSet HeldCpus(const PodAllocation& a) {
+  CpuSet held;
+  for (const ContainerAllocation& c : a.containers) {
+    if (c.exclusive) held = held.Union(c.cpuset);
+  }
+  return held;
+}
+
+// Sends events from a background thread so that the scheduling thread never waits for them.
+class EventSink {
+ public:
+  explicit EventSink(kube::Client* client) : client_(client), thread_([this] { Run(); }) {}
+  ~EventSink() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Post(kube::EventRecord e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= 10000) return;  // shed events rather than memory under a storm
+    queue_.push_back(std::move(e));
+    cv_.notify_one();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      kube::EventRecord e = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      absl::Status s = client_->CreateEvent(e);
+      if (!s.ok()) spdlog::warn("event {} for pod {}/{}: {}", e.reason, e.ns, e.name, std::string(s.message()));
+      lock.lock();
+    }
+  }
+  kube::Client* client_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<kube::EventRecord> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+struct SchedulerService::Impl {
+  kube::Client* client;
+  ServiceOptions options;
+  std::vector<ProfileConfig> profiles;
+
+  // Metrics.
+  kube::CounterFamily* attempts = nullptr;
+  kube::HistogramFamily* attempt_latency = nullptr;
+  kube::HistogramFamily* e2e_latency = nullptr;
+  kube::GaugeFamily* pending = nullptr;
+  kube::GaugeFamily* cache_size = nullptr;
+  kube::CounterFamily* api_errors = nullptr;
+  kube::GaugeFamily* leader = nullptr;
+
+  // Informer events, handed to the scheduling thread.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Change> changes;
+  bool stopping = false;
+
+  std::unique_ptr<kube::Informer> nodes_informer, nrt_informer, pods_informer;
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::atomic<bool> stop_election{false};
+  std::thread election_thread;
+  std::thread loop_thread;
+  std::atomic<bool> leading{false};
+  std::atomic<bool> started{false};
+  std::atomic<int64_t> bound{0};
+  std::atomic<int64_t> last_progress_ms{0};
+  std::unique_ptr<EventSink> events;
+
+  // ---- owned by the scheduling thread ----
+  sched::ClusterCache cache;
+  sched::SchedulingQueue queue;
+  std::map<std::string, std::unique_ptr<sched::Scheduler>> schedulers;  // by scheduler name
+  std::map<std::string, json> nodes;   // by name
+  std::map<std::string, json> nrts;    // by name
+  std::map<std::string, json> pods;    // by uid
+  std::map<std::string, int64_t> creation;  // uid -> arrival index
+  int64_t next_creation = 0;
+  // Set by the Bind plugin when the allocation was written but the Binding failed.
+  std::string bind_error;
+
+  // ---------------------------------------------------------------------------------------
+  const ProfileConfig* ProfileFor(const std::string& scheduler_name) const {
+    for (const ProfileConfig& p : profiles) {
+      if (p.scheduler_name == scheduler_name) return &p;
+    }
+    return nullptr;
+  }
+
+  void Push(Kind kind, bool deleted, const json& object) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      changes.push_back(Change{kind, deleted, object});
+    }
+    cv.notify_one();
+  }
+
+  kube::InformerHandlers HandlersFor(Kind kind) {
+    kube::InformerHandlers h;
+    h.on_add = [this, kind](const json& o) { Push(kind, false, o); };
+    h.on_update = [this, kind](const json&, const json& o) { Push(kind, false, o); };
+    h.on_delete = [this, kind](const json& o) { Push(kind, true, o); };
+    return h;
+  }
+
+  void ApiError(const char* operation, const absl::Status& s) {
+    api_errors->Inc({operation, std::to_string(kube::HttpCode(s))});
+  }
+
+  void Event(const json& pod, const char* type, const char* reason, const char* action,
+             std::string note) {
+    kube::EventRecord e;
+    e.ns = pod["metadata"].value("namespace", "");
+    e.name = pod["metadata"].value("name", "");
+    e.uid = pod["metadata"].value("uid", "");
+    e.type = type;
+    e.reason = reason;
+    e.action = action;
+    if (note.size() > 1000) note.resize(1000);
+    e.note = std::move(note);
+    e.reporting_instance = options.identity;
+    events->Post(std::move(e));
+  }
+
+  // ---- cache maintenance ----------------------------------------------------------------
+
+  // The node a pod is on for the cache: spec.nodeName, or the annotated node of a pending pod.
+  static std::string NodeOf(const json& pod, const std::optional<PodAllocation>& a) {
+    std::string node = pod["spec"].value("nodeName", "");
+    if (node.empty() && a.has_value()) node = a->node;
+    return node;
+  }
+
+  // Puts one stored pod into the cache on its node (bound: AddPod; pending with an allocation:
+  // AssumePod). Returns the error; the caller decides what a conflict means.
+  absl::Status Place(const json& object) {
+    auto pod = PodFromJson(object);
+    if (!pod.ok()) return pod.status();
+    auto allocation = PodAllocationOf(object);
+    if (!allocation.ok()) return allocation.status();
+    std::string uid = pod->Uid();
+    pod->creation_index = creation[uid];
+    auto ptr = std::make_shared<const sched::Pod>(*std::move(pod));
+    if (!ptr->node_name.empty()) return cache.AddPod(ptr, ptr->node_name, *allocation);
+    return cache.AssumePod(ptr, (*allocation)->node, *allocation, false);
+  }
+
+  // (Re)builds a node from its Node and NRT objects and re-places every known pod on it.
+  void RebuildNode(const std::string& name) {
+    if (cache.FindNode(name) != nullptr) (void)cache.RemoveNode(name);
+    auto n = nodes.find(name);
+    auto t = nrts.find(name);
+    if (n == nodes.end() || t == nrts.end()) return;
+    auto node = NodeFromJson(n->second);
+    if (!node.ok()) {
+      spdlog::error("{}", std::string(node.status().message()));
+      return;
+    }
+    std::vector<const json*> on_node;
+    CpuSet held;
+    for (const auto& [uid, object] : pods) {
+      if (PodIsTerminal(object)) continue;
+      auto a = PodAllocationOf(object);
+      std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
+      if (NodeOf(object, alloc) != name) continue;
+      if (alloc) held = held.Union(HeldCpus(*alloc));
+      on_node.push_back(&object);
+    }
+    auto state = NodeStateFromNrt(t->second, options.config.numa_strategy, held);
+    if (!state.ok()) {
+      spdlog::error("node {}: {}", name, std::string(state.status().message()));
+      return;
+    }
+    node->cpu_state = *std::move(state);
+    if (absl::Status s = cache.AddNode(*std::move(node)); !s.ok()) {
+      spdlog::error("node {}: {}", name, std::string(s.message()));
+      return;
+    }
+    // Bound pods first: where a pending pod's annotation conflicts with a bound pod, the bound
+    // pod wins and the pending one is undone when it is popped (restart rule).
+    std::stable_partition(on_node.begin(), on_node.end(), [](const json* o) {
+      return !(*o)["spec"].value("nodeName", "").empty();
+    });
+    for (const json* object : on_node) {
+      absl::Status s = Place(*object);
+      if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, ObjectKey(*object), std::string(s.message()));
+    }
+    queue.OnClusterEvent(sched::ClusterEvent::kNodeAdded, absl::Now());
+  }
+
+  void ApplyPod(const json& object, bool deleted) {
+    std::string uid = object["metadata"].value("uid", "");
+    if (uid.empty()) return;
+    if (deleted || PodIsTerminal(object)) {
+      pods.erase(uid);
+      creation.erase(uid);
+      bool was_cached = cache.FindPod(uid) != nullptr;
+      if (was_cached) (void)cache.RemovePod(uid);
+      queue.Delete(uid);
+      if (was_cached) queue.OnClusterEvent(sched::ClusterEvent::kPodDeleted, absl::Now());
+      return;
+    }
+    if (!creation.count(uid)) creation[uid] = next_creation++;
+    pods[uid] = object;
+    auto pod = PodFromJson(object);
+    if (!pod.ok()) {
+      spdlog::warn("{}", std::string(pod.status().message()));
+      return;
+    }
+    auto allocation = PodAllocationOf(object);
+    const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid);
+    if (!pod->node_name.empty()) {
+      queue.Delete(uid);
+      if (entry != nullptr && !entry->assumed) return;  // already counted
+      if (entry != nullptr && entry->node != pod->node_name) (void)cache.ForgetPod(uid);
+      if (cache.FindNode(pod->node_name) == nullptr) return;  // placed when the node is built
+      absl::Status s = Place(object);
+      if (s.code() == absl::StatusCode::kFailedPrecondition) {
+        RebuildNode(pod->node_name);  // CPUs counted as kubelet's before the pod was seen
+      } else if (!s.ok()) {
+        spdlog::warn("pod {}: {}", ObjectKey(object), std::string(s.message()));
+      }
+      return;
+    }
+    if (ProfileFor(pod->scheduler_name) == nullptr) return;
+    // Our own patch coming back before the bound event: the Binding was sent (or is being
+    // retried from the queue already).
+    if (entry != nullptr && entry->binding_finished) return;
+    if (entry == nullptr && allocation.ok() && allocation->has_value()) {
+      // Pending with an allocation: it holds its CPUs (restart rule). A conflict is settled
+      // when the pod is popped (the annotation is removed).
+      if (cache.FindNode((*allocation)->node) != nullptr) (void)Place(object);
+    }
+    pod->creation_index = creation[uid];
+    queue.Add(std::make_shared<const sched::Pod>(*std::move(pod)), absl::Now());
+  }
+
+  void Apply(Change& c) {
+    std::string name = c.object["metadata"].value("name", "");
+    switch (c.kind) {
+      case Kind::kNode: {
+        if (c.deleted) {
+          nodes.erase(name);
+          if (cache.FindNode(name) != nullptr) (void)cache.RemoveNode(name);
+          return;
+        }
+        bool known = cache.FindNode(name) != nullptr;
+        nodes[name] = c.object;
+        if (!known) {
+          RebuildNode(name);
+          return;
+        }
+        auto node = NodeFromJson(c.object);
+        if (!node.ok()) return;
+        node->cpu_state = cache.FindNode(name)->node.cpu_state;
+        (void)cache.UpdateNode(*std::move(node));
+        queue.OnClusterEvent(sched::ClusterEvent::kNodeUpdated, absl::Now());
+        return;
+      }
+      case Kind::kNrt: {
+        if (c.deleted) {
+          nrts.erase(name);
+          if (cache.FindNode(name) != nullptr) (void)cache.RemoveNode(name);
+          return;
+        }
+        auto it = nrts.find(name);
+        if (it != nrts.end() && it->second["metadata"]["annotations"] == c.object["metadata"]["annotations"] &&
+            it->second.value("attributes", json()) == c.object.value("attributes", json())) {
+          it->second = c.object;  // only counters changed: the CPU state is ours
+          return;
+        }
+        nrts[name] = c.object;
+        RebuildNode(name);
+        return;
+      }
+      case Kind::kPod:
+        ApplyPod(c.object, c.deleted);
+        return;
+    }
+  }
+
+  // Applies queued informer changes; waits up to `wait` for one when there is none.
+  void Drain(std::chrono::milliseconds wait) {
+    std::deque<Change> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (changes.empty() && wait.count() > 0) cv.wait_for(lock, wait);
+      batch.swap(changes);
+    }
+    for (Change& c : batch) Apply(c);
+  }
+
+  // ---- one pod ---------------------------------------------------------------------------
+
+  // Removes an allocation annotation that cannot be honoured (precondition: unchanged, unbound).
+  void Undo(const json& object, const std::string& why) {
+    const std::string ns = object["metadata"].value("namespace", "");
+    const std::string name = object["metadata"].value("name", "");
+    const std::string uid = object["metadata"].value("uid", "");
+    json seen = object["metadata"]["annotations"][kAllocationAnnotation];
+    auto r = client->MergePatchWithRetry(
+        kube::Pods(), ns, name,
+        [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+          if (current["metadata"].value("uid", "") != uid || !current["spec"].value("nodeName", "").empty() ||
+              current["metadata"]["annotations"].value(kAllocationAnnotation, json()) != seen) {
+            return std::optional<json>();  // bound or changed meanwhile: nothing to undo
+          }
+          return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, nullptr}}}}}});
+        });
+    if (!r.ok()) {
+      ApiError("patch", r.status());
+      spdlog::warn("pod {}/{}: removing the allocation failed: {}", ns, name, std::string(r.status().message()));
+      return;
+    }
+    spdlog::info("pod {}/{}: allocation removed ({})", ns, name, why);
+    Event(object, "Warning", "AllocationUndone", "Scheduling", why);
+  }
+
+  // Creates the Binding for a pod whose allocation is written. Returns whether the pod is
+  // done (bound, or gone).
+  bool FinishBind(const json& object, const std::string& node) {
+    const std::string ns = object["metadata"].value("namespace", "");
+    const std::string name = object["metadata"].value("name", "");
+    const std::string uid = object["metadata"].value("uid", "");
+    absl::Status s = client->Bind(ns, name, node, uid);
+    if (s.ok()) {
+      ++bound;
+      Event(object, "Normal", "Scheduled", "Binding",
+            fmt::format("Successfully assigned {}/{} to {}", ns, name, node));
+      return true;
+    }
+    ApiError("bind", s);
+    if (kube::IsApiNotFound(s)) return true;  // the pod is gone; its delete event cleans up
+    if (kube::HttpCode(s) == 409) {
+      auto current = client->Get(kube::Pods(), ns, name);
+      if (current.ok() && (*current)["spec"].value("nodeName", "") == node) {
+        ++bound;  // an earlier attempt landed
+        return true;
+      }
+    }
+    spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));
+    return false;
+  }
+
+  void ScheduleNext() {
+    auto popped = queue.Pop(absl::Now());
+    if (!popped) return;
+    last_progress_ms = NowMs();
+    const std::string uid = popped->pod->Uid();
+    auto stored = pods.find(uid);
+    if (stored == pods.end() || !popped->pod->node_name.empty()) {
+      queue.Done(uid);
+      return;
+    }
+    const json object = stored->second;
+    auto start = std::chrono::steady_clock::now();
+    auto observe = [&](const char* result) {
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      attempts->Inc({result});
+      attempt_latency->Observe({result}, seconds);
+    };
+
+    // Finish path: the pod already holds an allocation (ours in flight, or from the annotation).
+    auto allocation = PodAllocationOf(object);
+    const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid);
+    if (entry == nullptr && allocation.ok() && allocation->has_value()) {
+      absl::Status placed = cache.FindNode((*allocation)->node) == nullptr
+                                ? absl::NotFoundError(fmt::format("node {:?} is unknown", (*allocation)->node))
+                                : Place(object);
+      if (!placed.ok()) {
+        Undo(object, fmt::format("the recorded allocation cannot be honoured: {}", std::string(placed.message())));
+        queue.AddFailed(*std::move(popped), false, absl::Now());
+        observe("error");
+        return;
+      }
+      entry = cache.FindPod(uid);
+    }
+    if (entry != nullptr) {
+      if (FinishBind(object, entry->node)) {
+        (void)cache.FinishBinding(uid);
+        queue.Done(uid);
+        observe("scheduled");
+        e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - popped->first_seen));
+      } else {
+        queue.AddFailed(*std::move(popped), false, absl::Now());
+        observe("error");
+      }
+      return;
+    }
+
+    const ProfileConfig* profile = ProfileFor(popped->pod->scheduler_name);
+    if (profile == nullptr) {
+      queue.Done(uid);
+      return;
+    }
+    sched::Pod pod = *popped->pod;
+    if (!pod.spec.topology_policy) pod.spec.topology_policy = profile->default_topology_policy;
+    if (!pod.spec.bind_policy) pod.spec.bind_policy = profile->default_bind_policy;
+    for (const std::string& ns : options.config.system_pool_namespaces) {
+      if (pod.spec.namespace_name == ns) pod.spec.cpu_policy = CpuPolicy::kNone;
+    }
+    bind_error.clear();
+    sched::ScheduleResult result =
+        schedulers.at(profile->scheduler_name)->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)));
+    switch (result.outcome) {
+      case sched::ScheduleResult::Outcome::kScheduled:
+        if (bind_error.empty()) {
+          queue.Done(uid);
+          observe("scheduled");
+          e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - popped->first_seen));
+        } else {
+          queue.AddFailed(*std::move(popped), false, absl::Now());  // finish path retries
+          observe("error");
+        }
+        return;
+      case sched::ScheduleResult::Outcome::kUnschedulable:
+        Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
+        queue.AddFailed(*std::move(popped), true, absl::Now());
+        observe("unschedulable");
+        return;
+      case sched::ScheduleResult::Outcome::kError:
+        Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
+        queue.AddFailed(*std::move(popped), false, absl::Now());
+        observe("error");
+        return;
+    }
+  }
+
+  static int64_t NowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  bool Synced() const {
+    return nodes_informer->HasSynced() && nrt_informer->HasSynced() && pods_informer->HasSynced();
+  }
+
+  void Loop() {
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopping) return;
+      }
+      bool ready = Synced();  // read before draining: every listed object is then applied
+      bool active = ready && leading && queue.ActiveSize() > 0;
+      Drain(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20));
+      last_progress_ms = NowMs();
+      if (ready && leading) ScheduleNext();
+      pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
+      pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));
+      pending->Set({"unschedulable"}, static_cast<double>(queue.UnschedulableSize()));
+      cache_size->Set({"nodes"}, static_cast<double>(cache.Nodes().size()));
+      cache_size->Set({"pods"}, static_cast<double>(cache.NumPods()));
+    }
+  }
+};
+
+namespace {
+
+// The Bind plugin: writes huygens.io/allocation (the decision becomes durable), then creates the
+// Binding. A failed patch fails the attempt (the scheduler unreserves); a failed Binding after a
+// written patch does not (the pod keeps its allocation and the service retries the Binding).
+class ApiBind final : public sched::BindPlugin {
+ public:
+  explicit ApiBind(SchedulerService::Impl* impl) : impl_(impl) {}
+  std::string_view Name() const override { return "ApiBind"; }
+  sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override {
+    const sched::Pod& pod = state.pod();
+    const std::string& ns = pod.spec.namespace_name;
+    const std::string& name = pod.spec.name;
+    if (state.allocation.has_value()) {
+      PodAllocation a = *state.allocation;
+      a.node = node.node.name;
+      const std::string value = AllocationToJson(a);
+      auto r = impl_->client->MergePatchWithRetry(
+          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+            if (current["metadata"].value("uid", "") != pod.Uid()) {
+              return absl::NotFoundError("the pod was replaced");
+            }
+            if (!current["spec"].value("nodeName", "").empty()) {
+              return absl::FailedPreconditionError("the pod is already bound");
+            }
+            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
+            if (existing == value) return std::optional<json>();  // an earlier attempt landed
+            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
+            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
+          });
+      if (!r.ok()) {
+        impl_->ApiError("patch", r.status());
+        return sched::Status::Error(fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
+      }
+    }
+    json object = impl_->pods.count(pod.Uid()) ? impl_->pods[pod.Uid()] : json::object();
+    if (!impl_->FinishBind(object.empty() ? json{{"metadata", {{"namespace", ns}, {"name", name}, {"uid", pod.Uid()}}}, {"spec", json::object()}} : object,
+                           node.node.name)) {
+      impl_->bind_error = "binding failed";
+    }
+    return sched::Status::Success();
+  }
+
+ private:
+  SchedulerService::Impl* impl_;
+};
+
+}  // namespace
+
+SchedulerService::SchedulerService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube::Client* client,
+                                                                           ServiceOptions options,
+                                                                           kube::MetricsRegistry* registry) {
+  auto impl = std::make_unique<Impl>();
+  impl->client = client;
+  impl->options = std::move(options);
+  impl->profiles = EffectiveProfiles(impl->options.config);
+  for (const ProfileConfig& p : impl->profiles) {
+    auto s = sched::Scheduler::Create(&impl->cache, p.profile, std::make_unique<ApiBind>(impl.get()));
+    if (!s.ok()) return s.status();
+    impl->schedulers[p.scheduler_name] = *std::move(s);
+  }
+  const LeaderElectionSettings& le = impl->options.config.leader_election;
+  if (le.leader_elect) {
+    kube::LeaderElectionConfig lc;
+    lc.lease_name = le.resource_name;
+    lc.lease_namespace = le.resource_namespace;
+    lc.identity = impl->options.identity;
+    lc.lease_duration = le.lease_duration;
+    lc.renew_deadline = le.renew_deadline;
+    lc.retry_period = le.retry_period;
+    if (absl::Status s = kube::LeaderElector::Validate(lc); !s.ok()) return s;
+    Impl* raw = impl.get();
+    kube::LeaderCallbacks callbacks;
+    callbacks.on_started_leading = [raw] {
+      spdlog::info("{}: started leading", raw->options.identity);
+      raw->leading = true;
+      raw->leader->Set({}, 1);
+    };
+    callbacks.on_stopped_leading = [raw] {
+      spdlog::warn("{}: stopped leading", raw->options.identity);
+      raw->leading = false;
+      raw->leader->Set({}, 0);
+    };
+    impl->elector = std::make_unique<kube::LeaderElector>(client, lc, callbacks, kube::RealClock::Get());
+  }
+  impl->attempts = &registry->AddCounter("huygens_scheduler_schedule_attempts_total",
+                                         "Scheduling attempts by result (scheduled, unschedulable, error).",
+                                         {"result"});
+  impl->attempt_latency = &registry->AddHistogram(
+      "huygens_scheduler_scheduling_attempt_duration_seconds",
+      "Scheduling attempt latency in seconds (algorithm, allocation patch and binding), by result.",
+      {"result"}, kube::LatencyBuckets());
+  impl->e2e_latency = &registry->AddHistogram(
+      "huygens_scheduler_pod_scheduling_duration_seconds",
+      "Seconds from a pod entering the queue to its binding, over all its attempts.", {},
+      kube::LatencyBuckets());
+  impl->pending = &registry->AddGauge("huygens_scheduler_pending_pods",
+                                      "Pods waiting to be scheduled, by queue (active, backoff, unschedulable).",
+                                      {"queue"});
+  impl->cache_size = &registry->AddGauge("huygens_scheduler_cache_size",
+                                         "Objects in the scheduler cache, by type (nodes, pods).", {"type"});
+  impl->api_errors = &registry->AddCounter("huygens_scheduler_api_errors_total",
+                                           "Failed API requests of the scheduling loop, by operation and HTTP code (0: transport).",
+                                           {"operation", "code"});
+  impl->leader = &registry->AddGauge("huygens_scheduler_leader", "1 while this instance is the leader.");
+  return std::unique_ptr<SchedulerService>(new SchedulerService(std::move(impl)));
+}
+
+SchedulerService::~SchedulerService() { Stop(); }
+
+void SchedulerService::Start() {
+  Impl* impl = impl_.get();
+  if (impl->started.exchange(true)) return;
+  impl->events = std::make_unique<EventSink>(impl->client);
+  impl->nodes_informer = std::make_unique<kube::Informer>(impl->client, kube::Nodes(), kube::InformerOptions{},
+                                                          impl->HandlersFor(Kind::kNode));
+  impl->nrt_informer = std::make_unique<kube::Informer>(impl->client, kube::NodeResourceTopologies(),
+                                                        kube::InformerOptions{}, impl->HandlersFor(Kind::kNrt));
+  impl->pods_informer = std::make_unique<kube::Informer>(impl->client, kube::Pods(), kube::InformerOptions{},
+                                                         impl->HandlersFor(Kind::kPod));
+  impl->nodes_informer->Start();
+  impl->nrt_informer->Start();
+  impl->pods_informer->Start();
+  if (impl->elector != nullptr) {
+    impl->election_thread = std::thread([impl] { impl->elector->Run(impl->stop_election); });
+  } else {
+    impl->leading = true;
+    impl->leader->Set({}, 1);
+  }
+  impl->last_progress_ms = Impl::NowMs();
+  impl->loop_thread = std::thread([impl] { impl->Loop(); });
+}
+
+void SchedulerService::Stop() {
+  Impl* impl = impl_.get();
+  if (!impl->started.exchange(false)) return;
+  // Stop acting first: a stopped leader must not schedule while it releases the lease.
+  impl->leading = false;
+  {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->stopping = true;
+  }
+  impl->cv.notify_all();
+  if (impl->loop_thread.joinable()) impl->loop_thread.join();
+  impl->stop_election = true;
+  if (impl->election_thread.joinable()) impl->election_thread.join();
+  impl->nodes_informer->Stop();
+  impl->nrt_informer->Stop();
+  impl->pods_informer->Stop();
+  impl->events.reset();
+}
+
+bool SchedulerService::Synced() const { return impl_->started && impl_->Synced(); }
+bool SchedulerService::Leading() const { return impl_->leading; }
+int64_t SchedulerService::BoundPods() const { return impl_->bound; }
+
+absl::Status SchedulerService::Healthy() const {
+  int64_t idle = Impl::NowMs() - impl_->last_progress_ms;
+  if (impl_->started && idle > 60000) {
+    return absl::DeadlineExceededError(fmt::format("the scheduling loop made no progress for {} ms", idle));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace huygens::scheduler

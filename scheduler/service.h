@@ -1,0 +1,81 @@
+// SchedulerService: huygens-scheduler's control loop over the Kubernetes API.
+//
+// What it does: informers on Nodes, NodeResourceTopologies and Pods feed one scheduling thread
+// that owns the sched::ClusterCache and sched::SchedulingQueue. A node enters the cache when both
+// its Node and its NodeResourceTopology are known (CPU state from the NRT: topology/nrt.h); every
+// non-terminal pod bound to a node is counted (with its huygens.io/allocation when it has one,
+// whoever scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds
+// (kubelet-bound or other schedulers' pods, published by the agent) join the node's system pool.
+// Pending pods whose spec.schedulerName names a profile enter the queue; one attempt is
+// ScheduleOne -> Reserve (assume) -> merge patch of huygens.io/allocation (resourceVersion
+// precondition, retried on 409) -> Binding. A failed patch unreserves; a failed Binding keeps
+// the allocation (it is on the pod) and retries the Binding with backoff; unschedulable pods get a
+// FailedScheduling event with kube-scheduler's FitError text and wait for a cluster change.
+//
+// Restart rule (docs/scheduler-service.md): the huygens.io/allocation annotation is the truth.
+// Scheduling starts only after every informer has synced, so the cache holds every annotation.
+// A pending pod that carries an annotation (a crash between patch and Binding) holds its CPUs: it
+// is assumed from the annotation and bound to the annotated node. If the annotation cannot be
+// honoured (node gone, CPUs held by a bound pod), it is removed with a resourceVersion
+// precondition and the pod is scheduled afresh. So kill -9 at any point loses nothing and never
+// double-allocates.
+//
+// Leader election (optional): only the holder of the Lease schedules; a leader that cannot renew
+// stops before the lease can expire for others (kube/leader_election.h). Standbys keep their
+// informers and cache warm.
+//
+// Thread-safety: Start/Stop from one thread; the accessors from any thread.
+#ifndef HUYGENS_SCHEDULER_SERVICE_H_
+#define HUYGENS_SCHEDULER_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "kube/client.h"
+#include "kube/serving.h"
+#include "scheduler/config.h"
+
+namespace huygens::scheduler {
+
+struct ServiceOptions {
+  SchedulerConfig config;
+  // Leader election identity (hostname_pid by default in main). Required when leader_elect.
+  std::string identity;
+};
+
+class SchedulerService {
+ public:
+  // `client` and `registry` must outlive the service; the service registers its metrics
+  // (huygens_scheduler_*) in `registry`. Errors: InvalidArgument for a bad profile or leader
+  // election configuration.
+  static absl::StatusOr<std::unique_ptr<SchedulerService>> Create(kube::Client* client,
+                                                                  ServiceOptions options,
+                                                                  kube::MetricsRegistry* registry);
+  ~SchedulerService();  // Stop()s
+
+  // Starts the informers, the leader elector (if enabled) and the scheduling thread.
+  void Start();
+  // Stops everything; a leader releases its lease. Idempotent.
+  void Stop();
+
+  // Every informer has listed once (readiness).
+  bool Synced() const;
+  // Acting as leader (always true without leader election once started).
+  bool Leading() const;
+  // The scheduling thread made progress within the last minute (liveness).
+  absl::Status Healthy() const;
+  // Pods bound by this process so far.
+  int64_t BoundPods() const;
+
+  struct Impl;
+
+ private:
+  explicit SchedulerService(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_SERVICE_H_

@@ -1,0 +1,220 @@
+#include "scheduler/service.h"
+
+#include <chrono>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/test_client.h"
+#include "scheduler/test_cluster.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using kube::testing::FakeApiServer;
+using testing::AddMachine;
+using testing::CheckCluster;
+using testing::GuaranteedPod;
+using ::testing::IsEmpty;
+
+// Polls `done` every 50 ms for up to `limit`.
+template <typename F>
+bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = FakeApiServer::Start();
+    ASSERT_TRUE(server.ok());
+    server_ = *std::move(server);
+  }
+  std::unique_ptr<kube::Client> NewClient() { return kube::testing::ClientFor(*server_, &clock_); }
+
+  std::unique_ptr<SchedulerService> NewService(kube::Client* client, kube::MetricsRegistry* registry,
+                                               bool leader_elect = false, std::string identity = "a") {
+    ServiceOptions options;
+    options.config.leader_election.leader_elect = leader_elect;
+    options.config.leader_election.lease_duration = std::chrono::milliseconds(3000);
+    options.config.leader_election.renew_deadline = std::chrono::milliseconds(2000);
+    options.config.leader_election.retry_period = std::chrono::milliseconds(200);
+    options.identity = std::move(identity);
+    auto service = SchedulerService::Create(client, options, registry);
+    EXPECT_TRUE(service.ok()) << service.status();
+    return service.ok() ? *std::move(service) : nullptr;
+  }
+
+  int Bound() { return CheckCluster(*server_).bound; }
+
+  kube::testing::FakeClock clock_;
+  std::unique_ptr<FakeApiServer> server_;
+};
+
+TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverlap) {
+  for (int i = 0; i < 24; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
+  for (int i = 0; i < 180; ++i) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  }
+  // A pod of another scheduler is left alone.
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("other", 2, "default-scheduler")).ok());
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 180; })) << Bound();
+  service->Stop();
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.annotated, 180);
+  EXPECT_THAT(check.problems, IsEmpty());
+  EXPECT_TRUE(server_->Get("pods", "default", "other")->at("spec").value("nodeName", "").empty());
+  std::string metrics = registry.Expose();
+  EXPECT_THAT(metrics, ::testing::HasSubstr("huygens_scheduler_schedule_attempts_total{result=\"scheduled\"} 180"));
+}
+
+TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutcome) {
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  for (int i = 0; i < 90; ++i) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+    if (i % 15 == 5) server_->DropWatches();
+    if (i % 15 == 10) server_->Compact();  // resumed watches get 410 and relist
+    if (i % 30 == 0) server_->FailNext("patch", "pods", 3, 409);
+    if (i % 30 == 15) server_->FailNext("create", "pods/binding", 2, 500);
+    if (i % 30 == 20) server_->FailNext("patch", "pods", 2, 500);
+  }
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 90; })) << Bound();
+  service->Stop();
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.annotated, 90);
+  EXPECT_THAT(check.problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, KubeletHeldCpusPublishedInTheNrtAreNeverHandedOut) {
+  // 4 CPUs, kubelet holds 0 and 2 (one core's siblings are 0/2 on this 1-socket SMT2 shape);
+  // two 2-CPU pods ask for 4: only one fits.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4, *CpuSet::Parse("0,2")));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2)).ok());
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  service->Stop();
+  EXPECT_EQ(Bound(), 1);
+  for (const auto& pod : server_->List("pods")) {
+    auto annotations = pod["metadata"].value("annotations", nlohmann::json::object());
+    if (!annotations.contains(kAllocationAnnotation)) continue;
+    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->containers[0].cpuset.ToString(), "1,3");
+  }
+  // The pod that did not fit got kube-scheduler's FitError text in an event.
+  bool failed_event = false;
+  for (const auto& e : server_->List("events.events.k8s.io")) {
+    if (e.value("reason", "") == "FailedScheduling" &&
+        e.value("note", "").find("0/1 nodes are available") != std::string::npos) {
+      failed_event = true;
+    }
+  }
+  EXPECT_TRUE(failed_event);
+}
+
+TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
+  ASSERT_TRUE(AddMachine(*server_, "small", 4));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("big", 8)).ok());
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] {
+    return registry.Expose().find("huygens_scheduler_schedule_attempts_total{result=\"unschedulable\"}") !=
+           std::string::npos;
+  }));
+  ASSERT_TRUE(AddMachine(*server_, "large", 16));
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
+  service->Stop();
+  EXPECT_EQ(server_->Get("pods", "default", "big")->at("spec").value("nodeName", ""), "large");
+}
+
+TEST_F(ServiceTest, APendingPodWithAnHonourableAllocationIsBoundWhereItSays) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(AddMachine(*server_, "n1", 16));
+  // As a scheduler that crashed between the patch and the Binding leaves it.
+  nlohmann::json pod = GuaranteedPod("halfway", 2);
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n1","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
+  ASSERT_TRUE(server_->Create("pods", pod).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 11; }));
+  service->Stop();
+  EXPECT_EQ(server_->Get("pods", "default", "halfway")->at("spec").value("nodeName", ""), "n1");
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());  // nobody else got CPUs 4 and 12
+}
+
+TEST_F(ServiceTest, APendingPodWhoseAllocationConflictsIsUndoneAndScheduledAfresh) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  const char* kAlloc =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
+  nlohmann::json bound = GuaranteedPod("bound", 2);
+  bound["metadata"]["annotations"][kAllocationAnnotation] = kAlloc;
+  bound["spec"]["nodeName"] = "n0";
+  ASSERT_TRUE(server_->Create("pods", bound).ok());
+  nlohmann::json stale = GuaranteedPod("stale", 2);
+  stale["metadata"]["annotations"][kAllocationAnnotation] = kAlloc;  // the same CPUs
+  ASSERT_TRUE(server_->Create("pods", stale).ok());
+  auto client = NewClient();
+  kube::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 2; }));
+  service->Stop();
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.annotated, 2);
+  EXPECT_THAT(check.problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, OnlyTheLeaderSchedulesAndTheStandbyTakesOverWhenItStops) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(AddMachine(*server_, "n1", 16));
+  auto client_a = NewClient();
+  auto client_b = NewClient();
+  kube::MetricsRegistry registry_a, registry_b;
+  auto a = NewService(client_a.get(), &registry_a, true, "a");
+  auto b = NewService(client_b.get(), &registry_b, true, "b");
+  a->Start();
+  ASSERT_TRUE(WaitFor([&] { return a->Leading(); }));
+  b->Start();
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 6; }));
+  EXPECT_FALSE(b->Leading());
+  EXPECT_EQ(b->BoundPods(), 0);
+  a->Stop();  // releases the lease
+  ASSERT_TRUE(WaitFor([&] { return b->Leading(); }, std::chrono::seconds(10)));
+  for (int i = 6; i < 12; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 12; }));
+  b->Stop();
+  EXPECT_EQ(a->BoundPods(), 6);
+  EXPECT_EQ(b->BoundPods(), 6);
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+}  // namespace
+}  // namespace huygens::scheduler

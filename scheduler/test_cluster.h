@@ -1,0 +1,100 @@
+// Test helper: a cluster in a FakeApiServer for the scheduler service's tests and benchmark:
+// Nodes with NodeResourceTopologies built by topology/nrt.h BuildNrt from synthetic machines,
+// Guaranteed pods, and a checker of the final state (every pod bound and annotated, no two pods
+// holding one exclusive CPU).
+#ifndef HUYGENS_SCHEDULER_TEST_CLUSTER_H_
+#define HUYGENS_SCHEDULER_TEST_CLUSTER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "kube/testing/fake_apiserver.h"
+#include "node/allocation.h"
+#include "sim/cluster_spec.h"
+#include "topology/nrt.h"
+
+namespace huygens::scheduler::testing {
+
+inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
+
+// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine), no system pool,
+// kubelet-held CPUs `kubelet_cpus` published as exclusive in the NRT. Returns false on error.
+inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
+                       CpuSet kubelet_cpus = {}) {
+  auto shape = sim::ShapeForCpuCount(cpus);
+  if (!shape.ok()) return false;
+  NrtInput in;
+  in.node_name = name;
+  in.topology = shape->topology.get();
+  in.exclusive_cpus = kubelet_cpus;
+  in.policy = "single-numa-node";
+  auto nrt = BuildNrt(in);
+  if (!nrt.ok()) return false;
+  nlohmann::json node = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+      {"status",
+       {{"allocatable", {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}}}}}};
+  return server.Create("nodes", node).ok() && server.Create(kNrtResource, *nrt).ok();
+}
+
+// A Guaranteed pod asking `cpus` whole CPUs (exclusive under Huygens' default cpu-policy).
+inline nlohmann::json GuaranteedPod(const std::string& name, int cpus,
+                                    const std::string& scheduler = "huygens-scheduler") {
+  nlohmann::json resources = {{"cpu", std::to_string(cpus)}, {"memory", "1Gi"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"schedulerName", scheduler},
+            {"containers", {{{"name", "app"}, {"image", "app"}, {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+}
+
+// What the final state looks like.
+struct ClusterCheck {
+  int pods = 0;
+  int bound = 0;
+  int annotated = 0;  // bound and carrying an allocation on the same node
+  std::vector<std::string> problems;  // overlaps, mismatches
+};
+
+inline ClusterCheck CheckCluster(const kube::testing::FakeApiServer& server) {
+  ClusterCheck check;
+  std::map<std::string, std::map<int, std::string>> held;  // node -> cpu -> pod
+  for (const nlohmann::json& pod : server.List("pods")) {
+    ++check.pods;
+    std::string name = pod["metadata"].value("name", "");
+    std::string node = pod["spec"].value("nodeName", "");
+    if (!node.empty()) ++check.bound;
+    auto annotations = pod["metadata"].value("annotations", nlohmann::json::object());
+    if (!annotations.contains(kAllocationAnnotation)) continue;
+    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
+    if (!a.ok()) {
+      check.problems.push_back(fmt::format("pod {}: {}", name, std::string(a.status().message())));
+      continue;
+    }
+    if (node.empty()) continue;
+    if (a->node != node) {
+      check.problems.push_back(fmt::format("pod {}: bound to {} but allocated on {}", name, node, a->node));
+      continue;
+    }
+    ++check.annotated;
+    for (const ContainerAllocation& c : a->containers) {
+      if (!c.exclusive) continue;
+      for (int cpu : c.cpuset.ToVector()) {
+        auto [it, fresh] = held[node].emplace(cpu, name);
+        if (!fresh && it->second != name) {
+          check.problems.push_back(fmt::format("node {} cpu {}: held by {} and {}", node, cpu, it->second, name));
+        }
+      }
+    }
+  }
+  return check;
+}
+
+}  // namespace huygens::scheduler::testing
+
+#endif  // HUYGENS_SCHEDULER_TEST_CLUSTER_H_
