@@ -92,7 +92,9 @@ struct NodeSummary {
 // Per-node aggregate the filters read. Owned by the cache; pointers stay valid until the node
 // is removed.
 struct NodeInfo {
-  NodeSummary summary;  // first: see NodeSummary
+  uint64_t generation = 0;  // cache generation of this node's last change
+  int index = 0;            // position in ClusterCache::Nodes()
+  NodeSummary summary;      // next: see NodeSummary
   Node node;
   // The cache's own CPU state of the node; nullptr for a NUMA-blind node.
   std::unique_ptr<NodeState> cpu_state;
@@ -100,8 +102,6 @@ struct NodeInfo {
   std::map<std::string, int64_t> requested_extended;  // sum of Pod::extended_requests
   std::vector<std::string> pod_uids;                  // bound and assumed pods, in arrival order
   std::vector<UsedPort> used_ports;
-  uint64_t generation = 0;  // cache generation of this node's last change
-  int index = 0;            // position in ClusterCache::Nodes()
 
   int NumPods() const { return static_cast<int>(pod_uids.size()); }
 };

@@ -166,6 +166,15 @@ class Plugin {
   virtual ~Plugin() = default;
   // The plugin's name, as in kube-scheduler where it matches one ("NodeResourcesFit").
   virtual std::string_view Name() const = 0;
+  // Appends whatever, beyond the pod's own fields (AppendEquivalenceKey), this plugin's Filter
+  // or Score results depend on apart from the node judged, for the scheduler's equivalence
+  // cache (scheduler.h). The contract every plugin keeps: Filter(state, node) and
+  // Score(state, node) are functions of the pod's equivalence key, this addition and the
+  // node's state (NodeInfo::generation) only. Called after the pod's facts are computed.
+  virtual void AppendEquivalenceKey(const CycleState& state, std::string& key) const {
+    (void)state;
+    (void)key;
+  }
   // The CycleState slot this plugin may use (set once by the framework).
   int slot() const { return slot_; }
   void set_slot(int slot) { slot_ = slot; }

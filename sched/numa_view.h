@@ -45,12 +45,14 @@ namespace huygens::sched {
 class NumaView {
  public:
   static constexpr int kMaxNuma = 64;
+  // No default values on purpose: a view is built on every node judged, and its arrays are
+  // written by Add before they are read (only the first size() entries are meaningful).
   struct Figures {
-    int numa = 0;
-    int user = 0;
-    int free = 0;
-    int free_cores = 0;
-    int offer = 0;
+    int numa;
+    int user;
+    int free;
+    int free_cores;
+    int offer;
   };
 
   // From a NodeState. NUMA nodes beyond kMaxNuma with user CPUs are ignored.

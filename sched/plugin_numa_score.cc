@@ -29,6 +29,13 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   explicit NumaScore(const ClusterCache* cache) : cache_(cache) {}
   std::string_view Name() const override { return "NumaScore"; }
 
+  // A node without members of the pod's group scores differently once the group runs
+  // somewhere (see Score): whether it does is part of the key.
+  void AppendEquivalenceKey(const CycleState& state, std::string& key) const override {
+    const std::string& group = state.pod().spec.affinity_group;
+    key += group.empty() || cache_->AffinityGroup(group) == nullptr ? "g0|" : "g1|";
+  }
+
   Status PreScore(CycleState& state, std::span<const NodeInfo* const> feasible) override {
     (void)feasible;
     const std::string& group = state.pod().spec.affinity_group;

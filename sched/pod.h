@@ -125,6 +125,15 @@ struct PodRequests {
 };
 PodRequests ComputePodRequests(const PodSpec& pod);
 
+// Appends to `key` the pod's equivalence key: every field a Filter or Score plugin may read
+// (the PodSpec but uid and name; nodeSelector, node affinity, tolerations, host ports, extended
+// requests, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
+// scored identically on a node in a given state, which the scheduler's equivalence cache
+// relies on. Left out: uid, name, labels (no plugin reads a pod's own labels: there is no
+// inter-pod affinity plugin) and creation_index. A plugin that reads a new pod field must add
+// it here; a static_assert on the struct sizes in pod.cc is the reminder.
+void AppendEquivalenceKey(const Pod& pod, std::string& key);
+
 // Extended resource name advertised by nodes in `isolated` mode (DESIGN.md).
 inline constexpr const char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
 

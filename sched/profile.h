@@ -56,6 +56,10 @@ struct Profile {
   int percentage_of_nodes_to_score = 0;
   // Default kLeastAllocated (kube-scheduler's default); the Huygens profile packs.
   ResourceScoring resource_scoring = ResourceScoring::kLeastAllocated;
+  // Reuse Filter and raw Score results of an earlier pod with the same equivalence key on
+  // nodes unchanged since (Huygens' own; see scheduler.h). Results are identical either way;
+  // false recomputes everything (for tests that prove that). Default true.
+  bool equivalence_cache = true;
 };
 
 // The Huygens profile (see the file comment). Filters: NodeUnschedulable, NodeName,

@@ -52,14 +52,74 @@ struct Scheduler::Impl {
 
   CycleState state;
   std::vector<const NodeInfo*> feasible;
+  std::vector<int> rejected;  // node indexes whose Filter result is a rejection
   std::vector<int64_t> totals;
   std::vector<int64_t> plugin_scores;
   absl::flat_hash_map<std::string, int> reason_counts;
   size_t next_start = 0;
 
+  // The equivalence cache: Filter and raw Score results per pod equivalence key, by node
+  // index, valid while the node's generation is unchanged. With the cache off, one scratch
+  // entry whose results are always recomputed.
+  struct ClassResults {
+    struct Entry {  // one node's validity marks and verdict, read on every visit
+      const NodeInfo* node = nullptr;
+      uint64_t filter_generation = 0;  // 0 = none
+      uint64_t score_generation = 0;   // 0 = none
+      bool feasible = false;
+    };
+    std::vector<Entry> entries;    // by node index
+    std::vector<Status> rejection; // by node index, when !feasible
+    std::vector<int64_t> scores;   // node index x score plugin
+    uint64_t last_use = 0;
+
+    void Resize(size_t nodes, size_t num_scores) {
+      if (entries.size() >= nodes) return;
+      entries.resize(nodes);
+      rejection.resize(nodes);
+      scores.resize(nodes * num_scores, 0);
+    }
+  };
+  static constexpr size_t kMaxClasses = 64;
+  absl::flat_hash_map<std::string, std::unique_ptr<ClassResults>> classes;
+  ClassResults scratch;
+  std::string key;
+  uint64_t uses = 0;
+
+  // The results entry for the current pod (state must be Reset and its facts computed), and
+  // whether its cached results may be reused.
+  std::pair<ClassResults*, bool> ResultsFor(const Profile& profile, size_t nodes);
   void CountReasons(const Status& s, int nodes);
   Diagnosis MakeDiagnosis(int num_nodes, std::string pre_filter_message) const;
 };
+
+std::pair<Scheduler::Impl::ClassResults*, bool> Scheduler::Impl::ResultsFor(
+    const Profile& profile, size_t nodes) {
+  ClassResults* results = &scratch;
+  bool reuse = false;
+  if (profile.equivalence_cache) {
+    key.clear();
+    AppendEquivalenceKey(state.pod(), key);
+    for (const auto& plugin : owned) plugin->AppendEquivalenceKey(state, key);
+    auto it = classes.find(key);
+    if (it == classes.end()) {
+      if (classes.size() >= kMaxClasses) {  // evict the least recently used class
+        auto oldest = classes.begin();
+        for (auto c = classes.begin(); c != classes.end(); ++c) {
+          if (c->second->last_use < oldest->second->last_use) oldest = c;
+        }
+        classes.erase(oldest);
+      }
+      it = classes.emplace(key, std::make_unique<ClassResults>()).first;
+    } else {
+      reuse = true;
+    }
+    results = it->second.get();
+    results->last_use = ++uses;
+  }
+  results->Resize(nodes, scores.size());
+  return {results, reuse};
+}
 
 void Scheduler::Impl::CountReasons(const Status& s, int nodes) {
   for (const std::string& r : s.reasons()) {
@@ -177,44 +237,79 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   }
 
   // 2. Filter, round-robin from where the last attempt stopped.
+  auto [results, reuse] = impl.ResultsFor(profile_, nodes.size());
+  const size_t num_scores = impl.scores.size();
   const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
   impl.feasible.clear();
+  impl.rejected.clear();
   const size_t start = num_nodes == 0 ? 0 : impl.next_start % static_cast<size_t>(num_nodes);
   int visited = 0;
   for (; visited < num_nodes && static_cast<int>(impl.feasible.size()) < to_find; ++visited) {
     const NodeInfo* node = nodes[(start + static_cast<size_t>(visited)) % nodes.size()];
-    bool fits = true;
-    for (FilterPlugin* f : impl.filters) {
-      Status s = f->Filter(state, *node);
-      if (s.ok()) continue;
-      if (s.code() == Code::kError) {
-        return error(fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
+    const size_t i = static_cast<size_t>(node->index);
+    Impl::ClassResults::Entry& entry = results->entries[i];
+    if (!reuse || entry.node != node || entry.filter_generation != node->generation) {
+      entry.feasible = true;
+      for (FilterPlugin* f : impl.filters) {
+        Status s = f->Filter(state, *node);
+        if (s.ok()) continue;
+        if (s.code() == Code::kError) {
+          entry.filter_generation = 0;
+          return error(
+              fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
+        }
+        entry.feasible = false;
+        results->rejection[i] = std::move(s);
+        break;
       }
-      impl.CountReasons(s, 1);
-      fits = false;
-      break;
+      if (entry.node != node || entry.filter_generation != node->generation) {
+        entry.score_generation = 0;
+      }
+      entry.node = node;
+      entry.filter_generation = node->generation;
     }
-    if (fits) impl.feasible.push_back(node);
+    if (entry.feasible) {
+      impl.feasible.push_back(node);
+    } else {
+      impl.rejected.push_back(node->index);
+    }
   }
   if (num_nodes > 0) impl.next_start = (start + static_cast<size_t>(visited)) % nodes.size();
   result.evaluated_nodes = visited;
   result.feasible_nodes = static_cast<int>(impl.feasible.size());
-  if (impl.feasible.empty()) return unschedulable("");
+  if (impl.feasible.empty()) {
+    for (int i : impl.rejected) impl.CountReasons(results->rejection[static_cast<size_t>(i)], 1);
+    return unschedulable("");
+  }
 
-  // 3. Score (skipped with one feasible node, as kube-scheduler does).
+  // 3. Score (skipped with one feasible node, as kube-scheduler does). Raw scores come from
+  // the equivalence cache where the node is unchanged; normalising runs on every attempt.
   const NodeInfo* chosen = impl.feasible.front();
-  if (impl.feasible.size() > 1 && !impl.scores.empty()) {
+  if (impl.feasible.size() > 1 && num_scores > 0) {
     for (PreScorePlugin* p : impl.pre_scores) {
       Status s = p->PreScore(state, impl.feasible);
       if (!s.ok()) return error(fmt::format("{}: {}", p->Name(), s.Message()));
     }
     const size_t n = impl.feasible.size();
+    for (const NodeInfo* node : impl.feasible) {
+      const size_t i = static_cast<size_t>(node->index);
+      Impl::ClassResults::Entry& entry = results->entries[i];
+      if (reuse && entry.score_generation == node->generation) continue;
+      for (size_t p = 0; p < num_scores; ++p) {
+        results->scores[i * num_scores + p] = impl.scores[p].first->Score(state, *node);
+      }
+      entry.score_generation = node->generation;
+    }
     impl.totals.assign(n, 0);
     impl.plugin_scores.resize(n);
-    for (const auto& [plugin, weight] : impl.scores) {
-      for (size_t i = 0; i < n; ++i) impl.plugin_scores[i] = plugin->Score(state, *impl.feasible[i]);
+    for (size_t p = 0; p < num_scores; ++p) {
+      const auto& [plugin, weight] = impl.scores[p];
+      for (size_t k = 0; k < n; ++k) {
+        impl.plugin_scores[k] =
+            results->scores[static_cast<size_t>(impl.feasible[k]->index) * num_scores + p];
+      }
       plugin->NormalizeScore(state, impl.plugin_scores);
-      for (size_t i = 0; i < n; ++i) impl.totals[i] += weight * impl.plugin_scores[i];
+      for (size_t k = 0; k < n; ++k) impl.totals[k] += weight * impl.plugin_scores[k];
     }
     const size_t best = static_cast<size_t>(
         std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());

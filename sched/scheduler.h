@@ -15,6 +15,12 @@
 //      Reserve or Bind runs Unreserve in reverse order and gives an Error result; the cache is
 //      left as before the attempt.
 //
+// Equivalence cache (Huygens' own; Profile::equivalence_cache, on by default): Filter verdicts
+// and raw Scores are kept per pod equivalence key (AppendEquivalenceKey plus each plugin's
+// Plugin::AppendEquivalenceKey) and node, and reused while the node's generation is unchanged;
+// NormalizeScore and the choice run on every attempt. Decisions are identical with and without
+// it (sched/equivalence_test.cc). At most 64 keys are kept (least recently used evicted).
+//
 // Performance: no per-node allocation on the hot path; buffers live in the Scheduler.
 //
 // Thread-safety: not thread-safe; one thread drives a Scheduler and its cache.
