@@ -33,13 +33,14 @@
 #include "kube/clock.h"
 #include "node/node_state.h"
 #include "nlohmann/json.hpp"
+#include "topology/nrt.h"
 #include "topology/topology.h"
 
 namespace huygens::agent {
 
-// The zone attribute that carries a NUMA node's capacity factor. The scheduler reads it into
-// NodeConfig::capacity (NUMA id -> factor).
-inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+// The zone attribute that carries a NUMA node's capacity factor (topology/nrt.h); the scheduler
+// reads it into NodeConfig::capacity (NUMA id -> factor).
+using ::huygens::kCapacityFactorAttribute;
 // The extended resource advertised in isolated mode.
 inline constexpr char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
 

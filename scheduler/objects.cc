@@ -1,5 +1,7 @@
 #include "scheduler/objects.h"
 
+#include <charconv>
+
 #include <set>
 
 #include "alloc/pod.h"
@@ -325,6 +327,22 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
     if (auto scope = ParseTopologyScope(*s)) config.topology_scope = *scope;
   }
   config.numa_strategy = numa_strategy;
+  for (const NrtZone& zone : nrt.zones) {
+    const std::optional<int> numa = zone.NumaId();
+    if (!numa.has_value()) continue;
+    for (const NrtNameValue& a : zone.attributes) {
+      if (a.name != kCapacityFactorAttribute) continue;
+      double factor = 0;
+      const char* end = a.value.data() + a.value.size();
+      auto [ptr, ec] = std::from_chars(a.value.data(), end, factor);
+      if (ec != std::errc() || ptr != end || !(factor > 0 && factor <= 1)) {
+        return absl::InvalidArgumentError(fmt::format(
+            "NodeResourceTopology {:?}: zone {:?}: attribute {}: {:?} is not a number in (0, 1]",
+            nrt.name, zone.name, kCapacityFactorAttribute, a.value));
+      }
+      if (factor < 1) config.capacity[*numa] = factor;
+    }
+  }
   HUYGENS_ASSIGN_OR_RETURN(NodeState state,
                            NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));
   return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(std::move(state)));

@@ -38,6 +38,11 @@ inline constexpr char kNrtKind[] = "NodeResourceTopology";
 inline constexpr char kCpuTopologyAnnotation[] = "huygens.io/cpu-topology";
 inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
 
+// Zone attribute with a NUMA node's capacity factor in (0, 1] (decimal text, e.g. "0.75";
+// absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs
+// are shared with other VMs on the host). Written by the agent, honoured by the scheduler.
+inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+
 // What BuildNrt needs to describe one node.
 struct NrtInput {
   std::string node_name;                 // metadata.name; required, non-empty
