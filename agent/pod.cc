@@ -4,7 +4,7 @@
 
 #include "fmt/format.h"
 #include "node/allocation.h"
-#include "sim/quantity.h"
+#include "alloc/quantity.h"
 
 namespace huygens::agent {
 namespace {
@@ -41,7 +41,7 @@ absl::StatusOr<int64_t> Quantity(const json& container, std::string_view kind,
     return absl::InvalidArgumentError(
         fmt::format("{}.resources.{}.{}: expected a quantity", field, kind, resource));
   }
-  auto parsed = memory ? sim::ParseMemoryQuantity(text) : sim::ParseCpuQuantity(text);
+  auto parsed = memory ? ParseMemoryBytes(text) : ParseCpuMilli(text);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(fmt::format("{}.resources.{}.{}: {}", field, kind, resource,
                                                   std::string(parsed.status().message())));

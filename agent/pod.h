@@ -34,7 +34,7 @@ struct NodePod {
 };
 
 // Reads a Pod object. CPU and memory requests and limits are Kubernetes quantities (parsed by
-// sim/quantity.h); huygens.io/isolated-cpu is a whole count. Errors: InvalidArgument naming the pod and the field
+// alloc/quantity.h); huygens.io/isolated-cpu is a whole count. Errors: InvalidArgument naming the pod and the field
 // (not an object; metadata.uid, metadata.name or metadata.namespace missing or not a string;
 // a container without a name; a quantity that does not parse).
 absl::StatusOr<NodePod> NodePodFromJson(const nlohmann::json& pod);

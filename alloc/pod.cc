@@ -1,10 +1,7 @@
 #include "alloc/pod.h"
 
-#include <algorithm>
 #include <array>
 #include <utility>
-
-#include "fmt/format.h"
 
 namespace huygens {
 namespace {
@@ -123,46 +120,6 @@ std::optional<TopologyPolicy> ParseTopologyPolicy(const std::string& s) {
 }
 std::optional<TopologyScope> ParseTopologyScope(const std::string& s) {
   return ParseName(kScopeNames, s);
-}
-
-absl::StatusOr<int64_t> ParseCpuMilli(std::string_view text) {
-  const auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(
-        fmt::format("{:?} is not a CPU quantity: {} (write CPUs such as \"4\" or \"2.5\", or "
-                    "millicores such as \"500m\")",
-                    std::string(text), why));
-  };
-  std::string_view rest = text;
-  const bool milli = rest.ends_with('m');
-  if (milli) rest.remove_suffix(1);
-  const size_t dot = rest.find('.');
-  const std::string_view whole = rest.substr(0, dot);
-  const std::string_view fraction =
-      dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
-  const auto digits = [](std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  if ((whole.empty() && fraction.empty()) || !digits(whole) || !digits(fraction)) {
-    return bad("not a non-negative decimal number");
-  }
-  // Millicores = whole * scale + the fraction's first digits; the rest must be zeros.
-  const size_t kept = milli ? 0 : 3;
-  for (size_t i = kept; i < fraction.size(); ++i) {
-    if (fraction[i] != '0') return bad("finer than one millicore");
-  }
-  constexpr int64_t kMax = int64_t{1} << 53;
-  int64_t value = 0;
-  for (char c : whole) {
-    value = value * 10 + (c - '0');
-    if (value > kMax) return bad("too large");
-  }
-  if (milli) return value;
-  int64_t frac = 0;
-  for (size_t i = 0; i < kept; ++i) {
-    frac = frac * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
-  }
-  if (value > kMax / 1000) return bad("too large");
-  return value * 1000 + frac;
 }
 
 }  // namespace huygens

@@ -15,10 +15,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "absl/status/statusor.h"
 
 namespace huygens {
 
@@ -100,12 +98,6 @@ std::optional<CpuPolicy> ParseCpuPolicy(const std::string& s);
 std::optional<BindPolicy> ParseBindPolicy(const std::string& s);
 std::optional<TopologyPolicy> ParseTopologyPolicy(const std::string& s);
 std::optional<TopologyScope> ParseTopologyScope(const std::string& s);
-
-// A Kubernetes CPU quantity in millicores: a non-negative decimal number of CPUs ("4", "2.5",
-// "0.25", ".5") or of millicores with the suffix "m" ("500m"), as resource.Quantity writes CPU.
-// Errors (InvalidArgument naming the text): any other shape (exponents, other suffixes, signs,
-// spaces), a fraction finer than one millicore ("0.0005"), a value above 2^53 millicores.
-absl::StatusOr<int64_t> ParseCpuMilli(std::string_view text);
 
 }  // namespace huygens
 

@@ -97,27 +97,5 @@ TEST(PodNamesTest, RoundTripsKubernetesAndHuygensNames) {
   EXPECT_EQ(ParseTopologyPolicy("single-numa"), std::nullopt);
 }
 
-// Kubernetes CPU quantities: whole and fractional CPUs, millicores; nothing finer than 1m.
-TEST(ParseCpuMilliTest, ReadsCpusAndMillicores) {
-  const std::vector<std::pair<std::string, int64_t>> cases = {
-      {"4", 4000}, {"0", 0}, {"2.5", 2500}, {"0.25", 250}, {"1.000", 1000},
-      {"500m", 500}, {"1500m", 1500}, {"0m", 0}, {"2.0m", 2}, {"007", 7000}, {".5", 500}, {"1.", 1000}};
-  for (const auto& [text, milli] : cases) {
-    absl::StatusOr<int64_t> got = ParseCpuMilli(text);
-    ASSERT_TRUE(got.ok()) << text << ": " << got.status();
-    EXPECT_EQ(*got, milli) << text;
-  }
-}
-
-TEST(ParseCpuMilliTest, RejectsWhatIsNotACpuQuantity) {
-  for (const char* text : {"", "m", "-1", "+1", "1e3", "4Gi", "4k", " 4", "4 ", ".", ".m",
-                           "0.0005", "1.5m", "1..2", "99999999999999999999"}) {
-    absl::StatusOr<int64_t> got = ParseCpuMilli(text);
-    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << text;
-  }
-  EXPECT_THAT(std::string(ParseCpuMilli("4Gi").status().message()),
-              ::testing::HasSubstr("\"4Gi\" is not a CPU quantity"));
-}
-
 }  // namespace
 }  // namespace huygens

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "alloc/pod.h"
+#include "alloc/quantity.h"
 #include "fmt/format.h"
-#include "sim/quantity.h"
 #include "topology/json_fields.h"
 #include "topology/nrt.h"
 
@@ -55,7 +55,7 @@ absl::StatusOr<int64_t> Quantity(const json& j, bool cpu, const std::string& wha
   } else {
     return Error(what, field, "expected a quantity string");
   }
-  auto v = cpu ? ParseCpuMilli(text) : sim::ParseMemoryQuantity(text);
+  auto v = cpu ? ParseCpuMilli(text) : ParseMemoryBytes(text);
   if (!v.ok()) return Error(what, field, std::string(v.status().message()));
   return *v;
 }

@@ -37,69 +37,7 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Rounds `value` to an integer when it is one (within floating-point noise); false otherwise.
-bool Whole(long double value, int64_t& out) {
-  const long double r = std::round(value);
-  if (std::fabs(value - r) > 1e-6L || r > 9.2e18L) return false;
-  out = static_cast<int64_t>(r);
-  return true;
-}
-
 }  // namespace
-
-absl::StatusOr<int64_t> ParseCpuQuantity(std::string_view text) {
-  text = Trim(text);
-  long double number = 0;
-  std::string_view suffix;
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(fmt::format(
-        "{:?} is not a CPU quantity (use a non-negative number of CPUs such as \"4\" or "
-        "\"2.5\", or millicores such as \"500m\")",
-        std::string(text)));
-  };
-  if (!SplitNumber(text, number, suffix)) return bad();
-  long double milli;
-  if (suffix.empty()) {
-    milli = number * 1000;
-  } else if (suffix == "m") {
-    milli = number;
-  } else {
-    return bad();
-  }
-  int64_t out = 0;
-  if (!Whole(milli, out)) {
-    return absl::InvalidArgumentError(
-        fmt::format("{:?}: CPU quantities are counted in whole millicores", std::string(text)));
-  }
-  return out;
-}
-
-absl::StatusOr<int64_t> ParseMemoryQuantity(std::string_view text) {
-  text = Trim(text);
-  long double number = 0;
-  std::string_view suffix;
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(fmt::format(
-        "{:?} is not a memory quantity (use bytes, or a suffix Ki, Mi, Gi, Ti, Pi, k, M, G, "
-        "T, P, e.g. \"16Gi\")",
-        std::string(text)));
-  };
-  if (!SplitNumber(text, number, suffix)) return bad();
-  static constexpr std::pair<std::string_view, long double> kSuffixes[] = {
-      {"", 1.0L},          {"Ki", 1024.0L},     {"Mi", 1048576.0L},     {"Gi", 1073741824.0L},
-      {"Ti", 1099511627776.0L}, {"Pi", 1125899906842624.0L}, {"k", 1e3L}, {"M", 1e6L},
-      {"G", 1e9L},         {"T", 1e12L},        {"P", 1e15L}};
-  for (const auto& [name, factor] : kSuffixes) {
-    if (suffix != name) continue;
-    int64_t out = 0;
-    if (!Whole(number * factor, out)) {
-      return absl::InvalidArgumentError(
-          fmt::format("{:?}: not a whole number of bytes", std::string(text)));
-    }
-    return out;
-  }
-  return bad();
-}
 
 absl::StatusOr<int64_t> ParseDuration(std::string_view text) {
   text = Trim(text);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "alloc/quantity.h"
 #include "fmt/format.h"
 #include "sim/quantity.h"
 
@@ -127,14 +128,14 @@ absl::StatusOr<double> YamlReader::Number(const YAML::Node& node, std::string_vi
 
 absl::StatusOr<int64_t> YamlReader::Cpu(const YAML::Node& node, std::string_view field) const {
   if (!node.IsScalar()) return Error(node, field, "expected a CPU quantity such as 4 or 500m");
-  auto v = ParseCpuQuantity(node.Scalar());
+  auto v = ParseCpuMilli(node.Scalar());
   if (!v.ok()) return Error(node, field, Msg(v.status()));
   return *v;
 }
 
 absl::StatusOr<int64_t> YamlReader::Memory(const YAML::Node& node, std::string_view field) const {
   if (!node.IsScalar()) return Error(node, field, "expected a memory quantity such as 16Gi");
-  auto v = ParseMemoryQuantity(node.Scalar());
+  auto v = ParseMemoryBytes(node.Scalar());
   if (!v.ok()) return Error(node, field, Msg(v.status()));
   return *v;
 }
