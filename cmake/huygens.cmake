@@ -78,13 +78,14 @@ function(huygens_library name)
   target_link_libraries(${name} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE} huygens_warnings)
 endfunction()
 
-# huygens_folder_executables(PREFIX LIBS libs... [LABELS labels...] [TEST_LABELS test=label...]
-#                            [SEED_ROOT dir])
+# huygens_folder_executables(PREFIX LIBS libs... [FUZZ_LIBS libs...] [LABELS labels...]
+#                            [TEST_LABELS test=label...] [SEED_ROOT dir])
 # One executable per <x>_test.cc, <x>_bench.cc and <x>_fuzz.cc of the current folder, named
-# PREFIX_<x>_test and so on, linked with LIBS. Tests get LABELS (default `unit`), or the label
+# PREFIX_<x>_test and so on, linked with LIBS; fuzzers link FUZZ_LIBS instead when given (so the
+# instrumented clang build compiles only what the parsers need, not the test environments). Tests get LABELS (default `unit`), or the label
 # given for them in TEST_LABELS (`trace_run_test=trace`). A fuzzer's seeds are SEED_ROOT/<x>_fuzz.
 function(huygens_folder_executables prefix)
-  cmake_parse_arguments(E "" "SEED_ROOT" "LIBS;LABELS;TEST_LABELS" ${ARGN})
+  cmake_parse_arguments(E "" "SEED_ROOT" "LIBS;FUZZ_LIBS;LABELS;TEST_LABELS" ${ARGN})
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   foreach(src ${tests})
     get_filename_component(name ${src} NAME_WE)
@@ -101,13 +102,17 @@ function(huygens_folder_executables prefix)
     get_filename_component(name ${src} NAME_WE)
     huygens_benchmark(${prefix}_${name} SOURCES ${src} LIBS ${E_LIBS})
   endforeach()
+  set(fuzz_libs ${E_LIBS})
+  if(E_FUZZ_LIBS)
+    set(fuzz_libs ${E_FUZZ_LIBS})
+  endif()
   file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_fuzz.cc)
   foreach(src ${fuzzers})
     get_filename_component(name ${src} NAME_WE)
     if(E_SEED_ROOT)
-      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${E_LIBS} SEEDS ${E_SEED_ROOT}/${name})
+      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${fuzz_libs} SEEDS ${E_SEED_ROOT}/${name})
     else()
-      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${E_LIBS})
+      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${fuzz_libs})
     endif()
   endforeach()
 endfunction()
