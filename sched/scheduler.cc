@@ -52,6 +52,7 @@ struct Scheduler::Impl {
 
   CycleState state;
   std::vector<const NodeInfo*> feasible;
+  std::vector<size_t> feasible_index;  // Nodes() index of each feasible node
   std::vector<int> rejected;  // node indexes whose Filter result is a rejection
   std::vector<int64_t> totals;
   std::vector<int64_t> plugin_scores;
@@ -241,14 +242,19 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   const size_t num_scores = impl.scores.size();
   const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
   impl.feasible.clear();
+  impl.feasible_index.clear();
   impl.rejected.clear();
-  const size_t start = num_nodes == 0 ? 0 : impl.next_start % static_cast<size_t>(num_nodes);
+  // The scan reads only dense arrays (node pointers, generations, the class's entries): a
+  // node's NodeInfo is touched only when its filters must run again.
+  const std::vector<uint64_t>& generations = cache_->NodeGenerations();
+  const size_t n = nodes.size();
+  size_t pos = n == 0 ? 0 : impl.next_start % n;
   int visited = 0;
   for (; visited < num_nodes && static_cast<int>(impl.feasible.size()) < to_find; ++visited) {
-    const NodeInfo* node = nodes[(start + static_cast<size_t>(visited)) % nodes.size()];
-    const size_t i = static_cast<size_t>(node->index);
-    Impl::ClassResults::Entry& entry = results->entries[i];
-    if (!reuse || entry.node != node || entry.filter_generation != node->generation) {
+    const NodeInfo* node = nodes[pos];
+    const uint64_t generation = generations[pos];
+    Impl::ClassResults::Entry& entry = results->entries[pos];
+    if (!reuse || entry.node != node || entry.filter_generation != generation) {
       entry.feasible = true;
       for (FilterPlugin* f : impl.filters) {
         Status s = f->Filter(state, *node);
@@ -259,22 +265,24 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
               fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
         }
         entry.feasible = false;
-        results->rejection[i] = std::move(s);
+        results->rejection[pos] = std::move(s);
         break;
       }
-      if (entry.node != node || entry.filter_generation != node->generation) {
+      if (entry.node != node || entry.filter_generation != generation) {
         entry.score_generation = 0;
       }
       entry.node = node;
-      entry.filter_generation = node->generation;
+      entry.filter_generation = generation;
     }
     if (entry.feasible) {
       impl.feasible.push_back(node);
+      impl.feasible_index.push_back(pos);
     } else {
-      impl.rejected.push_back(node->index);
+      impl.rejected.push_back(static_cast<int>(pos));
     }
+    if (++pos == n) pos = 0;
   }
-  if (num_nodes > 0) impl.next_start = (start + static_cast<size_t>(visited)) % nodes.size();
+  if (n > 0) impl.next_start = pos;
   result.evaluated_nodes = visited;
   result.feasible_nodes = static_cast<int>(impl.feasible.size());
   if (impl.feasible.empty()) {
@@ -290,26 +298,25 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
       Status s = p->PreScore(state, impl.feasible);
       if (!s.ok()) return error(fmt::format("{}: {}", p->Name(), s.Message()));
     }
-    const size_t n = impl.feasible.size();
-    for (const NodeInfo* node : impl.feasible) {
-      const size_t i = static_cast<size_t>(node->index);
+    const size_t num_feasible = impl.feasible.size();
+    for (size_t k = 0; k < num_feasible; ++k) {
+      const size_t i = impl.feasible_index[k];
       Impl::ClassResults::Entry& entry = results->entries[i];
-      if (reuse && entry.score_generation == node->generation) continue;
+      if (reuse && entry.score_generation == generations[i]) continue;
       for (size_t p = 0; p < num_scores; ++p) {
-        results->scores[i * num_scores + p] = impl.scores[p].first->Score(state, *node);
+        results->scores[i * num_scores + p] = impl.scores[p].first->Score(state, *impl.feasible[k]);
       }
-      entry.score_generation = node->generation;
+      entry.score_generation = generations[i];
     }
-    impl.totals.assign(n, 0);
-    impl.plugin_scores.resize(n);
+    impl.totals.assign(num_feasible, 0);
+    impl.plugin_scores.resize(num_feasible);
     for (size_t p = 0; p < num_scores; ++p) {
       const auto& [plugin, weight] = impl.scores[p];
-      for (size_t k = 0; k < n; ++k) {
-        impl.plugin_scores[k] =
-            results->scores[static_cast<size_t>(impl.feasible[k]->index) * num_scores + p];
+      for (size_t k = 0; k < num_feasible; ++k) {
+        impl.plugin_scores[k] = results->scores[impl.feasible_index[k] * num_scores + p];
       }
       plugin->NormalizeScore(state, impl.plugin_scores);
-      for (size_t k = 0; k < n; ++k) impl.totals[k] += weight * impl.plugin_scores[k];
+      for (size_t k = 0; k < num_feasible; ++k) impl.totals[k] += weight * impl.plugin_scores[k];
     }
     const size_t best = static_cast<size_t>(
         std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
