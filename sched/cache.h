@@ -157,7 +157,8 @@ class ClusterCache {
   const std::vector<NodeInfo*>& Nodes() const { return order_; }
   // NodeGenerations()[i] == Nodes()[i]->generation, in one dense array, so that a scan over
   // many nodes (the scheduler's equivalence cache) can tell which changed without touching
-  // their NodeInfo.
+  // their NodeInfo. A value names one node and one version of it: every change (AddNode
+  // included) takes a fresh cache generation, so no two nodes ever share one.
   const std::vector<uint64_t>& NodeGenerations() const { return generations_; }
   const NodeInfo* FindNode(std::string_view name) const;
   // The node's CPU state for Reserve to allocate in; nullptr when unknown or NUMA-blind.
