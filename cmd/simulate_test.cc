@@ -82,6 +82,17 @@ TEST(BenchCommandTest, ScheduleBenchmarkPrintsOneJsonLine) {
   }
   EXPECT_EQ(j["pods"], 500);
   EXPECT_GT(j["podsPerSecond"].get<double>(), 0);
+  EXPECT_EQ(j["clock"], "wall");
+}
+
+TEST(BenchCommandTest, ThreadCpuClockIsReportedAndUnknownClocksAreRejected) {
+  const Result r = RunHuygens("bench schedule --nodes 50 --pods 500 --clock thread-cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["clock"], "thread-cpu");
+  EXPECT_GT(j["podsPerSecond"].get<double>(), 0);
+  EXPECT_GT(j["runCpuSeconds"].get<double>(), 0);
+  EXPECT_NE(RunHuygens("bench schedule --nodes 50 --pods 500 --clock sundial").exit_code, 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -344,18 +345,16 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     return absl::AlreadyExistsError(
         fmt::format("{}: already allocated on node {:?}", PodName(pod), config_.name));
   }
-  {
-    std::set<std::string> names;
-    for (const auto* list : {&pod.init_containers, &pod.containers}) {
-      for (const ContainerSpec& c : *list) {
-        if (!names.insert(c.name).second) {
-          return absl::InvalidArgumentError(
-              fmt::format("{}: container name {:?} appears twice", PodName(pod), c.name));
-        }
+  const std::vector<ContainerPlan> plans = PlansOf(pod, config_.mode);
+  // Pods have a few containers: comparing pairs beats building a set on every allocation.
+  for (size_t i = 0; i < plans.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (plans[i].spec->name == plans[j].spec->name) {
+        return absl::InvalidArgumentError(fmt::format("{}: container name {:?} appears twice",
+                                                      PodName(pod), plans[i].spec->name));
       }
     }
   }
-  const std::vector<ContainerPlan> plans = PlansOf(pod, config_.mode);
   int64_t pod_shared_milli = 0;
   for (const ContainerPlan& p : plans) pod_shared_milli += p.shared_milli;
 
@@ -399,10 +398,11 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     c.exclusive = p.exclusive_cpus > 0;
     if (c.exclusive) {
       request.num_cpus = p.exclusive_cpus;
+      // kubelet's order: the reusable CPUs alone when they suffice, else with the free ones.
+      const bool try_reusable = p.exclusive_cpus <= reusable.Size();
       absl::StatusOr<ExclusiveAllocation> got =
-          absl::ResourceExhaustedError("no reusable cpus");
-      if (p.exclusive_cpus <= reusable.Size()) got = allocator.Allocate(reusable, request);
-      if (!got.ok()) got = allocator.Allocate(free.Union(reusable), request);
+          allocator.Allocate(try_reusable ? reusable : free.Union(reusable), request);
+      if (!got.ok() && try_reusable) got = allocator.Allocate(free.Union(reusable), request);
       if (!got.ok()) {
         return exhausted(fmt::format("container {:?}", c.name), got.status());
       }
@@ -425,11 +425,12 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
         PodName(pod), free.Size(), config_.name, shared_floor, shared_milli_ + pod_shared_milli));
   }
   // Shared containers run on the pool as it is after this pod's exclusive CPUs left it.
-  const CpuSet shared_mems = IdSet(topology_->NumaNodesOf(free));
+  std::optional<CpuSet> shared_mems;  // computed only when the pod has a shared container
   for (ContainerAllocation& c : out.containers) {
     if (c.exclusive) continue;
+    if (!shared_mems.has_value()) shared_mems = IdSet(topology_->NumaNodesOf(free));
     c.cpuset = free;
-    c.mems = shared_mems;
+    c.mems = *shared_mems;
   }
   Commit(pod, out, Owner::kHuygens);
   return out;

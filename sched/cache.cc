@@ -23,6 +23,7 @@ bool SamePortEntry(const HostPort& a, const HostPort& b) {
 
 void ClusterCache::Touch(NodeInfo& info) {
   info.generation = ++generation_;
+  generations_[static_cast<size_t>(info.index)] = info.generation;
   NodeSummary& s = info.summary;
   const Node& n = info.node;
   s.cpu_allocatable_milli = n.allocatable.cpu_milli;
@@ -82,6 +83,7 @@ absl::Status ClusterCache::AddNode(Node node) {
   raw->index = static_cast<int>(order_.size());
   by_name_.emplace(raw->node.name, raw);
   order_.push_back(raw);
+  generations_.push_back(0);
   Touch(*raw);
   return absl::OkStatus();
 }
@@ -122,6 +124,8 @@ absl::Status ClusterCache::RemoveNode(std::string_view name) {
   order_[static_cast<size_t>(index)] = order_.back();
   order_[static_cast<size_t>(index)]->index = index;
   order_.pop_back();
+  generations_[static_cast<size_t>(index)] = generations_.back();
+  generations_.pop_back();
   *info = NodeInfo();  // the slot is reused by a later AddNode
   free_slots_.push_back(info);
   ++generation_;

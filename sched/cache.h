@@ -155,6 +155,11 @@ class ClusterCache {
   // ---- Reading ---------------------------------------------------------------------------
   // Every node, in a stable order (removal moves the last node into the hole).
   const std::vector<NodeInfo*>& Nodes() const { return order_; }
+  // NodeGenerations()[i] == Nodes()[i]->generation, in one dense array, so that a scan over
+  // many nodes (the scheduler's equivalence cache) can tell which changed without touching
+  // their NodeInfo. A value names one node and one version of it: every change (AddNode
+  // included) takes a fresh cache generation, so no two nodes ever share one.
+  const std::vector<uint64_t>& NodeGenerations() const { return generations_; }
   const NodeInfo* FindNode(std::string_view name) const;
   // The node's CPU state for Reserve to allocate in; nullptr when unknown or NUMA-blind.
   NodeState* MutableCpuState(std::string_view name);
@@ -185,6 +190,7 @@ class ClusterCache {
   std::deque<NodeInfo> slots_;
   std::vector<NodeInfo*> free_slots_;
   std::vector<NodeInfo*> order_;
+  std::vector<uint64_t> generations_;  // by node index, see NodeGenerations()
   absl::flat_hash_map<std::string, NodeInfo*> by_name_;
   absl::flat_hash_map<std::string, PodEntry> pods_;
   absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;

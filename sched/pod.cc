@@ -1,9 +1,7 @@
 #include "sched/pod.h"
 
 #include <algorithm>
-#include <iterator>
-
-#include "fmt/format.h"
+#include <cstring>
 
 namespace huygens::sched {
 namespace {
@@ -87,16 +85,25 @@ static_assert(sizeof(void*) != 8 || sizeof(Pod) == 536,
 
 namespace {
 
-// Writes one length-prefixed field, so that no two different pods share a key.
+// The key is binary: integers as their 8 raw bytes, text length-prefixed, so that no two
+// different pods share a key. Nothing is formatted: the key is built on every attempt.
+void Int(std::string& key, int64_t v) {
+  char bytes[sizeof v];
+  std::memcpy(bytes, &v, sizeof v);
+  key.append(bytes, sizeof v);
+}
+
 void Field(std::string& key, std::string_view text) {
-  fmt::format_to(std::back_inserter(key), "{}:{}|", text.size(), text);
+  Int(key, static_cast<int64_t>(text.size()));
+  key.append(text);
 }
 
 void Requirements(std::string& key, const std::vector<NodeSelectorRequirement>& requirements) {
-  fmt::format_to(std::back_inserter(key), "r{}|", requirements.size());
+  Int(key, static_cast<int64_t>(requirements.size()));
   for (const NodeSelectorRequirement& r : requirements) {
     Field(key, r.key);
-    fmt::format_to(std::back_inserter(key), "{}/{}|", static_cast<int>(r.op), r.values.size());
+    Int(key, static_cast<int64_t>(r.op));
+    Int(key, static_cast<int64_t>(r.values.size()));
     for (const std::string& v : r.values) Field(key, v);
   }
 }
@@ -107,18 +114,21 @@ void Term(std::string& key, const NodeSelectorTerm& term) {
 }
 
 void Containers(std::string& key, const std::vector<ContainerSpec>& containers) {
-  fmt::format_to(std::back_inserter(key), "c{}|", containers.size());
+  Int(key, static_cast<int64_t>(containers.size()));
   for (const ContainerSpec& c : containers) {
     Field(key, c.name);
-    fmt::format_to(std::back_inserter(key), "{},{},{},{},{},{},{}|", c.cpu_request_milli,
-                   c.cpu_limit_milli, c.memory_request_bytes, c.memory_limit_bytes,
-                   c.isolated_cpus, c.init, c.restartable);
+    Int(key, c.cpu_request_milli);
+    Int(key, c.cpu_limit_milli);
+    Int(key, c.memory_request_bytes);
+    Int(key, c.memory_limit_bytes);
+    Int(key, c.isolated_cpus);
+    Int(key, int64_t{c.init} << 1 | int64_t{c.restartable});
   }
 }
 
 template <typename T>
-int OptionalInt(const std::optional<T>& v) {
-  return v.has_value() ? static_cast<int>(*v) : -1;
+int64_t OptionalInt(const std::optional<T>& v) {
+  return v.has_value() ? static_cast<int64_t>(*v) : -1;
 }
 
 }  // namespace
@@ -128,41 +138,44 @@ void AppendEquivalenceKey(const Pod& pod, std::string& key) {
   Field(key, spec.namespace_name);
   Containers(key, spec.init_containers);
   Containers(key, spec.containers);
-  fmt::format_to(std::back_inserter(key), "{},{},{},{},{}|", spec.pod_cpu_request_milli,
-                 spec.pod_cpu_limit_milli, OptionalInt(spec.cpu_policy),
-                 OptionalInt(spec.topology_policy), OptionalInt(spec.bind_policy));
+  Int(key, spec.pod_cpu_request_milli);
+  Int(key, spec.pod_cpu_limit_milli);
+  Int(key, OptionalInt(spec.cpu_policy));
+  Int(key, OptionalInt(spec.topology_policy));
+  Int(key, OptionalInt(spec.bind_policy));
   Field(key, spec.affinity_group);
-  fmt::format_to(std::back_inserter(key), "s{}|", pod.node_selector.size());
+  Int(key, static_cast<int64_t>(pod.node_selector.size()));
   for (const auto& [k, v] : pod.node_selector) {
     Field(key, k);
     Field(key, v);
   }
-  fmt::format_to(std::back_inserter(key), "a{}|", pod.required_node_affinity.size());
+  Int(key, static_cast<int64_t>(pod.required_node_affinity.size()));
   for (const NodeSelectorTerm& t : pod.required_node_affinity) Term(key, t);
-  fmt::format_to(std::back_inserter(key), "p{}|", pod.preferred_node_affinity.size());
+  Int(key, static_cast<int64_t>(pod.preferred_node_affinity.size()));
   for (const PreferredSchedulingTerm& t : pod.preferred_node_affinity) {
-    fmt::format_to(std::back_inserter(key), "{}|", t.weight);
+    Int(key, t.weight);
     Term(key, t.preference);
   }
-  fmt::format_to(std::back_inserter(key), "t{}|", pod.tolerations.size());
+  Int(key, static_cast<int64_t>(pod.tolerations.size()));
   for (const Toleration& t : pod.tolerations) {
     Field(key, t.key);
     Field(key, t.value);
-    fmt::format_to(std::back_inserter(key), "{},{},{}|", static_cast<int>(t.op),
-                   OptionalInt(t.effect), t.toleration_seconds.value_or(-1));
+    Int(key, static_cast<int64_t>(t.op));
+    Int(key, OptionalInt(t.effect));
+    Int(key, t.toleration_seconds.value_or(-1));
   }
-  fmt::format_to(std::back_inserter(key), "h{}|", pod.host_ports.size());
+  Int(key, static_cast<int64_t>(pod.host_ports.size()));
   for (const HostPort& h : pod.host_ports) {
     Field(key, h.host_ip);
     Field(key, h.protocol);
-    fmt::format_to(std::back_inserter(key), "{}|", h.port);
+    Int(key, h.port);
   }
-  fmt::format_to(std::back_inserter(key), "e{}|", pod.extended_requests.size());
+  Int(key, static_cast<int64_t>(pod.extended_requests.size()));
   for (const auto& [name, amount] : pod.extended_requests) {
     Field(key, name);
-    fmt::format_to(std::back_inserter(key), "{}|", amount);
+    Int(key, amount);
   }
-  fmt::format_to(std::back_inserter(key), "{}|", pod.priority);
+  Int(key, pod.priority);
   Field(key, pod.scheduler_name);
   Field(key, pod.node_name);
 }

@@ -51,31 +51,36 @@ struct Scheduler::Impl {
   std::vector<ReservePlugin*> reserves;
 
   CycleState state;
-  std::vector<const NodeInfo*> feasible;
-  std::vector<int> rejected;  // node indexes whose Filter result is a rejection
+  // Nodes() index of each feasible node, in visit order: the first num_feasible entries
+  // (sized for every node, so the scan appends without a branch).
+  std::vector<size_t> feasible_index;
+  std::vector<const NodeInfo*> feasible;  // the same nodes, for PreScore and Score
   std::vector<int64_t> totals;
   std::vector<int64_t> plugin_scores;
   absl::flat_hash_map<std::string, int> reason_counts;
   size_t next_start = 0;
 
   // The equivalence cache: Filter and raw Score results per pod equivalence key, by node
-  // index, valid while the node's generation is unchanged. With the cache off, one scratch
-  // entry whose results are always recomputed.
+  // index, valid while the node's generation is unchanged (a generation names one node and
+  // one version of it: every change takes a fresh cache generation). With the cache off, one
+  // scratch entry whose results are always recomputed.
   struct ClassResults {
-    struct Entry {  // one node's validity marks and verdict, read on every visit
-      const NodeInfo* node = nullptr;
-      uint64_t filter_generation = 0;  // 0 = none
-      uint64_t score_generation = 0;   // 0 = none
-      bool feasible = false;
+    // One node's Filter mark and verdict: 8 bytes, as the scan reads one per node visited.
+    struct Entry {
+      static constexpr uint64_t kGenerationMask = (uint64_t{1} << 63) - 1;
+      uint64_t filter_generation : 63 = 0;  // 0 = none; generations stay below 2^63
+      uint64_t feasible : 1 = 0;
     };
-    std::vector<Entry> entries;    // by node index
-    std::vector<Status> rejection; // by node index, when !feasible
-    std::vector<int64_t> scores;   // node index x score plugin
+    std::vector<Entry> entries;              // by node index
+    std::vector<uint64_t> score_generation;  // by node index; 0 = none
+    std::vector<Status> rejection;           // by node index, when !feasible
+    std::vector<int64_t> scores;             // node index x score plugin
     uint64_t last_use = 0;
 
     void Resize(size_t nodes, size_t num_scores) {
       if (entries.size() >= nodes) return;
       entries.resize(nodes);
+      score_generation.resize(nodes, 0);
       rejection.resize(nodes);
       scores.resize(nodes * num_scores, 0);
     }
@@ -240,15 +245,19 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   auto [results, reuse] = impl.ResultsFor(profile_, nodes.size());
   const size_t num_scores = impl.scores.size();
   const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
-  impl.feasible.clear();
-  impl.rejected.clear();
-  const size_t start = num_nodes == 0 ? 0 : impl.next_start % static_cast<size_t>(num_nodes);
+  if (impl.feasible_index.size() < nodes.size()) impl.feasible_index.resize(nodes.size());
+  size_t num_feasible = 0;
+  // The scan reads two dense arrays, the nodes' generations and the class's entries (8 bytes
+  // each per node): a node's NodeInfo is touched only when its filters must run again.
+  const std::vector<uint64_t>& generations = cache_->NodeGenerations();
+  const size_t n = nodes.size();
+  size_t pos = n == 0 ? 0 : impl.next_start % n;
   int visited = 0;
-  for (; visited < num_nodes && static_cast<int>(impl.feasible.size()) < to_find; ++visited) {
-    const NodeInfo* node = nodes[(start + static_cast<size_t>(visited)) % nodes.size()];
-    const size_t i = static_cast<size_t>(node->index);
-    Impl::ClassResults::Entry& entry = results->entries[i];
-    if (!reuse || entry.node != node || entry.filter_generation != node->generation) {
+  for (; visited < num_nodes && static_cast<int>(num_feasible) < to_find; ++visited) {
+    const uint64_t generation = generations[pos];
+    Impl::ClassResults::Entry& entry = results->entries[pos];
+    if (!reuse || entry.filter_generation != generation) {
+      const NodeInfo* node = nodes[pos];
       entry.feasible = true;
       for (FilterPlugin* f : impl.filters) {
         Status s = f->Filter(state, *node);
@@ -259,62 +268,59 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
               fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
         }
         entry.feasible = false;
-        results->rejection[i] = std::move(s);
+        results->rejection[pos] = std::move(s);
         break;
       }
-      if (entry.node != node || entry.filter_generation != node->generation) {
-        entry.score_generation = 0;
-      }
-      entry.node = node;
-      entry.filter_generation = node->generation;
+      if (entry.filter_generation != generation) results->score_generation[pos] = 0;
+      entry.filter_generation = generation & Impl::ClassResults::Entry::kGenerationMask;
     }
-    if (entry.feasible) {
-      impl.feasible.push_back(node);
-    } else {
-      impl.rejected.push_back(node->index);
-    }
+    impl.feasible_index[num_feasible] = pos;
+    num_feasible += entry.feasible;
+    if (++pos == n) pos = 0;
   }
-  if (num_nodes > 0) impl.next_start = (start + static_cast<size_t>(visited)) % nodes.size();
+  if (n > 0) impl.next_start = pos;
   result.evaluated_nodes = visited;
-  result.feasible_nodes = static_cast<int>(impl.feasible.size());
-  if (impl.feasible.empty()) {
-    for (int i : impl.rejected) impl.CountReasons(results->rejection[static_cast<size_t>(i)], 1);
+  result.feasible_nodes = static_cast<int>(num_feasible);
+  if (num_feasible == 0) {  // then every node was visited, and rejected
+    for (size_t i = 0; i < n; ++i) impl.CountReasons(results->rejection[i], 1);
     return unschedulable("");
   }
 
   // 3. Score (skipped with one feasible node, as kube-scheduler does). Raw scores come from
   // the equivalence cache where the node is unchanged; normalising runs on every attempt.
-  const NodeInfo* chosen = impl.feasible.front();
-  if (impl.feasible.size() > 1 && num_scores > 0) {
+  size_t best = 0;
+  if (num_feasible > 1 && num_scores > 0) {
+    impl.feasible.resize(num_feasible);
+    for (size_t k = 0; k < num_feasible; ++k) impl.feasible[k] = nodes[impl.feasible_index[k]];
     for (PreScorePlugin* p : impl.pre_scores) {
       Status s = p->PreScore(state, impl.feasible);
       if (!s.ok()) return error(fmt::format("{}: {}", p->Name(), s.Message()));
     }
-    const size_t n = impl.feasible.size();
-    for (const NodeInfo* node : impl.feasible) {
-      const size_t i = static_cast<size_t>(node->index);
-      Impl::ClassResults::Entry& entry = results->entries[i];
-      if (reuse && entry.score_generation == node->generation) continue;
-      for (size_t p = 0; p < num_scores; ++p) {
-        results->scores[i * num_scores + p] = impl.scores[p].first->Score(state, *node);
+    // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
+    // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
+    impl.plugin_scores.resize(num_scores * num_feasible);
+    for (size_t k = 0; k < num_feasible; ++k) {
+      const size_t i = impl.feasible_index[k];
+      int64_t* row = &results->scores[i * num_scores];
+      if (!reuse || results->score_generation[i] != generations[i]) {
+        for (size_t p = 0; p < num_scores; ++p) {
+          row[p] = impl.scores[p].first->Score(state, *impl.feasible[k]);
+        }
+        results->score_generation[i] = generations[i];
       }
-      entry.score_generation = node->generation;
+      for (size_t p = 0; p < num_scores; ++p) impl.plugin_scores[p * num_feasible + k] = row[p];
     }
-    impl.totals.assign(n, 0);
-    impl.plugin_scores.resize(n);
+    impl.totals.assign(num_feasible, 0);
     for (size_t p = 0; p < num_scores; ++p) {
       const auto& [plugin, weight] = impl.scores[p];
-      for (size_t k = 0; k < n; ++k) {
-        impl.plugin_scores[k] =
-            results->scores[static_cast<size_t>(impl.feasible[k]->index) * num_scores + p];
-      }
-      plugin->NormalizeScore(state, impl.plugin_scores);
-      for (size_t k = 0; k < n; ++k) impl.totals[k] += weight * impl.plugin_scores[k];
+      std::span<int64_t> scores(impl.plugin_scores.data() + p * num_feasible, num_feasible);
+      plugin->NormalizeScore(state, scores);
+      for (size_t k = 0; k < num_feasible; ++k) impl.totals[k] += weight * scores[k];
     }
-    const size_t best = static_cast<size_t>(
+    best = static_cast<size_t>(
         std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
-    chosen = impl.feasible[best];
   }
+  const NodeInfo* chosen = nodes[impl.feasible_index[best]];
   result.node = chosen->node.name;
 
   // 4. Reserve, assume, bind.

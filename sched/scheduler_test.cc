@@ -218,6 +218,27 @@ TEST(ClusterCache, RemovingANodeDropsItsPodsAndKeepsTheOthersIndexed) {
   }
 }
 
+TEST(ClusterCache, NodeGenerationsFollowEveryNodeThroughChangesAndRemoval) {
+  ClusterCache cache;
+  auto expect_in_step = [&](const std::string& when) {
+    ASSERT_EQ(cache.NodeGenerations().size(), cache.Nodes().size()) << when;
+    for (size_t i = 0; i < cache.Nodes().size(); ++i) {
+      EXPECT_EQ(cache.NodeGenerations()[i], cache.Nodes()[i]->generation) << when;
+    }
+  };
+  for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(cache.AddNode(MachineNode(n, DualSocket())).ok());
+  expect_in_step("after adding");
+  const uint64_t before = cache.NodeGenerations()[0];
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("p", 2)), "a", Holding("p", "a", CpuSet{0, 12}, 0))
+                  .ok());
+  EXPECT_GT(cache.NodeGenerations()[0], before);
+  expect_in_step("after a pod");
+  ASSERT_TRUE(cache.RemoveNode("a").ok());  // "c" moves into index 0
+  expect_in_step("after removing a node");
+  ASSERT_TRUE(cache.AddNode(MachineNode("d", DualSocket())).ok());
+  expect_in_step("after reusing the slot");
+}
+
 // Only the NUMA score decides, so the strategy's effect is visible.
 Profile NumaScoreOnly() {
   Profile p;

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "alloc/hints.h"
 #include "alloc/merge.h"
@@ -168,13 +169,13 @@ class Run {
 
   std::vector<GroupModel> groups_;
   std::vector<NodeModel> nodes_;
-  std::map<std::string, int> node_index_;
+  absl::flat_hash_map<std::string, int> node_index_;
   std::vector<int> map_nodes_;  // nodes sampled for CPU maps
   sched::ClusterCache cache_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   sched::SchedulingQueue queue_;
   std::vector<PodRecord> pods_;
-  std::map<std::string, int> pod_index_;
+  absl::flat_hash_map<std::string, int> pod_index_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   int64_t now_us_ = 0;

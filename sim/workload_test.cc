@@ -129,17 +129,23 @@ TEST(GenerateArrivalsTest, TheSameSeedGivesTheSameArrivals) {
     EXPECT_EQ(a[i].pod.spec.uid, b[i].pod.spec.uid);
     EXPECT_EQ(a[i].pod.creation_index, static_cast<int64_t>(i));
     differs = differs || a[i].arrival_us != c[i].arrival_us;
-    if (i > 0) EXPECT_LE(a[i - 1].arrival_us, a[i].arrival_us);
+    if (i > 0) {
+      EXPECT_LE(a[i - 1].arrival_us, a[i].arrival_us);
+    }
   }
   EXPECT_TRUE(differs);
   // Templates without a rate arrive at their start; the others after their start.
   for (const PodArrival& x : a) {
-    if (x.source == 1) EXPECT_EQ(x.arrival_us, 0);
+    if (x.source == 1) {
+      EXPECT_EQ(x.arrival_us, 0);
+    }
     if (x.source == 0) {
       EXPECT_GT(x.arrival_us, 10000000);
       EXPECT_EQ(x.lifetime_us, 60000000);
     }
-    if (x.source == 1) EXPECT_EQ(x.lifetime_us, -1);
+    if (x.source == 1) {
+      EXPECT_EQ(x.lifetime_us, -1);
+    }
   }
 }
 
