@@ -10,13 +10,20 @@ namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
-// Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort.
+// Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort. Insertion
+// sort: the lists are a machine's NUMA nodes or sockets, a handful of entries.
 template <typename Counts>
-void SortByCount(std::vector<int>& units, const Counts& count, size_t from) {
-  std::sort(units.begin() + static_cast<std::ptrdiff_t>(from), units.end(), [&](int a, int b) {
+void SortByCount(CpuAccumulator::UnitList& units, const Counts& count, size_t from) {
+  auto before = [&](int a, int b) {
     const int ca = count[Sz(a)], cb = count[Sz(b)];
     return ca != cb ? ca < cb : a < b;
-  });
+  };
+  for (size_t i = from + 1; i < units.size(); ++i) {
+    const int unit = units[i];
+    size_t j = i;
+    for (; j > from && before(unit, units[j - 1]); --j) units[j] = units[j - 1];
+    units[j] = unit;
+  }
 }
 
 }  // namespace
@@ -24,35 +31,31 @@ void SortByCount(std::vector<int>& units, const Counts& count, size_t from) {
 CpuAccumulator::CpuAccumulator(const TopologyIndex& index, const CpuSet& available,
                                int num_cpus)
     : index_(index), needed_(num_cpus) {
-  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
-  for (int cpu : available) {
-    const int local = index_.LocalOf(cpu);
-    if (local >= 0) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
-  }
+  free_.resize(index.LocalWords());
+  index_.ToLocalBits(available, free_);
   Init(num_cpus);
 }
 
 CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> available,
                                int num_cpus)
     : index_(index), needed_(num_cpus) {
-  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
+  free_.assign(index.LocalWords(), 0);
   for (int local : available) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
   Init(num_cpus);
 }
 
 void CpuAccumulator::Init(int num_cpus) {
-  for (uint64_t word : free_) free_total_ += PopCount(word);
-  numa_free_.resize(Sz(index_.NumNumaNodes()));
-  for (int u = 0; u < index_.NumNumaNodes(); ++u) {
-    numa_free_[Sz(u)] = FreeInUnit(index_.NumaRanges(), u);
-  }
-  socket_free_.resize(Sz(index_.NumSockets()));
-  for (int u = 0; u < index_.NumSockets(); ++u) {
-    socket_free_[Sz(u)] = FreeInUnit(index_.SocketRanges(), u);
-  }
+  // The (NUMA node, socket) pairs partition the CPUs: count them, and sum NUMA nodes, sockets
+  // and the total from them.
+  numa_free_.assign(Sz(index_.NumNumaNodes()), 0);
+  socket_free_.assign(Sz(index_.NumSockets()), 0);
   ns_free_.resize(Sz(index_.NumNumaSocketPairs()));
   for (int u = 0; u < index_.NumNumaSocketPairs(); ++u) {
-    ns_free_[Sz(u)] = FreeInUnit(index_.NumaSocketPairRanges(), u);
+    const int free = FreeInUnit(index_.NumaSocketPairRanges(), u);
+    ns_free_[Sz(u)] = free;
+    numa_free_[Sz(index_.PairNuma(u))] += free;
+    socket_free_[Sz(index_.PairSocket(u))] += free;
+    free_total_ += free;
   }
   result_.reserve(Sz(std::max(num_cpus, 0)));
 }
@@ -109,7 +112,7 @@ void CpuAccumulator::AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const
   }
 }
 
-void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
+void CpuAccumulator::SortedNumas(UnitList& out) const {
   out.clear();
   if (index_.NumaFirst()) {
     for (int numa = 0; numa < index_.NumNumaNodes(); ++numa) {
@@ -129,7 +132,7 @@ void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
   }
 }
 
-void CpuAccumulator::SortedSockets(std::vector<int>& out) const {
+void CpuAccumulator::SortedSockets(UnitList& out) const {
   out.clear();
   if (!index_.NumaFirst()) {
     for (int socket = 0; socket < index_.NumSockets(); ++socket) {
@@ -149,7 +152,7 @@ void CpuAccumulator::SortedSockets(std::vector<int>& out) const {
   }
 }
 
-void CpuAccumulator::SortedL3Groups(std::vector<int>& out) const {
+void CpuAccumulator::SortedL3Groups(UnitList& out) const {
   out.clear();
   scratch_counts_.resize(Sz(index_.NumL3Groups()));
   for (int l3 = 0; l3 < index_.NumL3Groups(); ++l3) {
@@ -165,7 +168,7 @@ void CpuAccumulator::SortedL3Groups(std::vector<int>& out) const {
   }
 }
 
-void CpuAccumulator::CoreGroups(std::vector<int>& out) const {
+void CpuAccumulator::CoreGroups(UnitList& out) const {
   if (index_.NumaFirst()) {
     SortedSockets(out);
   } else {
@@ -217,7 +220,7 @@ void CpuAccumulator::TakeFullUncore() {
   // Nothing taken since the last call found no free L3 group: it would find none again.
   if (full_uncore_checked_at_ == static_cast<int>(result_.size())) return;
   full_uncore_checked_at_ = static_cast<int>(result_.size());
-  std::vector<int> l3s;
+  UnitList l3s;
   SortedL3Groups(l3s);
   for (int l3 : l3s) {
     const int size = index_.L3Cpus().SizeOf(l3);

@@ -38,6 +38,9 @@ namespace huygens {
 
 class CpuAccumulator {
  public:
+  // A list of units (NUMA nodes, sockets, L3 groups): inline for machines of up to 16.
+  using UnitList = absl::InlinedVector<int, 16>;
+
   // Free CPUs: the members of `available` that are online CPUs of `index`.
   // REQUIRES: num_cpus >= 0.
   CpuAccumulator(const TopologyIndex& index, const CpuSet& available, int num_cpus);
@@ -49,7 +52,8 @@ class CpuAccumulator {
   int Needed() const { return needed_; }
   bool Satisfied() const { return needed_ < 1; }
   bool Failed() const { return needed_ > free_total_; }
-  const std::vector<int>& Result() const { return result_; }
+  // The local indexes taken so far, in the order taken.
+  std::span<const int> Result() const { return result_; }
 
   int FreeInNuma(int numa) const { return numa_free_[static_cast<size_t>(numa)]; }
   bool IsFree(int cpu) const {
@@ -62,9 +66,9 @@ class CpuAccumulator {
   void TakeCpus(std::span<const int> cpus);
 
   // kubelet's orders (see the file comment), written into `out`.
-  void SortedNumas(std::vector<int>& out) const;
-  void SortedSockets(std::vector<int>& out) const;
-  void SortedL3Groups(std::vector<int>& out) const;
+  void SortedNumas(UnitList& out) const;
+  void SortedSockets(UnitList& out) const;
+  void SortedL3Groups(UnitList& out) const;
 
   // kubelet's takeByTopologyNUMAPacked phases.
   void TakeFullFirstLevel();   // whole NUMA nodes (NUMA-first) or whole sockets
@@ -84,7 +88,7 @@ class CpuAccumulator {
   void TakeFullUncore();
   void TakePartialUncore(int l3);
   // Groups whose cores are walked in core order: sockets (NUMA-first) or NUMA nodes.
-  void CoreGroups(std::vector<int>& out) const;
+  void CoreGroups(UnitList& out) const;
   std::span<const int> CoresOfGroup(int group) const;
   // Local-index ranges of the core groups (sockets or NUMA nodes).
   const TopologyIndex::Ranges& RangesOfGroup() const;
@@ -96,20 +100,22 @@ class CpuAccumulator {
   int free_total_ = 0;
   absl::InlinedVector<uint64_t, 16> free_;  // bit per local CPU index
   absl::InlinedVector<int, 16> numa_free_, socket_free_, ns_free_;
-  std::vector<int> result_;
-  // Scratch lists for the orders (no allocation per phase once grown).
-  mutable std::vector<int> scratch_numas_, scratch_sockets_, scratch_counts_;
-  std::vector<int> groups_;
+  absl::InlinedVector<int, 64> result_;
+  // Scratch lists for the orders (inline up to 16 units: no allocation per phase).
+  mutable UnitList scratch_numas_, scratch_sockets_;
+  mutable absl::InlinedVector<int, 64> scratch_counts_;  // per L3 group
+  UnitList groups_;
   // Result size when TakeFullUncore last ran (kubelet calls it once per L3 group; a repeat
   // with nothing taken in between finds the same nothing).
   int full_uncore_checked_at_ = -1;
 };
 
-// kubelet's takeByTopologyNUMAPacked on a fresh accumulator: the local indexes taken, in the
-// order taken. Errors as TakeByTopology (alloc/take.h); `available_size` is the size of the
-// available set, which kubelet reports in its "not enough cpus" message.
-absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
-                                            int num_cpus, const TakeOptions& options);
+// kubelet's takeByTopologyNUMAPacked on a fresh accumulator; on success acc.Result() holds the
+// local indexes taken, in the order taken. Errors as TakeByTopology (alloc/take.h);
+// `available_size` is the size of the available set, which kubelet reports in its "not enough
+// cpus" message.
+absl::Status TakePacked(CpuAccumulator& acc, int available_size, int num_cpus,
+                        const TakeOptions& options);
 
 }  // namespace huygens
 

@@ -449,10 +449,9 @@ class AllocationRun {
           }
         }
         CpuAccumulator acc(ix_, eligible, share);
-        absl::StatusOr<std::vector<int>> taken =
-            TakePacked(acc, static_cast<int>(eligible.size()), share, TakeOptions());
-        if (!taken.ok()) return taken.status();
-        return ix_.ToCpuSet(*taken);
+        absl::Status s = TakePacked(acc, static_cast<int>(eligible.size()), share, TakeOptions());
+        if (!s.ok()) return s;
+        return ix_.ToCpuSet(acc.Result());
       }
       case BindPolicy::kFullCores:
         for (int core : ix_.NumaCores().Of(numa)) {

@@ -136,6 +136,18 @@ class TopologyIndex {
   // The CPU ids of a list of local indexes.
   CpuSet ToCpuSet(std::span<const int> locals) const;
 
+  // ---- Word-parallel conversion of CPU-id sets into bitsets over local indexes ---------------
+  // Words of a bitset over local indexes: NumCpus() / 64 + 1.
+  size_t LocalWords() const { return static_cast<size_t>(NumCpus() / 64 + 1); }
+  // Overwrites `local` (REQUIRES: LocalWords() words) with the bitset of the local indexes of
+  // the members of `cpus`; members unknown to the index or offline are dropped. Word-parallel:
+  // CPU ids map to local indexes in runs of consecutive ids whose local indexes advance by a
+  // constant stride of 1, 2, 4 or 8 (1 when siblings are numbered adjacently, the number of
+  // threads per core when they are numbered NumCores apart), and a run moves up to 64 bits at
+  // a time; ids fitting no such run form runs of one. Same result as setting the bit
+  // LocalOf(cpu) of every member with LocalOf(cpu) >= 0.
+  void ToLocalBits(const CpuSet& cpus, std::span<uint64_t> local) const;
+
  private:
   std::vector<int> cpu_id_, local_of_;
   std::vector<int> core_of_, numa_of_, socket_of_, l3_of_, ns_of_, nl_of_;
@@ -148,6 +160,12 @@ class TopologyIndex {
   std::vector<int> core_word_;
   std::vector<uint64_t> core_mask_;
   std::vector<uint64_t> core_start_mask_;  // per word of local indexes (NumCpus / 64 + 1)
+  // ToLocalBits' runs, ascending by id: CPUs id .. id + length - 1 have local indexes
+  // local + (i << shift) for i in [0, length), shift in [0, 3].
+  struct IdRun {
+    int id, local, length, shift;
+  };
+  std::vector<IdRun> id_runs_;
   int max_threads_per_core_ = 0;
   int uniform_core_size_ = 0;
   bool cores_in_local_order_ = true;
