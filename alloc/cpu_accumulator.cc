@@ -12,13 +12,15 @@ size_t Sz(int i) { return static_cast<size_t>(i); }
 
 // Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort. Insertion
 // sort: the lists are a machine's NUMA nodes or sockets, a handful of entries.
-template <typename Counts>
-void SortByCount(CpuAccumulator::UnitList& units, const Counts& count, size_t from) {
+// Works on raw pointers: InlinedVector's operator[] checks inline-vs-heap storage on every
+// access.
+void SortByCount(CpuAccumulator::UnitList& list, const int* count, size_t from) {
+  int* units = list.data();
   auto before = [&](int a, int b) {
-    const int ca = count[Sz(a)], cb = count[Sz(b)];
+    const int ca = count[a], cb = count[b];
     return ca != cb ? ca < cb : a < b;
   };
-  for (size_t i = from + 1; i < units.size(); ++i) {
+  for (size_t i = from + 1; i < list.size(); ++i) {
     const int unit = units[i];
     size_t j = i;
     for (; j > from && before(unit, units[j - 1]); --j) units[j] = units[j - 1];
@@ -47,9 +49,11 @@ CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> 
 void CpuAccumulator::Init(int num_cpus) {
   // The (NUMA node, socket) pairs partition the CPUs: count them, and sum NUMA nodes, sockets
   // and the total from them.
-  numa_free_.assign(Sz(index_.NumNumaNodes()), 0);
-  socket_free_.assign(Sz(index_.NumSockets()), 0);
-  ns_free_.resize(Sz(index_.NumNumaSocketPairs()));
+  counts_.assign(Sz(index_.NumNumaNodes() + index_.NumSockets() + index_.NumNumaSocketPairs()),
+                 0);
+  numa_free_ = counts_.data();
+  socket_free_ = numa_free_ + index_.NumNumaNodes();
+  ns_free_ = socket_free_ + index_.NumSockets();
   for (int u = 0; u < index_.NumNumaSocketPairs(); ++u) {
     const int free = FreeInUnit(index_.NumaSocketPairRanges(), u);
     ns_free_[Sz(u)] = free;
@@ -164,7 +168,7 @@ void CpuAccumulator::SortedL3Groups(UnitList& out) const {
     for (int pair : index_.NumaL3PairsOfNuma().Of(numa)) {
       if (FreeInUnit(index_.NumaL3PairRanges(), pair) > 0) out.push_back(index_.PairL3(pair));
     }
-    SortByCount(out, scratch_counts_, from);
+    SortByCount(out, scratch_counts_.data(), from);
   }
 }
 

@@ -99,7 +99,13 @@ class CpuAccumulator {
   int needed_;
   int free_total_ = 0;
   absl::InlinedVector<uint64_t, 16> free_;  // bit per local CPU index
-  absl::InlinedVector<int, 16> numa_free_, socket_free_, ns_free_;
+  // Free CPUs per NUMA node, socket and (NUMA node, socket) pair: three arrays in counts_,
+  // which is sized once by Init (the accumulator is neither copied nor moved, so the
+  // pointers stay valid).
+  absl::InlinedVector<int, 48> counts_;
+  int* numa_free_ = nullptr;
+  int* socket_free_ = nullptr;
+  int* ns_free_ = nullptr;
   absl::InlinedVector<int, 64> result_;
   // Scratch lists for the orders (inline up to 16 units: no allocation per phase).
   mutable UnitList scratch_numas_, scratch_sockets_;
@@ -110,12 +116,15 @@ class CpuAccumulator {
   int full_uncore_checked_at_ = -1;
 };
 
+// kubelet's "not enough cpus available to satisfy request" error (ResourceExhausted), for an
+// accumulator that Failed(); `available` is the size of the available set kubelet reports.
+absl::Status NotEnoughCpus(int requested, int available);
+
 // kubelet's takeByTopologyNUMAPacked on a fresh accumulator; on success acc.Result() holds the
-// local indexes taken, in the order taken. Errors as TakeByTopology (alloc/take.h);
-// `available_size` is the size of the available set, which kubelet reports in its "not enough
-// cpus" message.
-absl::Status TakePacked(CpuAccumulator& acc, int available_size, int num_cpus,
-                        const TakeOptions& options);
+// local indexes taken, in the order taken.
+// REQUIRES: !acc.Failed() (callers report NotEnoughCpus with their available set's size first;
+// a failed accumulator gets an Internal error).
+absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options);
 
 }  // namespace huygens
 

@@ -449,8 +449,8 @@ class AllocationRun {
           }
         }
         CpuAccumulator acc(ix_, eligible, share);
-        absl::Status s = TakePacked(acc, static_cast<int>(eligible.size()), share, TakeOptions());
-        if (!s.ok()) return s;
+        if (acc.Failed()) return NotEnoughCpus(share, static_cast<int>(eligible.size()));
+        if (absl::Status s = TakePacked(acc, TakeOptions()); !s.ok()) return s;
         return ix_.ToCpuSet(acc.Result());
       }
       case BindPolicy::kFullCores:

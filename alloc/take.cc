@@ -13,12 +13,6 @@ namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
-absl::Status NotEnough(int requested, int available) {
-  return absl::ResourceExhaustedError(fmt::format(
-      "not enough cpus available to satisfy request: requested={}, available={}", requested,
-      available));
-}
-
 // kubelet's standardDeviation: mean and result rounded to 3 decimals (math.Round semantics).
 double RoundedStandardDeviation(const std::vector<int>& xs) {
   double sum = 0;
@@ -73,10 +67,14 @@ bool DistributeRemainder(const std::vector<int>& subset, int remainder, int grou
 
 }  // namespace
 
-absl::Status TakePacked(CpuAccumulator& acc, int available_size, int num_cpus,
-                        const TakeOptions& options) {
+absl::Status NotEnoughCpus(int requested, int available) {
+  return absl::ResourceExhaustedError(fmt::format(
+      "not enough cpus available to satisfy request: requested={}, available={}", requested,
+      available));
+}
+
+absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options) {
   if (acc.Satisfied()) return absl::OkStatus();
-  if (acc.Failed()) return NotEnough(num_cpus, available_size);
 
   acc.TakeFullFirstLevel();
   if (acc.Satisfied()) return absl::OkStatus();
@@ -102,7 +100,8 @@ absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& 
     return absl::InvalidArgumentError(fmt::format("num_cpus {} is negative", num_cpus));
   }
   CpuAccumulator acc(index, available, num_cpus);
-  if (absl::Status s = TakePacked(acc, available.Size(), num_cpus, options); !s.ok()) return s;
+  if (acc.Failed()) return NotEnoughCpus(num_cpus, available.Size());
+  if (absl::Status s = TakePacked(acc, options); !s.ok()) return s;
   return index.ToCpuSet(acc.Result());
 }
 
@@ -128,7 +127,7 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
 
   CpuAccumulator acc(index, available, num_cpus);
   if (acc.Satisfied()) return CpuSet();
-  if (acc.Failed()) return NotEnough(num_cpus, available.Size());
+  if (acc.Failed()) return NotEnoughCpus(num_cpus, available.Size());
 
   CpuAccumulator::UnitList sorted;
   acc.SortedNumas(sorted);
@@ -204,7 +203,8 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
       numa_free.clear();
       acc.AppendFreeCpusOfNuma(numa, numa_free);
       CpuAccumulator sub(index, numa_free, count);
-      absl::Status s = TakePacked(sub, static_cast<int>(numa_free.size()), count, packed);
+      if (sub.Failed()) return NotEnoughCpus(count, static_cast<int>(numa_free.size()));
+      absl::Status s = TakePacked(sub, packed);
       if (s.ok()) acc.TakeCpus(sub.Result());
       return s;
     };

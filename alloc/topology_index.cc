@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
+
 namespace huygens {
 namespace {
 
@@ -255,9 +257,14 @@ void TopologyIndex::ToLocalBits(const CpuSet& cpus, std::span<uint64_t> local) c
 }
 
 CpuSet TopologyIndex::ToCpuSet(std::span<const int> locals) const {
-  CpuSet::Builder b;
-  for (int local : locals) b.Add(CpuId(local));
-  return b.Build();
+  // Bitmap words up to the largest id the index knows (local_of_ has one entry per id).
+  absl::InlinedVector<uint64_t, 16> words(local_of_.size() / 64 + 1, 0);
+  uint64_t* bits = words.data();
+  for (int local : locals) {
+    const int cpu = cpu_id_[Sz(local)];
+    bits[Sz(cpu) >> 6] |= uint64_t{1} << (cpu & 63);
+  }
+  return CpuSet::FromBitmap(words);
 }
 
 }  // namespace huygens
