@@ -4,28 +4,19 @@
 #include <bit>
 
 #include "alloc/bits.h"
+#include "alloc/insertion_sort.h"
 
 namespace huygens {
 namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
-// Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort. Insertion
-// sort: the lists are a machine's NUMA nodes or sockets, a handful of entries.
-// Works on raw pointers: InlinedVector's operator[] checks inline-vs-heap storage on every
-// access.
-void SortByCount(CpuAccumulator::UnitList& list, const int* count, size_t from) {
-  int* units = list.data();
-  auto before = [&](int a, int b) {
+// Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort.
+void SortByCount(CpuAccumulator::UnitList& units, const int* count, size_t from) {
+  InsertionSort(std::span<int>(units.data(), units.size()).subspan(from), [&](int a, int b) {
     const int ca = count[a], cb = count[b];
     return ca != cb ? ca < cb : a < b;
-  };
-  for (size_t i = from + 1; i < list.size(); ++i) {
-    const int unit = units[i];
-    size_t j = i;
-    for (; j > from && before(unit, units[j - 1]); --j) units[j] = units[j - 1];
-    units[j] = unit;
-  }
+  });
 }
 
 }  // namespace
@@ -38,11 +29,17 @@ CpuAccumulator::CpuAccumulator(const TopologyIndex& index, const CpuSet& availab
   Init(num_cpus);
 }
 
-CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> available,
-                               int num_cpus)
-    : index_(index), needed_(num_cpus) {
-  free_.assign(index.LocalWords(), 0);
-  for (int local : available) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
+CpuAccumulator::CpuAccumulator(const CpuAccumulator& parent, const TopologyIndex::Masks& masks,
+                               std::span<const int> units, int num_cpus)
+    : index_(parent.index_), needed_(num_cpus) {
+  free_.assign(index_.LocalWords(), 0);
+  uint64_t* bits = free_.data();
+  const uint64_t* parent_bits = parent.free_.data();
+  for (int unit : units) {
+    for (const TopologyIndex::WordMask& m : masks.Of(unit)) {
+      bits[m.word] |= parent_bits[m.word] & m.mask;
+    }
+  }
   Init(num_cpus);
 }
 
@@ -55,7 +52,7 @@ void CpuAccumulator::Init(int num_cpus) {
   socket_free_ = numa_free_ + index_.NumNumaNodes();
   ns_free_ = socket_free_ + index_.NumSockets();
   for (int u = 0; u < index_.NumNumaSocketPairs(); ++u) {
-    const int free = FreeInUnit(index_.NumaSocketPairRanges(), u);
+    const int free = FreeInUnit(index_.NumaSocketPairMasks(), u);
     ns_free_[Sz(u)] = free;
     numa_free_[Sz(index_.PairNuma(u))] += free;
     socket_free_[Sz(index_.PairSocket(u))] += free;
@@ -75,11 +72,10 @@ int CpuAccumulator::FreeIn(int begin, int end) const {
   return n + PopCount(free_[last] & last_mask);
 }
 
-int CpuAccumulator::FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const {
+int CpuAccumulator::FreeInUnit(const TopologyIndex::Masks& masks, int unit) const {
+  const uint64_t* bits = free_.data();
   int n = 0;
-  for (size_t r = ranges.First(unit); r < ranges.Last(unit); ++r) {
-    n += FreeIn(ranges.begin[r], ranges.end[r]);
-  }
+  for (const TopologyIndex::WordMask& m : masks.Of(unit)) n += PopCount(bits[m.word] & m.mask);
   return n;
 }
 
@@ -109,12 +105,6 @@ void CpuAccumulator::TakeFreeOf(std::span<const int> cpus) {
 }
 
 void CpuAccumulator::TakeCpus(std::span<const int> cpus) { TakeFreeOf(cpus); }
-
-void CpuAccumulator::AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const {
-  for (int cpu : index_.NumaCpus().Of(numa)) {
-    if (IsFree(cpu)) out.push_back(cpu);
-  }
-}
 
 void CpuAccumulator::SortedNumas(UnitList& out) const {
   out.clear();
@@ -160,13 +150,13 @@ void CpuAccumulator::SortedL3Groups(UnitList& out) const {
   out.clear();
   scratch_counts_.resize(Sz(index_.NumL3Groups()));
   for (int l3 = 0; l3 < index_.NumL3Groups(); ++l3) {
-    scratch_counts_[Sz(l3)] = FreeInUnit(index_.L3Ranges(), l3);
+    scratch_counts_[Sz(l3)] = FreeInUnit(index_.L3Masks(), l3);
   }
   SortedNumas(scratch_numas_);
   for (int numa : scratch_numas_) {
     const size_t from = out.size();
     for (int pair : index_.NumaL3PairsOfNuma().Of(numa)) {
-      if (FreeInUnit(index_.NumaL3PairRanges(), pair) > 0) out.push_back(index_.PairL3(pair));
+      if (FreeInPair(pair) > 0) out.push_back(index_.PairL3(pair));
     }
     SortByCount(out, scratch_counts_.data(), from);
   }
@@ -228,7 +218,7 @@ void CpuAccumulator::TakeFullUncore() {
   SortedL3Groups(l3s);
   for (int l3 : l3s) {
     const int size = index_.L3Cpus().SizeOf(l3);
-    if (FreeInUnit(index_.L3Ranges(), l3) != size || needed_ < size) continue;
+    if (FreeInUnit(index_.L3Masks(), l3) != size || needed_ < size) continue;
     TakeFreeOf(index_.L3Cpus().Of(l3));
   }
 }

@@ -44,14 +44,18 @@ class CpuAccumulator {
   // Free CPUs: the members of `available` that are online CPUs of `index`.
   // REQUIRES: num_cpus >= 0.
   CpuAccumulator(const TopologyIndex& index, const CpuSet& available, int num_cpus);
-  // Free CPUs: the given local indexes (duplicates ignored).
-  CpuAccumulator(const TopologyIndex& index, std::span<const int> available, int num_cpus);
+  // Free CPUs: the CPUs free in `parent` that lie in the given units, whose word masks are
+  // `masks` (e.g. parent's index NumaMasks() and one NUMA node, or NumaL3PairMasks() and some
+  // (NUMA node, L3 group) pairs). Word-wise. REQUIRES: num_cpus >= 0.
+  CpuAccumulator(const CpuAccumulator& parent, const TopologyIndex::Masks& masks,
+                 std::span<const int> units, int num_cpus);
   CpuAccumulator(const CpuAccumulator&) = delete;
   CpuAccumulator& operator=(const CpuAccumulator&) = delete;
 
   int Needed() const { return needed_; }
   bool Satisfied() const { return needed_ < 1; }
   bool Failed() const { return needed_ > free_total_; }
+  int FreeTotal() const { return free_total_; }
   // The local indexes taken so far, in the order taken.
   std::span<const int> Result() const { return result_; }
 
@@ -60,8 +64,8 @@ class CpuAccumulator {
     return (free_[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
   }
   int CoreFree(int core) const;  // free CPUs of a core
-  // Free CPUs of a NUMA node, ascending local index, appended to `out`.
-  void AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const;
+  // Free CPUs of a (NUMA node, L3 group) pair (TopologyIndex::NumaL3PairRanges()).
+  int FreeInPair(int nl_pair) const { return FreeInUnit(index_.NumaL3PairMasks(), nl_pair); }
   // Takes the given CPUs (those still free).
   void TakeCpus(std::span<const int> cpus);
 
@@ -80,7 +84,7 @@ class CpuAccumulator {
  private:
   void Init(int num_cpus);
   int FreeIn(int begin, int end) const;  // free CPUs among local indexes [begin, end)
-  int FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const;
+  int FreeInUnit(const TopologyIndex::Masks& masks, int unit) const;
   void Take(int cpu);
   void TakeFreeOf(std::span<const int> cpus);
   void TakeFullNumaNodes();

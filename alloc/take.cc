@@ -197,13 +197,11 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
     });
     if (best_combo.empty()) continue;
 
-    std::vector<int> numa_free;
     const int distribution = (num_cpus / static_cast<int>(best_combo.size()) / g) * g;
     auto take_from = [&](int numa, int count) -> absl::Status {
-      numa_free.clear();
-      acc.AppendFreeCpusOfNuma(numa, numa_free);
-      CpuAccumulator sub(index, numa_free, count);
-      if (sub.Failed()) return NotEnoughCpus(count, static_cast<int>(numa_free.size()));
+      const int units[] = {numa};
+      CpuAccumulator sub(acc, index.NumaMasks(), units, count);
+      if (sub.Failed()) return NotEnoughCpus(count, sub.FreeTotal());
       absl::Status s = TakePacked(sub, packed);
       if (s.ok()) acc.TakeCpus(sub.Result());
       return s;

@@ -73,6 +73,28 @@ TopologyIndex::Ranges RangesOf(const TopologyIndex::Lists& lists) {
   return ranges;
 }
 
+// Word masks per unit of its ranges: one entry per word a unit touches, ascending by word.
+TopologyIndex::Masks MasksOf(const TopologyIndex::Ranges& ranges) {
+  TopologyIndex::Masks masks;
+  const int units = static_cast<int>(ranges.start.size()) - 1;
+  masks.start.push_back(0);
+  for (int u = 0; u < units; ++u) {
+    const size_t first = masks.items.size();
+    for (size_t r = ranges.First(u); r < ranges.Last(u); ++r) {
+      for (int local = ranges.begin[r]; local < ranges.end[r]; ++local) {
+        const size_t word = Sz(local) >> 6;
+        if (masks.items.size() == first || masks.items.back().word != word) {
+          // Ranges of a unit ascend, so a word seen before is the last one.
+          masks.items.push_back({word, 0});
+        }
+        masks.items.back().mask |= uint64_t{1} << (local & 63);
+      }
+    }
+    masks.start.push_back(static_cast<int>(masks.items.size()));
+  }
+  return masks;
+}
+
 // Dense pair numbering of (a, b) combinations present in the per-CPU columns, in ascending
 // (a, b) order.
 std::vector<int> PairsOf(const std::vector<int>& a, const std::vector<int>& b, int num_b,
@@ -164,6 +186,10 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   l3_ranges_ = RangesOf(l3_cpus_);
   ns_ranges_ = RangesOf(Group(ns_of_, NumNumaSocketPairs()));
   nl_ranges_ = RangesOf(Group(nl_of_, NumNumaL3Pairs()));
+  numa_masks_ = MasksOf(numa_ranges_);
+  l3_masks_ = MasksOf(l3_ranges_);
+  ns_masks_ = MasksOf(ns_ranges_);
+  nl_masks_ = MasksOf(nl_ranges_);
   core_start_mask_.assign(Sz(NumCpus() / 64 + 1), 0);
   uniform_core_size_ = NumCores() > 0 ? core_cpus_.SizeOf(0) : 0;
   for (int local = 1; local < NumCpus(); ++local) {
@@ -216,6 +242,7 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
     core_numa[Sz(core)] = numa_of_[Sz(first)];
     core_socket[Sz(core)] = socket_of_[Sz(first)];
     core_l3[Sz(core)] = l3_of_[Sz(first)];
+    core_nl_.push_back(nl_of_[Sz(first)]);
   }
   numa_cores_ = Group(core_numa, NumNumaNodes());
   socket_cores_ = Group(core_socket, NumSockets());
