@@ -1,6 +1,7 @@
 #include "alloc/huygens_allocator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -368,27 +369,30 @@ class AllocationRun {
     best.clear();
     std::pair<int64_t, int64_t> best_score{};
     int best_span = 0;
-    NodeList set(static_cast<size_t>(k));
-    NodeList pos(static_cast<size_t>(k));
+    // k <= n <= kMaxNodes: positions and sets fit in fixed arrays.
+    std::array<int, kMaxNodes> set{}, pos{};
+    const std::span<const int> current(set.data(), static_cast<size_t>(k));
     const int n = static_cast<int>(nodes.size());
+    const int* node = nodes.data();
+    const int* offer = offer_.data();
     for (int i = 0; i < k; ++i) pos[static_cast<size_t>(i)] = i;
     while (true) {
       int total = 0;
-      for (int i = 0; i < k; ++i) {
-        set[static_cast<size_t>(i)] = nodes[static_cast<size_t>(pos[static_cast<size_t>(i)])];
-        total += offer_[static_cast<size_t>(set[static_cast<size_t>(i)])];
+      for (size_t i = 0; i < current.size(); ++i) {
+        set[i] = node[pos[i]];
+        total += offer[set[i]];
       }
       if (total >= req_.num_cpus) {
-        const auto score = StrategyScore(set);
+        const auto score = StrategyScore(current);
         if (best.empty() || score < best_score) {
-          best = set;
+          best.assign(current.begin(), current.end());
           best_score = score;
           best_span = -1;  // computed when a tie needs it
         } else if (score == best_score) {
           if (best_span < 0) best_span = L3Span(Shares(best));
-          const int span = L3Span(Shares(set));
+          const int span = L3Span(Shares(current));
           if (span < best_span) {
-            best = set;
+            best.assign(current.begin(), current.end());
             best_span = span;
           }
         }
