@@ -171,9 +171,13 @@ class AllocationRun {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
-      // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding.
-      const int bound = static_cast<int>(
-          std::floor(factor_[n] * static_cast<double>(free_->FreeInNuma(numa)) + 1e-9));
+      // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding. Factor 1
+      // (most nodes) gives `free` itself, without the call to floor.
+      const int free = free_->FreeInNuma(numa);
+      const int bound =
+          factor_[n] == 1.0
+              ? free
+              : static_cast<int>(std::floor(factor_[n] * static_cast<double>(free) + 1e-9));
       offer_[n] = Offer(numa, bound);
     }
     pair_offer_.assign(static_cast<size_t>(ix_.NumNumaL3Pairs()), 0);
