@@ -2,8 +2,8 @@
 // (2 sockets x 4 NUMA nodes x 24 or 48 cores x 2 threads, 8 cores per L3 group) at 50% random
 // occupancy, for 1, 4, 16 and 64 CPUs.
 //
-//   ninja -C build alloc_take_bench && build/alloc/alloc_take_bench \
-//     --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   ninja -C build alloc_take_bench && build/alloc/alloc_take_bench
+//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // Arguments: {cores per NUMA node, CPUs requested}. "Index" variants take on a prebuilt
 // TopologyIndex (what a caller that keeps one per node pays); the others build it per call.
