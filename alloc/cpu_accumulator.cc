@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "alloc/bits.h"
+#include "alloc/insertion_sort.h"
 
 namespace huygens {
 namespace {
@@ -11,10 +12,9 @@ namespace {
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
 // Sorts units[from..] by (count, unit) ascending: kubelet's cpuAccumulator.sort.
-template <typename Counts>
-void SortByCount(std::vector<int>& units, const Counts& count, size_t from) {
-  std::sort(units.begin() + static_cast<std::ptrdiff_t>(from), units.end(), [&](int a, int b) {
-    const int ca = count[Sz(a)], cb = count[Sz(b)];
+void SortByCount(CpuAccumulator::UnitList& units, const int* count, size_t from) {
+  InsertionSort(std::span<int>(units.data(), units.size()).subspan(from), [&](int a, int b) {
+    const int ca = count[a], cb = count[b];
     return ca != cb ? ca < cb : a < b;
   });
 }
@@ -24,35 +24,39 @@ void SortByCount(std::vector<int>& units, const Counts& count, size_t from) {
 CpuAccumulator::CpuAccumulator(const TopologyIndex& index, const CpuSet& available,
                                int num_cpus)
     : index_(index), needed_(num_cpus) {
-  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
-  for (int cpu : available) {
-    const int local = index_.LocalOf(cpu);
-    if (local >= 0) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
-  }
+  free_.resize(index.LocalWords());
+  index_.ToLocalBits(available, free_);
   Init(num_cpus);
 }
 
-CpuAccumulator::CpuAccumulator(const TopologyIndex& index, std::span<const int> available,
-                               int num_cpus)
-    : index_(index), needed_(num_cpus) {
-  free_.assign(Sz(index.NumCpus() / 64 + 1), 0);
-  for (int local : available) free_[Sz(local) >> 6] |= uint64_t{1} << (local & 63);
+CpuAccumulator::CpuAccumulator(const CpuAccumulator& parent, const TopologyIndex::Masks& masks,
+                               std::span<const int> units, int num_cpus)
+    : index_(parent.index_), needed_(num_cpus) {
+  free_.assign(index_.LocalWords(), 0);
+  uint64_t* bits = free_.data();
+  const uint64_t* parent_bits = parent.free_.data();
+  for (int unit : units) {
+    for (const TopologyIndex::WordMask& m : masks.Of(unit)) {
+      bits[m.word] |= parent_bits[m.word] & m.mask;
+    }
+  }
   Init(num_cpus);
 }
 
 void CpuAccumulator::Init(int num_cpus) {
-  for (uint64_t word : free_) free_total_ += PopCount(word);
-  numa_free_.resize(Sz(index_.NumNumaNodes()));
-  for (int u = 0; u < index_.NumNumaNodes(); ++u) {
-    numa_free_[Sz(u)] = FreeInUnit(index_.NumaRanges(), u);
-  }
-  socket_free_.resize(Sz(index_.NumSockets()));
-  for (int u = 0; u < index_.NumSockets(); ++u) {
-    socket_free_[Sz(u)] = FreeInUnit(index_.SocketRanges(), u);
-  }
-  ns_free_.resize(Sz(index_.NumNumaSocketPairs()));
+  // The (NUMA node, socket) pairs partition the CPUs: count them, and sum NUMA nodes, sockets
+  // and the total from them.
+  counts_.assign(Sz(index_.NumNumaNodes() + index_.NumSockets() + index_.NumNumaSocketPairs()),
+                 0);
+  numa_free_ = counts_.data();
+  socket_free_ = numa_free_ + index_.NumNumaNodes();
+  ns_free_ = socket_free_ + index_.NumSockets();
   for (int u = 0; u < index_.NumNumaSocketPairs(); ++u) {
-    ns_free_[Sz(u)] = FreeInUnit(index_.NumaSocketPairRanges(), u);
+    const int free = FreeInUnit(index_.NumaSocketPairMasks(), u);
+    ns_free_[Sz(u)] = free;
+    numa_free_[Sz(index_.PairNuma(u))] += free;
+    socket_free_[Sz(index_.PairSocket(u))] += free;
+    free_total_ += free;
   }
   result_.reserve(Sz(std::max(num_cpus, 0)));
 }
@@ -68,11 +72,10 @@ int CpuAccumulator::FreeIn(int begin, int end) const {
   return n + PopCount(free_[last] & last_mask);
 }
 
-int CpuAccumulator::FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const {
+int CpuAccumulator::FreeInUnit(const TopologyIndex::Masks& masks, int unit) const {
+  const uint64_t* bits = free_.data();
   int n = 0;
-  for (size_t r = ranges.First(unit); r < ranges.Last(unit); ++r) {
-    n += FreeIn(ranges.begin[r], ranges.end[r]);
-  }
+  for (const TopologyIndex::WordMask& m : masks.Of(unit)) n += PopCount(bits[m.word] & m.mask);
   return n;
 }
 
@@ -103,13 +106,7 @@ void CpuAccumulator::TakeFreeOf(std::span<const int> cpus) {
 
 void CpuAccumulator::TakeCpus(std::span<const int> cpus) { TakeFreeOf(cpus); }
 
-void CpuAccumulator::AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const {
-  for (int cpu : index_.NumaCpus().Of(numa)) {
-    if (IsFree(cpu)) out.push_back(cpu);
-  }
-}
-
-void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
+void CpuAccumulator::SortedNumas(UnitList& out) const {
   out.clear();
   if (index_.NumaFirst()) {
     for (int numa = 0; numa < index_.NumNumaNodes(); ++numa) {
@@ -129,7 +126,7 @@ void CpuAccumulator::SortedNumas(std::vector<int>& out) const {
   }
 }
 
-void CpuAccumulator::SortedSockets(std::vector<int>& out) const {
+void CpuAccumulator::SortedSockets(UnitList& out) const {
   out.clear();
   if (!index_.NumaFirst()) {
     for (int socket = 0; socket < index_.NumSockets(); ++socket) {
@@ -149,23 +146,23 @@ void CpuAccumulator::SortedSockets(std::vector<int>& out) const {
   }
 }
 
-void CpuAccumulator::SortedL3Groups(std::vector<int>& out) const {
+void CpuAccumulator::SortedL3Groups(UnitList& out) const {
   out.clear();
   scratch_counts_.resize(Sz(index_.NumL3Groups()));
   for (int l3 = 0; l3 < index_.NumL3Groups(); ++l3) {
-    scratch_counts_[Sz(l3)] = FreeInUnit(index_.L3Ranges(), l3);
+    scratch_counts_[Sz(l3)] = FreeInUnit(index_.L3Masks(), l3);
   }
   SortedNumas(scratch_numas_);
   for (int numa : scratch_numas_) {
     const size_t from = out.size();
     for (int pair : index_.NumaL3PairsOfNuma().Of(numa)) {
-      if (FreeInUnit(index_.NumaL3PairRanges(), pair) > 0) out.push_back(index_.PairL3(pair));
+      if (FreeInPair(pair) > 0) out.push_back(index_.PairL3(pair));
     }
-    SortByCount(out, scratch_counts_, from);
+    SortByCount(out, scratch_counts_.data(), from);
   }
 }
 
-void CpuAccumulator::CoreGroups(std::vector<int>& out) const {
+void CpuAccumulator::CoreGroups(UnitList& out) const {
   if (index_.NumaFirst()) {
     SortedSockets(out);
   } else {
@@ -217,11 +214,11 @@ void CpuAccumulator::TakeFullUncore() {
   // Nothing taken since the last call found no free L3 group: it would find none again.
   if (full_uncore_checked_at_ == static_cast<int>(result_.size())) return;
   full_uncore_checked_at_ = static_cast<int>(result_.size());
-  std::vector<int> l3s;
+  UnitList l3s;
   SortedL3Groups(l3s);
   for (int l3 : l3s) {
     const int size = index_.L3Cpus().SizeOf(l3);
-    if (FreeInUnit(index_.L3Ranges(), l3) != size || needed_ < size) continue;
+    if (FreeInUnit(index_.L3Masks(), l3) != size || needed_ < size) continue;
     TakeFreeOf(index_.L3Cpus().Of(l3));
   }
 }

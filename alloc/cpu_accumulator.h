@@ -38,33 +38,41 @@ namespace huygens {
 
 class CpuAccumulator {
  public:
+  // A list of units (NUMA nodes, sockets, L3 groups): inline for machines of up to 16.
+  using UnitList = absl::InlinedVector<int, 16>;
+
   // Free CPUs: the members of `available` that are online CPUs of `index`.
   // REQUIRES: num_cpus >= 0.
   CpuAccumulator(const TopologyIndex& index, const CpuSet& available, int num_cpus);
-  // Free CPUs: the given local indexes (duplicates ignored).
-  CpuAccumulator(const TopologyIndex& index, std::span<const int> available, int num_cpus);
+  // Free CPUs: the CPUs free in `parent` that lie in the given units, whose word masks are
+  // `masks` (e.g. parent's index NumaMasks() and one NUMA node, or NumaL3PairMasks() and some
+  // (NUMA node, L3 group) pairs). Word-wise. REQUIRES: num_cpus >= 0.
+  CpuAccumulator(const CpuAccumulator& parent, const TopologyIndex::Masks& masks,
+                 std::span<const int> units, int num_cpus);
   CpuAccumulator(const CpuAccumulator&) = delete;
   CpuAccumulator& operator=(const CpuAccumulator&) = delete;
 
   int Needed() const { return needed_; }
   bool Satisfied() const { return needed_ < 1; }
   bool Failed() const { return needed_ > free_total_; }
-  const std::vector<int>& Result() const { return result_; }
+  int FreeTotal() const { return free_total_; }
+  // The local indexes taken so far, in the order taken.
+  std::span<const int> Result() const { return result_; }
 
   int FreeInNuma(int numa) const { return numa_free_[static_cast<size_t>(numa)]; }
   bool IsFree(int cpu) const {
     return (free_[static_cast<size_t>(cpu) >> 6] >> (cpu & 63)) & 1;
   }
   int CoreFree(int core) const;  // free CPUs of a core
-  // Free CPUs of a NUMA node, ascending local index, appended to `out`.
-  void AppendFreeCpusOfNuma(int numa, std::vector<int>& out) const;
+  // Free CPUs of a (NUMA node, L3 group) pair (TopologyIndex::NumaL3PairRanges()).
+  int FreeInPair(int nl_pair) const { return FreeInUnit(index_.NumaL3PairMasks(), nl_pair); }
   // Takes the given CPUs (those still free).
   void TakeCpus(std::span<const int> cpus);
 
   // kubelet's orders (see the file comment), written into `out`.
-  void SortedNumas(std::vector<int>& out) const;
-  void SortedSockets(std::vector<int>& out) const;
-  void SortedL3Groups(std::vector<int>& out) const;
+  void SortedNumas(UnitList& out) const;
+  void SortedSockets(UnitList& out) const;
+  void SortedL3Groups(UnitList& out) const;
 
   // kubelet's takeByTopologyNUMAPacked phases.
   void TakeFullFirstLevel();   // whole NUMA nodes (NUMA-first) or whole sockets
@@ -76,7 +84,7 @@ class CpuAccumulator {
  private:
   void Init(int num_cpus);
   int FreeIn(int begin, int end) const;  // free CPUs among local indexes [begin, end)
-  int FreeInUnit(const TopologyIndex::Ranges& ranges, int unit) const;
+  int FreeInUnit(const TopologyIndex::Masks& masks, int unit) const;
   void Take(int cpu);
   void TakeFreeOf(std::span<const int> cpus);
   void TakeFullNumaNodes();
@@ -84,7 +92,7 @@ class CpuAccumulator {
   void TakeFullUncore();
   void TakePartialUncore(int l3);
   // Groups whose cores are walked in core order: sockets (NUMA-first) or NUMA nodes.
-  void CoreGroups(std::vector<int>& out) const;
+  void CoreGroups(UnitList& out) const;
   std::span<const int> CoresOfGroup(int group) const;
   // Local-index ranges of the core groups (sockets or NUMA nodes).
   const TopologyIndex::Ranges& RangesOfGroup() const;
@@ -95,21 +103,32 @@ class CpuAccumulator {
   int needed_;
   int free_total_ = 0;
   absl::InlinedVector<uint64_t, 16> free_;  // bit per local CPU index
-  absl::InlinedVector<int, 16> numa_free_, socket_free_, ns_free_;
-  std::vector<int> result_;
-  // Scratch lists for the orders (no allocation per phase once grown).
-  mutable std::vector<int> scratch_numas_, scratch_sockets_, scratch_counts_;
-  std::vector<int> groups_;
+  // Free CPUs per NUMA node, socket and (NUMA node, socket) pair: three arrays in counts_,
+  // which is sized once by Init (the accumulator is neither copied nor moved, so the
+  // pointers stay valid).
+  absl::InlinedVector<int, 48> counts_;
+  int* numa_free_ = nullptr;
+  int* socket_free_ = nullptr;
+  int* ns_free_ = nullptr;
+  absl::InlinedVector<int, 64> result_;
+  // Scratch lists for the orders (inline up to 16 units: no allocation per phase).
+  mutable UnitList scratch_numas_, scratch_sockets_;
+  mutable absl::InlinedVector<int, 64> scratch_counts_;  // per L3 group
+  UnitList groups_;
   // Result size when TakeFullUncore last ran (kubelet calls it once per L3 group; a repeat
   // with nothing taken in between finds the same nothing).
   int full_uncore_checked_at_ = -1;
 };
 
-// kubelet's takeByTopologyNUMAPacked on a fresh accumulator: the local indexes taken, in the
-// order taken. Errors as TakeByTopology (alloc/take.h); `available_size` is the size of the
-// available set, which kubelet reports in its "not enough cpus" message.
-absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
-                                            int num_cpus, const TakeOptions& options);
+// kubelet's "not enough cpus available to satisfy request" error (ResourceExhausted), for an
+// accumulator that Failed(); `available` is the size of the available set kubelet reports.
+absl::Status NotEnoughCpus(int requested, int available);
+
+// kubelet's takeByTopologyNUMAPacked on a fresh accumulator; on success acc.Result() holds the
+// local indexes taken, in the order taken.
+// REQUIRES: !acc.Failed() (callers report NotEnoughCpus with their available set's size first;
+// a failed accumulator gets an Internal error).
+absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options);
 
 }  // namespace huygens
 

@@ -1,6 +1,7 @@
 #include "alloc/huygens_allocator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -9,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "alloc/cpu_accumulator.h"
+#include "alloc/insertion_sort.h"
 #include "alloc/take.h"
 #include "fmt/format.h"
 
@@ -66,6 +68,11 @@ ExclusiveAllocator::ExclusiveAllocator(CpuTopology topo)
 // One Allocate call: per-call scratch over the allocator's index. Dense indexes (cores, NUMA
 // nodes, NUMA x L3 pairs, local CPUs) are TopologyIndex's.
 class AllocationRun {
+  // NUMA nodes (dense indexes) or counts per node; (node, share) lists. Inline: no allocation
+  // on machines of up to 16 NUMA nodes.
+  using NodeList = absl::InlinedVector<int, 16>;
+  using ShareList = absl::InlinedVector<std::pair<int, int>, 16>;
+
  public:
   AllocationRun(const ExclusiveAllocator& a, const CpuSet& available, const ExclusiveRequest& r)
       : topo_(a.topo_), ix_(a.index_), uniform_(a.uniform_threads_), req_(r),
@@ -100,10 +107,10 @@ class AllocationRun {
       }
     }
     CountOffers();
-    absl::StatusOr<std::vector<int>> set = ChooseNumaSet();
-    if (!set.ok()) return set.status();
+    NodeList set;
+    if (absl::Status s = ChooseNumaSet(set); !s.ok()) return s;
     CpuSet::Builder cpus;
-    for (const auto& [numa, share] : Shares(*set)) {
+    for (const auto& [numa, share] : Shares(set)) {
       absl::StatusOr<CpuSet> part = PickInNode(numa, share);
       if (!part.ok()) return part.status();
       cpus.Add(*part);
@@ -158,15 +165,30 @@ class AllocationRun {
     return absl::OkStatus();
   }
 
-  // Each node's offer (free CPUs under its capacity factor and the bind policy).
+  // Each node's offer (free CPUs under its capacity factor and the bind policy), and each
+  // (NUMA node, L3 group) pair's offer (ignoring the node's bound).
   void CountOffers() {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
-      // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding.
-      const int bound = static_cast<int>(
-          std::floor(factor_[n] * static_cast<double>(free_->FreeInNuma(numa)) + 1e-9));
+      // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding. Factor 1
+      // (most nodes) gives `free` itself, without the call to floor.
+      const int free = free_->FreeInNuma(numa);
+      const int bound =
+          factor_[n] == 1.0
+              ? free
+              : static_cast<int>(std::floor(factor_[n] * static_cast<double>(free) + 1e-9));
       offer_[n] = Offer(numa, bound);
+    }
+    pair_offer_.assign(static_cast<size_t>(ix_.NumNumaL3Pairs()), 0);
+    if (req_.bind_policy == BindPolicy::kPacked) {
+      for (int pair = 0; pair < ix_.NumNumaL3Pairs(); ++pair) {
+        pair_offer_[static_cast<size_t>(pair)] = free_->FreeInPair(pair);
+      }
+    } else {
+      for (int core = 0; core < ix_.NumCores(); ++core) {
+        pair_offer_[static_cast<size_t>(ix_.NumaL3PairOfCore(core))] += CoreUnit(core);
+      }
     }
   }
 
@@ -199,25 +221,17 @@ class AllocationRun {
   }
 
   // Offer per NUMA x L3 pair of one node (ignoring the node's bound), indexed like
-  // NumaL3PairsOfNuma().Of(numa).
-  absl::InlinedVector<int, 8> PairOffers(int numa) const {
+  // NumaL3PairsOfNuma().Of(numa): a node's pairs are numbered consecutively (pairs are
+  // numbered in (NUMA, L3) order).
+  std::span<const int> PairOffers(int numa) const {
     const auto pairs = ix_.NumaL3PairsOfNuma().Of(numa);
-    absl::InlinedVector<int, 8> offers(pairs.size(), 0);
-    for (int core : ix_.NumaCores().Of(numa)) {
-      offers[PairSlot(numa, core)] += CoreUnit(core);
-    }
-    return offers;
-  }
-
-  // A node's pairs are numbered consecutively (pairs are numbered in (NUMA, L3) order).
-  size_t PairSlot(int numa, int core) const {
-    const int pair = ix_.NumaL3PairOf(ix_.CoreCpus().Of(core)[0]);
-    return static_cast<size_t>(pair - ix_.NumaL3PairsOfNuma().Of(numa)[0]);
+    return std::span<const int>(pair_offer_.data(), pair_offer_.size())
+        .subspan(static_cast<size_t>(pairs[0]), pairs.size());
   }
 
   // The L3 pairs (slots into NumaL3PairsOfNuma().Of(numa)) chosen to hold `share` units.
   absl::InlinedVector<size_t, 8> ChoosePairs(int numa, int share) const {
-    const absl::InlinedVector<int, 8> offers = PairOffers(numa);
+    const std::span<const int> offers = PairOffers(numa);
     absl::InlinedVector<size_t, 8> chosen;
     // One group: the smallest offer that fits (best fit), lowest L3 first on ties.
     size_t best = offers.size();
@@ -231,8 +245,8 @@ class AllocationRun {
     // Several: largest offers first.
     absl::InlinedVector<size_t, 8> order(offers.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return offers[a] > offers[b]; });
+    InsertionSort(std::span<size_t>(order.data(), order.size()),
+                  [&](size_t a, size_t b) { return offers[a] > offers[b]; });
     int sum = 0;
     for (size_t i : order) {
       if (sum >= share) break;
@@ -242,7 +256,7 @@ class AllocationRun {
     return chosen;
   }
 
-  int L3Span(const std::vector<std::pair<int, int>>& shares) const {
+  int L3Span(const ShareList& shares) const {
     int span = 0;
     for (const auto& [numa, share] : shares) {
       span += static_cast<int>(ChoosePairs(numa, share).size());
@@ -252,18 +266,18 @@ class AllocationRun {
 
   // Nodes in decreasing offer (then increasing id; with kNearest, nearest first), each giving
   // min(offer, what is left).
-  std::vector<std::pair<int, int>> Shares(const std::vector<int>& set) const {
-    std::vector<int> order = set;
+  ShareList Shares(std::span<const int> set) const {
+    NodeList order(set.begin(), set.end());
     const bool near = req_.numa_strategy == NumaStrategy::kNearest &&
                       !req_.near_numa_nodes.empty();
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    InsertionSort(std::span<int>(order.data(), order.size()), [&](int a, int b) {
       if (near) {
-        const int da = NearScore({a}), db = NearScore({b});
+        const int da = NodeNearScore(a), db = NodeNearScore(b);
         if (da != db) return da < db;
       }
       return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
     });
-    std::vector<std::pair<int, int>> shares;
+    ShareList shares;
     int left = req_.num_cpus;
     for (int numa : order) {
       if (left == 0) break;
@@ -276,7 +290,7 @@ class AllocationRun {
 
   // kubelet's minAffinitySize over the topology's online CPUs (allocatable).
   int PreferredSize() const {
-    std::vector<int> sizes;
+    NodeList sizes;
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       sizes.push_back(ix_.NumaCpus().SizeOf(numa));
     }
@@ -289,20 +303,23 @@ class AllocationRun {
     return static_cast<int>(sizes.size());
   }
 
-  int NearScore(const std::vector<int>& set) const {
-    int score = 0;
-    for (int numa : set) {
-      int nearest = std::numeric_limits<int>::max();
-      for (int near : req_.near_numa_nodes) {
-        nearest = std::min(nearest, topo_.Distance(ix_.NumaId(numa), near));
-      }
-      score += nearest;
+  // A node's distance to the nearest of near_numa_nodes.
+  int NodeNearScore(int numa) const {
+    int nearest = std::numeric_limits<int>::max();
+    for (int near : req_.near_numa_nodes) {
+      nearest = std::min(nearest, topo_.Distance(ix_.NumaId(numa), near));
     }
+    return nearest;
+  }
+
+  int NearScore(std::span<const int> set) const {
+    int score = 0;
+    for (int numa : set) score += NodeNearScore(numa);
     return score;
   }
 
   // Lower is better: (strategy score, secondary).
-  std::pair<int64_t, int64_t> StrategyScore(const std::vector<int>& set) const {
+  std::pair<int64_t, int64_t> StrategyScore(std::span<const int> set) const {
     int64_t total = 0;
     for (int numa : set) total += offer_[static_cast<size_t>(numa)];
     switch (req_.numa_strategy) {
@@ -317,16 +334,17 @@ class AllocationRun {
     return {total, 0};
   }
 
-  absl::StatusOr<std::vector<int>> ChooseNumaSet() const {
+  // The NUMA set, ascending dense index, into `best`.
+  absl::Status ChooseNumaSet(NodeList& best) const {
     // Candidate nodes (allowed, offering something), ascending id.
-    std::vector<int> nodes;
+    NodeList nodes;
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       if (allowed_[static_cast<size_t>(numa)] && offer_[static_cast<size_t>(numa)] > 0) {
         nodes.push_back(numa);
       }
     }
     // Fewest nodes: the largest offers first.
-    std::vector<int> offers;
+    NodeList offers;
     for (int numa : nodes) offers.push_back(offer_[static_cast<size_t>(numa)]);
     std::sort(offers.rbegin(), offers.rend());
     int k = 0, sum = 0;
@@ -347,34 +365,38 @@ class AllocationRun {
       });
       nodes.resize(static_cast<size_t>(k));
       std::sort(nodes.begin(), nodes.end());
-      return nodes;
+      best = nodes;
+      return absl::OkStatus();
     }
     // Every k-set that fits; the best by strategy, then L3 span, then lowest ids (enumeration
     // order is lexicographic, so the first of equals stays).
-    std::vector<int> best;
+    best.clear();
     std::pair<int64_t, int64_t> best_score{};
     int best_span = 0;
-    std::vector<int> set(static_cast<size_t>(k));
-    std::vector<int> pos(static_cast<size_t>(k));
+    // k <= n <= kMaxNodes: positions and sets fit in fixed arrays.
+    std::array<int, kMaxNodes> set{}, pos{};
+    const std::span<const int> current(set.data(), static_cast<size_t>(k));
     const int n = static_cast<int>(nodes.size());
+    const int* node = nodes.data();
+    const int* offer = offer_.data();
     for (int i = 0; i < k; ++i) pos[static_cast<size_t>(i)] = i;
     while (true) {
       int total = 0;
-      for (int i = 0; i < k; ++i) {
-        set[static_cast<size_t>(i)] = nodes[static_cast<size_t>(pos[static_cast<size_t>(i)])];
-        total += offer_[static_cast<size_t>(set[static_cast<size_t>(i)])];
+      for (size_t i = 0; i < current.size(); ++i) {
+        set[i] = node[pos[i]];
+        total += offer[set[i]];
       }
       if (total >= req_.num_cpus) {
-        const auto score = StrategyScore(set);
+        const auto score = StrategyScore(current);
         if (best.empty() || score < best_score) {
-          best = set;
+          best.assign(current.begin(), current.end());
           best_score = score;
           best_span = -1;  // computed when a tie needs it
         } else if (score == best_score) {
           if (best_span < 0) best_span = L3Span(Shares(best));
-          const int span = L3Span(Shares(set));
+          const int span = L3Span(Shares(current));
           if (span < best_span) {
-            best = set;
+            best.assign(current.begin(), current.end());
             best_span = span;
           }
         }
@@ -387,13 +409,13 @@ class AllocationRun {
         pos[static_cast<size_t>(j)] = pos[static_cast<size_t>(j - 1)] + 1;
       }
     }
-    return best;
+    return absl::OkStatus();
   }
 
-  absl::Status NoFit(const std::vector<int>& nodes, int max_k, int reachable) const {
+  absl::Status NoFit(std::span<const int> nodes, int max_k, int reachable) const {
     const char* unit = UnitText(req_.bind_policy);
     // The best set of at most max_k nodes: the largest offers.
-    std::vector<int> order = nodes;
+    std::vector<int> order(nodes.begin(), nodes.end());
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
     });
@@ -429,30 +451,25 @@ class AllocationRun {
 
   // `share` CPUs of one node, by the bind policy, inside the fewest L3 groups.
   absl::StatusOr<CpuSet> PickInNode(int numa, int share) const {
-    const absl::InlinedVector<size_t, 8> slots = ChoosePairs(numa, share);
+    const std::span<const int> pairs = ix_.NumaL3PairsOfNuma().Of(numa);
+    absl::InlinedVector<int, 8> chosen_pairs;
+    absl::InlinedVector<char, 8> chosen(pairs.size(), 0);  // by slot
+    for (size_t slot : ChoosePairs(numa, share)) {
+      chosen_pairs.push_back(pairs[slot]);
+      chosen[slot] = 1;
+    }
     auto in_chosen = [&](int core) {
-      return std::find(slots.begin(), slots.end(), PairSlot(numa, core)) != slots.end();
+      return chosen[static_cast<size_t>(ix_.NumaL3PairOfCore(core) - pairs[0])] != 0;
     };
     CpuSet::Builder out;
     int left = share;
     switch (req_.bind_policy) {
       case BindPolicy::kPacked: {
-        std::vector<int> eligible;
-        if (slots.size() == ix_.NumaL3PairsOfNuma().Of(numa).size()) {
-          free_->AppendFreeCpusOfNuma(numa, eligible);
-        } else {
-          for (int core : ix_.NumaCores().Of(numa)) {
-            if (!in_chosen(core)) continue;
-            for (int local : ix_.CoreCpus().Of(core)) {
-              if (free_->IsFree(local)) eligible.push_back(local);
-            }
-          }
-        }
-        CpuAccumulator acc(ix_, eligible, share);
-        absl::StatusOr<std::vector<int>> taken =
-            TakePacked(acc, static_cast<int>(eligible.size()), share, TakeOptions());
-        if (!taken.ok()) return taken.status();
-        return ix_.ToCpuSet(*taken);
+        // kubelet's take over the node's free CPUs in the chosen L3 groups.
+        CpuAccumulator acc(*free_, ix_.NumaL3PairMasks(), chosen_pairs, share);
+        if (acc.Failed()) return NotEnoughCpus(share, acc.FreeTotal());
+        if (absl::Status s = TakePacked(acc, TakeOptions()); !s.ok()) return s;
+        return ix_.ToCpuSet(acc.Result());
       }
       case BindPolicy::kFullCores:
         for (int core : ix_.NumaCores().Of(numa)) {
@@ -495,8 +512,9 @@ class AllocationRun {
   absl::InlinedVector<double, 8> factor_;  // per dense NUMA node
   absl::InlinedVector<char, 8> allowed_;   // per dense NUMA node
   const CpuAccumulator* free_ = nullptr;   // the free CPUs (set by Run)
-  std::vector<int> core_free_;             // per dense core; empty under packed
-  absl::InlinedVector<int, 8> offer_;      // per dense NUMA node, in bind-policy units
+  absl::InlinedVector<int, 256> core_free_;  // per dense core; empty under packed
+  absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
+  absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise
 };
 
 absl::StatusOr<ExclusiveAllocation> ExclusiveAllocator::Allocate(

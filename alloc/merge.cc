@@ -44,6 +44,12 @@ class Merger {
          const std::map<int, std::map<int, int>>& distances)
       : policy_(policy), options_(options), ids_(std::move(ids)) {
     all_ = ids_.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << ids_.size()) - 1;
+    if (!ids_.empty() && ids_.back() < kMaxTableId) {
+      bit_of_id_.assign(static_cast<size_t>(ids_.back()) + 1, 0);
+      for (size_t i = 0; i < ids_.size(); ++i) {
+        bit_of_id_[static_cast<size_t>(ids_[i])] = uint64_t{1} << i;
+      }
+    }
     if (options_.prefer_closest_numa_nodes) {
       // Dense matrix by position (REQUIRES: every pair present, checked by MergeHints).
       distance_.resize(ids_.size() * ids_.size());
@@ -63,11 +69,19 @@ class Merger {
     out.preferred = h.preferred;
     if (h.numa_nodes.empty()) return out;  // nil affinity
     out.has_affinity = true;
-    for (int id : h.numa_nodes) {
-      auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
-      if (it != ids_.end() && *it == id) out.mask |= uint64_t{1} << (it - ids_.begin());
-    }
+    for (int id : h.numa_nodes) out.mask |= BitOf(id);
     return out;
+  }
+
+  // The mask bit of a NUMA node id; 0 for an id not in the machine's list.
+  uint64_t BitOf(int id) const {
+    if (!bit_of_id_.empty()) {
+      return id >= 0 && static_cast<size_t>(id) < bit_of_id_.size()
+                 ? bit_of_id_[static_cast<size_t>(id)]
+                 : 0;
+    }
+    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
+    return it != ids_.end() && *it == id ? uint64_t{1} << (it - ids_.begin()) : 0;
   }
 
   TopologyHint FromHint(const Hint& h) const {
@@ -236,6 +250,9 @@ class Merger {
   TopologyPolicy policy_;
   TopologyManagerOptions options_;
   std::vector<int> ids_;
+  // BitOf's table by id, when every id is below kMaxTableId (real machines); empty otherwise.
+  static constexpr int kMaxTableId = 1024;
+  std::vector<uint64_t> bit_of_id_;
   std::vector<int> distance_;  // [a * n + b]: distance between positions a and b
   mutable uint64_t summed_mask_ = 0;  // the mask CurrentDistanceSum last summed (0: none)
   mutable int64_t summed_ = 0;

@@ -212,6 +212,30 @@ INSTANTIATE_TEST_SUITE_P(
         OptionsCase{"UnknownOption", {{"prefer-farthest", "true"}}, false, {}}),
     [](const ::testing::TestParamInfo<OptionsCase>& p) { return p.param.name; });
 
+// NUMA ids are only names: very large ids (beyond any table of ids) merge exactly like small
+// ones, and affinities naming unknown nodes are cut to the machine's nodes.
+TEST(MergeHintsIdsTest, LargeNumaIdsMergeLikeSmallOnes) {
+  auto merge = [](int base) {
+    const std::vector<int> numa = {base, base + 1, base + 2};
+    const Providers providers = {
+        {{"cpu", Hints{{{base}, false}, {{base + 1, base + 2}, true}, {{base, base + 9}, true}}}},
+        {{"memory", Hints{{{base + 1, base + 2}, true}, {{base}, true}}}}};
+    return MergeHints(kRestricted, kDefault, numa, {}, providers);
+  };
+  for (int base : {1 << 20, 5000}) {
+    SCOPED_TRACE(base);
+    absl::StatusOr<MergeResult> small = merge(0), large = merge(base);
+    ASSERT_TRUE(small.ok() && large.ok());
+    EXPECT_EQ(small->admit, large->admit);
+    EXPECT_EQ(small->hint.preferred, large->hint.preferred);
+    std::vector<int> shifted;
+    for (int id : small->hint.numa_nodes) shifted.push_back(id + base);
+    EXPECT_EQ(shifted, large->hint.numa_nodes);
+    // {base, base + 9} is cut to {base}, preferred, and matches memory's {base}.
+    EXPECT_EQ(small->hint, (TopologyHint{{0}, true}));
+  }
+}
+
 // Scope: the same merge per admission unit. Two 4-CPU containers on DualSocketHT with 6 free
 // CPUs per node: per container each fits one node; the pod's 8 do not.
 TEST(ScopeTest, ContainerScopeAdmitsWhatPodScopeRejectsUnderSingleNumaNode) {

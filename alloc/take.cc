@@ -13,12 +13,6 @@ namespace {
 
 size_t Sz(int i) { return static_cast<size_t>(i); }
 
-absl::Status NotEnough(int requested, int available) {
-  return absl::ResourceExhaustedError(fmt::format(
-      "not enough cpus available to satisfy request: requested={}, available={}", requested,
-      available));
-}
-
 // kubelet's standardDeviation: mean and result rounded to 3 decimals (math.Round semantics).
 double RoundedStandardDeviation(const std::vector<int>& xs) {
   double sum = 0;
@@ -73,26 +67,30 @@ bool DistributeRemainder(const std::vector<int>& subset, int remainder, int grou
 
 }  // namespace
 
-absl::StatusOr<std::vector<int>> TakePacked(CpuAccumulator& acc, int available_size,
-                                            int num_cpus, const TakeOptions& options) {
-  if (acc.Satisfied()) return acc.Result();
-  if (acc.Failed()) return NotEnough(num_cpus, available_size);
+absl::Status NotEnoughCpus(int requested, int available) {
+  return absl::ResourceExhaustedError(fmt::format(
+      "not enough cpus available to satisfy request: requested={}, available={}", requested,
+      available));
+}
+
+absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options) {
+  if (acc.Satisfied()) return absl::OkStatus();
 
   acc.TakeFullFirstLevel();
-  if (acc.Satisfied()) return acc.Result();
+  if (acc.Satisfied()) return absl::OkStatus();
   acc.TakeFullSecondLevel();
-  if (acc.Satisfied()) return acc.Result();
+  if (acc.Satisfied()) return absl::OkStatus();
   if (options.prefer_align_by_uncore_cache) {
     acc.TakeUncoreCache();
-    if (acc.Satisfied()) return acc.Result();
+    if (acc.Satisfied()) return absl::OkStatus();
   }
   // kubelet skips whole cores with the spread strategy (distribute-cpus-across-cores).
   if (options.cpu_sorting_strategy != CpuSortingStrategy::kSpread) {
     acc.TakeFullCores();
-    if (acc.Satisfied()) return acc.Result();
+    if (acc.Satisfied()) return absl::OkStatus();
   }
   acc.TakeRemainingCpus(options.cpu_sorting_strategy);
-  if (acc.Satisfied()) return acc.Result();
+  if (acc.Satisfied()) return absl::OkStatus();
   return absl::InternalError("failed to allocate cpus");
 }
 
@@ -102,9 +100,9 @@ absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& 
     return absl::InvalidArgumentError(fmt::format("num_cpus {} is negative", num_cpus));
   }
   CpuAccumulator acc(index, available, num_cpus);
-  absl::StatusOr<std::vector<int>> taken = TakePacked(acc, available.Size(), num_cpus, options);
-  if (!taken.ok()) return taken.status();
-  return index.ToCpuSet(*taken);
+  if (acc.Failed()) return NotEnoughCpus(num_cpus, available.Size());
+  if (absl::Status s = TakePacked(acc, options); !s.ok()) return s;
+  return index.ToCpuSet(acc.Result());
 }
 
 absl::StatusOr<CpuSet> TakeByTopology(const CpuTopology& topo, const CpuSet& available,
@@ -129,10 +127,11 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
 
   CpuAccumulator acc(index, available, num_cpus);
   if (acc.Satisfied()) return CpuSet();
-  if (acc.Failed()) return NotEnough(num_cpus, available.Size());
+  if (acc.Failed()) return NotEnoughCpus(num_cpus, available.Size());
 
-  std::vector<int> numas;
-  acc.SortedNumas(numas);
+  CpuAccumulator::UnitList sorted;
+  acc.SortedNumas(sorted);
+  const std::vector<int> numas(sorted.begin(), sorted.end());
   // position[numa] = its place in `numas` (the balance vector is indexed by position).
   std::vector<int> position(Sz(index.NumNumaNodes()), -1);
   for (size_t i = 0; i < numas.size(); ++i) position[Sz(numas[i])] = static_cast<int>(i);
@@ -198,17 +197,14 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
     });
     if (best_combo.empty()) continue;
 
-    std::vector<int> numa_free;
     const int distribution = (num_cpus / static_cast<int>(best_combo.size()) / g) * g;
     auto take_from = [&](int numa, int count) -> absl::Status {
-      numa_free.clear();
-      acc.AppendFreeCpusOfNuma(numa, numa_free);
-      CpuAccumulator sub(index, numa_free, count);
-      absl::StatusOr<std::vector<int>> cpus =
-          TakePacked(sub, static_cast<int>(numa_free.size()), count, packed);
-      if (!cpus.ok()) return cpus.status();
-      acc.TakeCpus(*cpus);
-      return absl::OkStatus();
+      const int units[] = {numa};
+      CpuAccumulator sub(acc, index.NumaMasks(), units, count);
+      if (sub.Failed()) return NotEnoughCpus(count, sub.FreeTotal());
+      absl::Status s = TakePacked(sub, packed);
+      if (s.ok()) acc.TakeCpus(sub.Result());
+      return s;
     };
     for (int numa : best_combo) {
       if (absl::Status s = take_from(numa, distribution); !s.ok()) return s;

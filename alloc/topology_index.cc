@@ -1,8 +1,11 @@
 #include "alloc/topology_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <utility>
+
+#include "absl/container/inlined_vector.h"
 
 namespace huygens {
 namespace {
@@ -70,6 +73,28 @@ TopologyIndex::Ranges RangesOf(const TopologyIndex::Lists& lists) {
   return ranges;
 }
 
+// Word masks per unit of its ranges: one entry per word a unit touches, ascending by word.
+TopologyIndex::Masks MasksOf(const TopologyIndex::Ranges& ranges) {
+  TopologyIndex::Masks masks;
+  const int units = static_cast<int>(ranges.start.size()) - 1;
+  masks.start.push_back(0);
+  for (int u = 0; u < units; ++u) {
+    const size_t first = masks.items.size();
+    for (size_t r = ranges.First(u); r < ranges.Last(u); ++r) {
+      for (int local = ranges.begin[r]; local < ranges.end[r]; ++local) {
+        const size_t word = Sz(local) >> 6;
+        if (masks.items.size() == first || masks.items.back().word != word) {
+          // Ranges of a unit ascend, so a word seen before is the last one.
+          masks.items.push_back({word, 0});
+        }
+        masks.items.back().mask |= uint64_t{1} << (local & 63);
+      }
+    }
+    masks.start.push_back(static_cast<int>(masks.items.size()));
+  }
+  return masks;
+}
+
 // Dense pair numbering of (a, b) combinations present in the per-CPU columns, in ascending
 // (a, b) order.
 std::vector<int> PairsOf(const std::vector<int>& a, const std::vector<int>& b, int num_b,
@@ -85,6 +110,25 @@ std::vector<int> PairsOf(const std::vector<int>& a, const std::vector<int>& b, i
     pair_b.push_back(k % num_b);
   }
   return pair_of;
+}
+
+// Bit i of x (i < 32) moved to bit 2i; higher bits of x must be 0.
+uint64_t SpreadByTwo(uint64_t x) {
+  x = (x | (x << 16)) & 0x0000ffff0000ffffULL;
+  x = (x | (x << 8)) & 0x00ff00ff00ff00ffULL;
+  x = (x | (x << 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  x = (x | (x << 2)) & 0x3333333333333333ULL;
+  return (x | (x << 1)) & 0x5555555555555555ULL;
+}
+
+// Bits [pos, pos + count) of a bitmap (words past its end are 0), as the low bits of a word.
+// REQUIRES: 1 <= count <= 64.
+uint64_t ExtractBits(std::span<const uint64_t> words, int pos, int count) {
+  const size_t w = Sz(pos) >> 6;
+  const int b = pos & 63;
+  uint64_t x = w < words.size() ? words[w] >> b : 0;
+  if (b != 0 && w + 1 < words.size()) x |= words[w + 1] << (64 - b);
+  return count == 64 ? x : x & ((uint64_t{1} << count) - 1);
 }
 
 }  // namespace
@@ -142,6 +186,10 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
   l3_ranges_ = RangesOf(l3_cpus_);
   ns_ranges_ = RangesOf(Group(ns_of_, NumNumaSocketPairs()));
   nl_ranges_ = RangesOf(Group(nl_of_, NumNumaL3Pairs()));
+  numa_masks_ = MasksOf(numa_ranges_);
+  l3_masks_ = MasksOf(l3_ranges_);
+  ns_masks_ = MasksOf(ns_ranges_);
+  nl_masks_ = MasksOf(nl_ranges_);
   core_start_mask_.assign(Sz(NumCpus() / 64 + 1), 0);
   uniform_core_size_ = NumCores() > 0 ? core_cpus_.SizeOf(0) : 0;
   for (int local = 1; local < NumCpus(); ++local) {
@@ -163,6 +211,29 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
     core_start_mask_[Sz(begin / 64)] |= uint64_t{1} << (begin % 64);
   }
 
+  // ToLocalBits' runs: the longest run of consecutive online ids from each id whose local
+  // indexes advance by one stride of 1, 2, 4 or 8.
+  for (int id = 0; id < static_cast<int>(local_of_.size());) {
+    const int local = local_of_[Sz(id)];
+    if (local < 0) {
+      ++id;
+      continue;
+    }
+    IdRun run{id, local, 1, 0};
+    if (id + 1 < static_cast<int>(local_of_.size())) {
+      const int stride = local_of_[Sz(id + 1)] - local;
+      if (stride == 1 || stride == 2 || stride == 4 || stride == 8) {
+        run.shift = std::countr_zero(static_cast<unsigned>(stride));
+        while (id + run.length < static_cast<int>(local_of_.size()) &&
+               local_of_[Sz(id + run.length)] == local + run.length * stride) {
+          ++run.length;
+        }
+      }
+    }
+    id_runs_.push_back(run);
+    id += run.length;
+  }
+
   // Parents of each core, from its first CPU.
   std::vector<int> core_numa(Sz(NumCores())), core_socket(Sz(NumCores())),
       core_l3(Sz(NumCores()));
@@ -171,6 +242,7 @@ TopologyIndex::TopologyIndex(const CpuTopology& topo) {
     core_numa[Sz(core)] = numa_of_[Sz(first)];
     core_socket[Sz(core)] = socket_of_[Sz(first)];
     core_l3[Sz(core)] = l3_of_[Sz(first)];
+    core_nl_.push_back(nl_of_[Sz(first)]);
   }
   numa_cores_ = Group(core_numa, NumNumaNodes());
   socket_cores_ = Group(core_socket, NumSockets());
@@ -189,10 +261,37 @@ int TopologyIndex::NumaIndexOf(int numa_id) const {
   return static_cast<int>(it - numa_id_.begin());
 }
 
+void TopologyIndex::ToLocalBits(const CpuSet& cpus, std::span<uint64_t> local) const {
+  std::fill(local.begin(), local.end(), 0);
+  const std::span<const uint64_t> bits = cpus.Bitmap();
+  const int end = static_cast<int>(bits.size()) * 64;
+  for (const IdRun& run : id_runs_) {
+    if (run.id >= end) break;
+    const int per_chunk = 64 >> run.shift;
+    for (int done = 0; done < run.length; done += per_chunk) {
+      uint64_t chunk = ExtractBits(bits, run.id + done, std::min(per_chunk, run.length - done));
+      if (chunk == 0) continue;
+      for (int i = 0; i < run.shift; ++i) chunk = SpreadByTwo(chunk);
+      // Every set bit of the chunk is a local index below NumCpus(), so a carry into the next
+      // word stays inside `local`.
+      const int pos = run.local + (done << run.shift);
+      const size_t w = Sz(pos) >> 6;
+      const int b = pos & 63;
+      local[w] |= chunk << b;
+      if (b != 0 && (chunk >> (64 - b)) != 0) local[w + 1] |= chunk >> (64 - b);
+    }
+  }
+}
+
 CpuSet TopologyIndex::ToCpuSet(std::span<const int> locals) const {
-  CpuSet::Builder b;
-  for (int local : locals) b.Add(CpuId(local));
-  return b.Build();
+  // Bitmap words up to the largest id the index knows (local_of_ has one entry per id).
+  absl::InlinedVector<uint64_t, 16> words(local_of_.size() / 64 + 1, 0);
+  uint64_t* bits = words.data();
+  for (int local : locals) {
+    const int cpu = cpu_id_[Sz(local)];
+    bits[Sz(cpu) >> 6] |= uint64_t{1} << (cpu & 63);
+  }
+  return CpuSet::FromBitmap(words);
 }
 
 }  // namespace huygens

@@ -56,6 +56,23 @@ class TopologyIndex {
     }
   };
 
+  // A unit's CPUs as bit masks over the words of the local order (a unit of U CPUs spans at
+  // most U / 64 + 2 words): the unit's members in a bitset `bits` over local indexes are
+  // bits[word] & mask for each of its entries, so its free count is a popcount per entry.
+  struct WordMask {
+    size_t word;
+    uint64_t mask;
+  };
+  struct Masks {
+    std::vector<int> start;
+    std::vector<WordMask> items;
+    std::span<const WordMask> Of(int u) const {
+      const auto b = static_cast<size_t>(start[static_cast<size_t>(u)]);
+      const auto e = static_cast<size_t>(start[static_cast<size_t>(u) + 1]);
+      return std::span<const WordMask>(items).subspan(b, e - b);
+    }
+  };
+
   explicit TopologyIndex(const CpuTopology& topo);
 
   // ---- Counts (kubelet's CPUTopology fields and averages) -------------------------------
@@ -123,6 +140,11 @@ class TopologyIndex {
   const Ranges& L3Ranges() const { return l3_ranges_; }
   const Ranges& NumaSocketPairRanges() const { return ns_ranges_; }
   const Ranges& NumaL3PairRanges() const { return nl_ranges_; }
+  // Word masks per unit (see WordMask).
+  const Masks& NumaMasks() const { return numa_masks_; }
+  const Masks& L3Masks() const { return l3_masks_; }
+  const Masks& NumaSocketPairMasks() const { return ns_masks_; }
+  const Masks& NumaL3PairMasks() const { return nl_masks_; }
   const Lists& NumaCores() const { return numa_cores_; }    // NUMA -> cores
   const Lists& SocketCores() const { return socket_cores_; }  // socket -> cores
   const Lists& L3Cores() const { return l3_cores_; }        // L3 group -> cores
@@ -132,9 +154,23 @@ class TopologyIndex {
   int PairSocket(int ns_pair) const { return ns_socket_[static_cast<size_t>(ns_pair)]; }
   int PairNuma(int ns_pair) const { return ns_numa_[static_cast<size_t>(ns_pair)]; }
   int PairL3(int nl_pair) const { return nl_l3_[static_cast<size_t>(nl_pair)]; }
+  // The (NUMA node, L3 group) pair holding a core.
+  int NumaL3PairOfCore(int core) const { return core_nl_[static_cast<size_t>(core)]; }
 
   // The CPU ids of a list of local indexes.
   CpuSet ToCpuSet(std::span<const int> locals) const;
+
+  // ---- Word-parallel conversion of CPU-id sets into bitsets over local indexes ---------------
+  // Words of a bitset over local indexes: NumCpus() / 64 + 1.
+  size_t LocalWords() const { return static_cast<size_t>(NumCpus() / 64 + 1); }
+  // Overwrites `local` (REQUIRES: LocalWords() words) with the bitset of the local indexes of
+  // the members of `cpus`; members unknown to the index or offline are dropped. Word-parallel:
+  // CPU ids map to local indexes in runs of consecutive ids whose local indexes advance by a
+  // constant stride of 1, 2, 4 or 8 (1 when siblings are numbered adjacently, the number of
+  // threads per core when they are numbered NumCores apart), and a run moves up to 64 bits at
+  // a time; ids fitting no such run form runs of one. Same result as setting the bit
+  // LocalOf(cpu) of every member with LocalOf(cpu) >= 0.
+  void ToLocalBits(const CpuSet& cpus, std::span<uint64_t> local) const;
 
  private:
   std::vector<int> cpu_id_, local_of_;
@@ -143,11 +179,18 @@ class TopologyIndex {
   std::vector<int> ns_numa_, ns_socket_, nl_numa_, nl_l3_;
   Lists core_cpus_, numa_cpus_, socket_cpus_, l3_cpus_, socket_cpus_by_id_;
   Ranges core_ranges_, numa_ranges_, socket_ranges_, l3_ranges_, ns_ranges_, nl_ranges_;
+  Masks numa_masks_, l3_masks_, ns_masks_, nl_masks_;
   Lists numa_cores_, socket_cores_, l3_cores_;
   Lists numa_ns_, socket_ns_, numa_nl_;
-  std::vector<int> core_word_;
+  std::vector<int> core_word_, core_nl_;
   std::vector<uint64_t> core_mask_;
   std::vector<uint64_t> core_start_mask_;  // per word of local indexes (NumCpus / 64 + 1)
+  // ToLocalBits' runs, ascending by id: CPUs id .. id + length - 1 have local indexes
+  // local + (i << shift) for i in [0, length), shift in [0, 3].
+  struct IdRun {
+    int id, local, length, shift;
+  };
+  std::vector<IdRun> id_runs_;
   int max_threads_per_core_ = 0;
   int uniform_core_size_ = 0;
   bool cores_in_local_order_ = true;

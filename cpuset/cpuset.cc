@@ -75,6 +75,11 @@ absl::StatusOr<CpuSet> CpuSet::FromIds(std::span<const int> cpus) {
   return b.Build();
 }
 
+CpuSet CpuSet::FromBitmap(std::span<const uint64_t> words) {
+  ABSL_RAW_CHECK(words.size() <= kMaxWords, "CpuSet::FromBitmap: more than kMaxWords words");
+  return CpuSet(Words(words.begin(), words.end()));
+}
+
 absl::StatusOr<CpuSet> CpuSet::Parse(std::string_view cpu_list) {
   size_t lead = 0;
   const std::string_view text = TrimSpace(cpu_list, lead);

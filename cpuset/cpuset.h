@@ -48,6 +48,8 @@ class CpuSet {
  public:
   // Largest number of logical CPUs a set can describe: ids are in [0, kMaxCpus).
   static constexpr int kMaxCpus = 8192;
+  // Words of the largest membership bitmap (see Bitmap()).
+  static constexpr size_t kMaxWords = kMaxCpus / 64;
 
   // The empty set.
   CpuSet() = default;
@@ -73,6 +75,11 @@ class CpuSet {
 
   // The set of the given ids; an id outside [0, kMaxCpus) is an InvalidArgument error.
   static absl::StatusOr<CpuSet> FromIds(std::span<const int> cpus);
+
+  // The set whose membership bitmap is `words` (the layout of Bitmap()); trailing zero words
+  // are dropped. For word-parallel code that builds a set without visiting each member.
+  // REQUIRES: words.size() <= kMaxWords (checked; aborts otherwise, a programming error).
+  static CpuSet FromBitmap(std::span<const uint64_t> words);
 
   // Parses a Linux cpu-list ("0-3,8,10-11", "0-15:2/4", ""); surrounding white space and one
   // trailing newline (as read from sysfs) are accepted. Errors: InvalidArgument naming the token
@@ -102,6 +109,12 @@ class CpuSet {
 
   // Members in ascending order.
   std::vector<int> ToVector() const;
+
+  // The membership bitmap, for word-parallel code: CPU 64 * w + b is a member exactly when bit
+  // b of word w is set. Holds no trailing zero word (the empty set has no words), so it is at
+  // most kMaxWords long; words past its end are all zero. Valid while the set is alive and
+  // unchanged, like an iterator.
+  std::span<const uint64_t> Bitmap() const { return {words_.data(), words_.size()}; }
 
   // Set algebra. All are O(words) and allocate at most once for the result.
   CpuSet Union(const CpuSet& other) const;

@@ -1,6 +1,7 @@
 #include "cpuset/cpuset.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -280,6 +281,40 @@ TEST(CpuSetFromIds, AcceptsIdsInRangeAndRejectsOthers) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(std::to_string(bad)));
   }
+}
+
+// ---- bitmap (word) access ------------------------------------------------------------------
+
+TEST(CpuSetBitmap, BitBOfWordWIsCpu64WPlusB) {
+  const CpuSet s = {0, 5, 63, 64, 130};
+  EXPECT_THAT(s.Bitmap(), ElementsAre((uint64_t{1} << 63) | (uint64_t{1} << 5) | 1, uint64_t{1},
+                                     uint64_t{1} << 2));
+}
+
+TEST(CpuSetBitmap, HaveNoTrailingZeroWord) {
+  EXPECT_TRUE(CpuSet().Bitmap().empty());
+  // 700 is in word 10; removing it leaves only word 0.
+  const CpuSet s = CpuSet({1, 700}).Difference(CpuSet({700}));
+  EXPECT_THAT(s.Bitmap(), ElementsAre(uint64_t{2}));
+  EXPECT_EQ(CpuSet::Range(0, CpuSet::kMaxCpus - 1).Bitmap().size(), CpuSet::kMaxWords);
+}
+
+TEST(CpuSetFromBitmap, IsTheInverseOfBitmapAndDropsTrailingZeroWords) {
+  for (const CpuSet& s : {CpuSet(), CpuSet({0}), CpuSet({63, 64, 511, 512}),
+                          CpuSet::Range(0, CpuSet::kMaxCpus - 1)}) {
+    SCOPED_TRACE(s.ToString());
+    EXPECT_EQ(CpuSet::FromBitmap(s.Bitmap()), s);
+  }
+  const std::vector<uint64_t> padded = {0, uint64_t{1} << 3, 0, 0};
+  const CpuSet s = CpuSet::FromBitmap(padded);
+  EXPECT_EQ(s, CpuSet({67}));
+  EXPECT_EQ(s.Bitmap().size(), 2u);  // equal sets have equal storage
+  EXPECT_TRUE(CpuSet::FromBitmap(std::vector<uint64_t>(3, 0)).Empty());
+}
+
+TEST(CpuSetDeathTest, FromBitmapBeyondTheLargestSetAborts) {
+  const std::vector<uint64_t> too_many(CpuSet::kMaxWords + 1, 1);
+  EXPECT_DEATH(CpuSet::FromBitmap(too_many), "kMaxWords");
 }
 
 TEST(CpuSetDeathTest, LiteralWithAnIdOutOfRangeAborts) {
