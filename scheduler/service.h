@@ -60,6 +60,24 @@ class SchedulerService {
   // Stops everything; a leader releases its lease. Idempotent.
   void Stop();
 
+  // Extender mode (config.extender_enabled): serves kube-scheduler's HTTP extender protocol
+  // (scheduler/extender_protocol.h) on `http` at POST /filter, /prioritize and /bind (urlPrefix +
+  // verb, deploy/scheduler/extender.yaml). Over the same informer-fed cache as standalone mode:
+  //   filter      the first profile's filter plugins for exclusive pods (failed nodes get the
+  //               plugins' reasons, split into failedNodes / failedAndUnresolvableNodes); other
+  //               pods pass everywhere;
+  //   prioritize  the profile's weighted scores, min-max scaled onto 0..10 over the candidates
+  //               (0 everywhere for pods without exclusive CPUs);
+  //   bind        Reserve on the given node (exact cpusets, assumed), the allocation patch and
+  //               the Binding, exactly as standalone mode; a failed Binding removes the
+  //               annotation and forgets the assume, and the reply carries the error.
+  // Answers the request in its form (nodenames or nodes). A malformed body gets HTTP 400 with
+  // {"error": ...} ({"Error": ...} for bind) and changes nothing; before the informers have
+  // synced every verb answers with an error. In extender mode the service does not schedule
+  // from its own queue and runs without leader election (one replica).
+  // REQUIRES: before http.Start(); the service outlives `http`'s serving.
+  void ServeExtender(kube::HttpServer& http);
+
   // Every informer has listed once (readiness).
   bool Synced() const;
   // Acting as leader (always true without leader election once started).
