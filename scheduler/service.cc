@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/time/clock.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
@@ -127,7 +128,7 @@ struct SchedulerService::Impl {
   std::map<std::string, json> pods;    // by uid
   std::map<std::string, int64_t> creation;  // uid -> arrival index
   int64_t next_creation = 0;
-  // Set by the Bind plugin when the allocation was written but the Binding failed.
+  // Extender mode: set by the Bind plugin when the allocation was written but the Binding failed.
   std::string bind_error;
 
   // Extender mode (config.extender_enabled): kube-scheduler drives filter / prioritize / bind
@@ -351,7 +352,7 @@ struct SchedulerService::Impl {
     std::deque<Change> batch;
     {
       std::unique_lock<std::mutex> lock(mu);
-      if (changes.empty() && wait.count() > 0) cv.wait_for(lock, wait);
+      if (changes.empty() && bind_done.empty() && wait.count() > 0) cv.wait_for(lock, wait);
       batch.swap(changes);
     }
     std::lock_guard<std::mutex> lock(state_mu);
@@ -485,20 +486,22 @@ struct SchedulerService::Impl {
     }
     sched::Pod pod = *popped->pod;
     PreparePod(pod, *profile);
-    bind_error.clear();
+    staged.reset();
     sched::ScheduleResult result =
         schedulers.at(profile->scheduler_name)->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)));
     switch (result.outcome) {
-      case sched::ScheduleResult::Outcome::kScheduled:
-        if (bind_error.empty()) {
-          queue.Done(uid);
-          observe("scheduled");
-          e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - popped->first_seen));
-        } else {
-          queue.AddFailed(*std::move(popped), false, absl::Now());  // finish path retries
-          observe("error");
+      case sched::ScheduleResult::Outcome::kScheduled: {
+        // The binding cycle goes to the binders; SettleBinds counts the attempt when it ends.
+        ABSL_RAW_CHECK(staged.has_value(), "ApiBind staged no binding cycle");
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          bind_todo.push_back(InFlight{*std::move(staged), *std::move(popped), start, {}});
+          ++binds_in_flight;
         }
+        staged.reset();
+        bind_cv.notify_one();
         return;
+      }
       case sched::ScheduleResult::Outcome::kUnschedulable:
         Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
         queue.AddFailed(*std::move(popped), true, absl::Now());
@@ -510,6 +513,122 @@ struct SchedulerService::Impl {
         observe("error");
         return;
     }
+  }
+
+  // ---- binding cycle ---------------------------------------------------------------------
+
+  // A decision to make durable: the pod as last seen, its node, and the huygens.io/allocation
+  // value to write first (nullopt: a NUMA-blind node, Binding only).
+  struct BindTask {
+    json object;
+    std::string node;
+    std::optional<std::string> allocation;
+  };
+  // The outcome per step; `binding` is only tried after a successful patch.
+  struct BindOutcome {
+    absl::Status patch;
+    absl::Status binding;
+  };
+
+  // The merge patch of the allocation (resourceVersion precondition, retried on 409; a patch
+  // that already landed is recognised), then the Binding. Thread-safe (API calls, counters and
+  // events only): binder threads run it.
+  BindOutcome RunBind(const BindTask& t) {
+    BindOutcome out;
+    const std::string ns = t.object["metadata"].value("namespace", "");
+    const std::string name = t.object["metadata"].value("name", "");
+    const std::string uid = t.object["metadata"].value("uid", "");
+    if (t.allocation.has_value()) {
+      const std::string& value = *t.allocation;
+      auto r = client->MergePatchWithRetry(
+          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+            if (current["metadata"].value("uid", "") != uid) return absl::NotFoundError("the pod was replaced");
+            if (!current["spec"].value("nodeName", "").empty()) {
+              return absl::FailedPreconditionError("the pod is already bound");
+            }
+            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
+            if (existing == value) return std::optional<json>();  // an earlier attempt landed
+            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
+            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
+          });
+      if (!r.ok()) {
+        ApiError("patch", r.status());
+        out.patch = absl::Status(r.status().code(), fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
+        return out;
+      }
+    }
+    absl::Status binding = FinishBind(t.object, t.node);
+    if (!binding.ok()) out.binding = absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
+    return out;
+  }
+
+  // Standalone: the binding cycles in flight on the binder threads. The queues are guarded by
+  // `mu` (so a finished cycle wakes the loop's Drain); at most kMaxBindsInFlight at a time.
+  static constexpr int kBinderThreads = 8;
+  static constexpr size_t kMaxBindsInFlight = 64;
+  struct InFlight {
+    BindTask task;
+    sched::QueuedPod popped;
+    std::chrono::steady_clock::time_point start;
+    BindOutcome outcome;
+  };
+  std::optional<BindTask> staged;  // set by ApiBind during ScheduleOne (scheduling thread)
+  std::condition_variable bind_cv;
+  std::deque<InFlight> bind_todo, bind_done;
+  size_t binds_in_flight = 0;
+  bool binders_stopping = false;
+  std::vector<std::thread> binders;
+
+  void Binder() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      bind_cv.wait(lock, [this] { return binders_stopping || !bind_todo.empty(); });
+      if (binders_stopping) return;  // what is left was never written: a restart redoes it
+      InFlight f = std::move(bind_todo.front());
+      bind_todo.pop_front();
+      lock.unlock();
+      f.outcome = RunBind(f.task);
+      // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
+      // is counted before Stop returns).
+      const char* result = f.outcome.patch.ok() && f.outcome.binding.ok() ? "scheduled" : "error";
+      attempts->Inc({result});
+      attempt_latency->Observe({result}, std::chrono::duration<double>(std::chrono::steady_clock::now() - f.start).count());
+      if (f.outcome.patch.ok() && f.outcome.binding.ok()) {
+        e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - f.popped.first_seen));
+      }
+      lock.lock();
+      bind_done.push_back(std::move(f));
+      cv.notify_one();
+    }
+  }
+
+  // Settles finished binding cycles (scheduling thread, state_mu held): a failed patch forgets
+  // the assume (its CPUs with it) and requeues with backoff, as a failed attempt; a failed
+  // Binding keeps the written allocation and requeues (the finish path binds again).
+  void SettleBinds() {
+    std::deque<InFlight> done;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done.swap(bind_done);
+      binds_in_flight -= done.size();
+    }
+    for (InFlight& f : done) {
+      const std::string uid = f.task.object["metadata"].value("uid", "");
+      if (!f.outcome.patch.ok()) {
+        if (const auto* e = cache.FindPod(uid); e != nullptr && e->assumed) (void)cache.ForgetPod(uid);
+        Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.patch.message()));
+        queue.AddFailed(std::move(f.popped), false, absl::Now());
+      } else if (!f.outcome.binding.ok()) {
+        queue.AddFailed(std::move(f.popped), false, absl::Now());
+      } else {
+        queue.Done(uid);
+      }
+    }
+  }
+
+  bool BindersFull() {
+    std::lock_guard<std::mutex> lock(mu);
+    return binds_in_flight >= kMaxBindsInFlight;
   }
 
   // ---- extender verbs (kube-scheduler's HTTP extender protocol) ----------------------------
@@ -708,12 +827,13 @@ struct SchedulerService::Impl {
         if (stopping) return;
       }
       bool ready = Synced();  // read before draining: every listed object is then applied
-      bool active = ready && leading && queue.ActiveSize() > 0;
+      bool active = ready && leading && !extender && queue.ActiveSize() > 0 && !BindersFull();
       Drain(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20));
       last_progress_ms = NowMs();
       if (ready) cache_ready = true;
       std::lock_guard<std::mutex> lock(state_mu);
-      if (ready && leading && !extender) ScheduleNext();
+      SettleBinds();
+      if (ready && leading && !extender && !BindersFull()) ScheduleNext();
       pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
       pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));
       pending->Set({"unschedulable"}, static_cast<double>(queue.UnschedulableSize()));
@@ -725,44 +845,37 @@ struct SchedulerService::Impl {
 
 namespace {
 
-// The Bind plugin: writes huygens.io/allocation (the decision becomes durable), then creates the
-// Binding. A failed patch fails the attempt (the scheduler unreserves); a failed Binding after a
-// written patch does not (the pod keeps its allocation and the service retries the Binding).
+// The Bind plugin: hands the decision to the binding cycle (Impl::RunBind: the
+// huygens.io/allocation patch, then the Binding). Standalone: staged for the binder threads
+// (ScheduleNext submits it), so the scheduling thread goes on at once, as kube-scheduler's
+// binding cycle runs in a goroutine. Extender: run at once (the bind verb answers with the
+// outcome); a failed patch fails the attempt (the scheduler unreserves); a failed Binding after
+// a written patch does not (the caller decides).
 class ApiBind final : public sched::BindPlugin {
  public:
   explicit ApiBind(SchedulerService::Impl* impl) : impl_(impl) {}
   std::string_view Name() const override { return "ApiBind"; }
   sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override {
     const sched::Pod& pod = state.pod();
-    const std::string& ns = pod.spec.namespace_name;
-    const std::string& name = pod.spec.name;
+    SchedulerService::Impl::BindTask task;
+    auto stored = impl_->pods.find(pod.Uid());
+    task.object = stored != impl_->pods.end()
+                      ? stored->second
+                      : json{{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}},
+                             {"spec", json::object()}};
+    task.node = node.node.name;
     if (state.allocation.has_value()) {
       PodAllocation a = *state.allocation;
       a.node = node.node.name;
-      const std::string value = AllocationToJson(a);
-      auto r = impl_->client->MergePatchWithRetry(
-          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
-            if (current["metadata"].value("uid", "") != pod.Uid()) {
-              return absl::NotFoundError("the pod was replaced");
-            }
-            if (!current["spec"].value("nodeName", "").empty()) {
-              return absl::FailedPreconditionError("the pod is already bound");
-            }
-            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
-            if (existing == value) return std::optional<json>();  // an earlier attempt landed
-            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
-            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
-          });
-      if (!r.ok()) {
-        impl_->ApiError("patch", r.status());
-        return sched::Status::Error(fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
-      }
+      task.allocation = AllocationToJson(a);
     }
-    json object = impl_->pods.count(pod.Uid()) ? impl_->pods[pod.Uid()] : json::object();
-    absl::Status bound = impl_->FinishBind(
-        object.empty() ? json{{"metadata", {{"namespace", ns}, {"name", name}, {"uid", pod.Uid()}}}, {"spec", json::object()}} : object,
-        node.node.name);
-    if (!bound.ok()) impl_->bind_error = fmt::format("creating the Binding: {}", std::string(bound.message()));
+    if (!impl_->extender) {
+      impl_->staged = std::move(task);
+      return sched::Status::Success();
+    }
+    SchedulerService::Impl::BindOutcome outcome = impl_->RunBind(task);
+    if (!outcome.patch.ok()) return sched::Status::Error(std::string(outcome.patch.message()));
+    if (!outcome.binding.ok()) impl_->bind_error = std::string(outcome.binding.message());
     return sched::Status::Success();
   }
 
@@ -865,6 +978,10 @@ void SchedulerService::Start() {
     impl->leader->Set({}, 1);
   }
   impl->last_progress_ms = Impl::NowMs();
+  impl->binders_stopping = false;
+  if (!impl->extender) {
+    for (int i = 0; i < Impl::kBinderThreads; ++i) impl->binders.emplace_back([impl] { impl->Binder(); });
+  }
   impl->loop_thread = std::thread([impl] { impl->Loop(); });
 }
 
@@ -879,6 +996,16 @@ void SchedulerService::Stop() {
   }
   impl->cv.notify_all();
   if (impl->loop_thread.joinable()) impl->loop_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->binders_stopping = true;
+  }
+  impl->bind_cv.notify_all();
+  for (std::thread& t : impl->binders) t.join();
+  impl->binders.clear();
+  impl->bind_todo.clear();
+  impl->bind_done.clear();
+  impl->binds_in_flight = 0;
   impl->stop_election = true;
   if (impl->election_thread.joinable()) impl->election_thread.join();
   impl->nodes_informer->Stop();
