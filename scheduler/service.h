@@ -7,7 +7,8 @@
 // whoever scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds
 // (kubelet-bound or other schedulers' pods, published by the agent) join the node's system pool.
 // Pending pods whose spec.schedulerName names a profile enter the queue; one attempt is
-// ScheduleOne -> Reserve (assume) -> merge patch of huygens.io/allocation (resourceVersion
+// ScheduleOne -> Reserve (assume) -> [binding cycle on a pool of binder threads, while the
+// scheduling thread goes on] merge patch of huygens.io/allocation (resourceVersion
 // precondition, retried on 409) -> Binding. A failed patch unreserves; a failed Binding keeps
 // the allocation (it is on the pod) and retries the Binding with backoff; unschedulable pods get a
 // FailedScheduling event with kube-scheduler's FitError text and wait for a cluster change.
