@@ -42,6 +42,29 @@ TEST(Deploy, TheConfigMapHoldsAConfigurationTheSchedulerAccepts) {
   EXPECT_TRUE(config->leader_election.leader_elect);
 }
 
+TEST(Deploy, TheExtenderSnippetCallsTheVerbsTheExtenderServesOnItsConfiguredPort) {
+  std::vector<YAML::Node> docs = LoadAll("deploy/scheduler/extender.yaml");
+  ASSERT_EQ(docs.size(), 4u);
+  ASSERT_EQ(docs[0]["kind"].as<std::string>(), "KubeSchedulerConfiguration");
+  YAML::Node e = docs[0]["extenders"][0];
+  EXPECT_EQ(e["filterVerb"].as<std::string>(), "filter");  // SchedulerService::ServeExtender's paths
+  EXPECT_EQ(e["prioritizeVerb"].as<std::string>(), "prioritize");
+  EXPECT_EQ(e["bindVerb"].as<std::string>(), "bind");
+  EXPECT_TRUE(e["nodeCacheCapable"].as<bool>());
+  EXPECT_FALSE(e["ignorable"].as<bool>());
+  ASSERT_EQ(docs[1]["kind"].as<std::string>(), "ConfigMap");
+  auto config = ParseSchedulerConfig(docs[1]["data"]["config.yaml"].as<std::string>(), "extender configmap");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->extender_enabled);
+  const std::string port = config->extender_address.substr(config->extender_address.rfind(':') + 1);
+  EXPECT_EQ(e["urlPrefix"].as<std::string>(), "http://huygens-extender.kube-system.svc:" + port);
+  ASSERT_EQ(docs[2]["kind"].as<std::string>(), "Deployment");
+  EXPECT_EQ(docs[2]["spec"]["replicas"].as<int>(), 1);
+  ASSERT_EQ(docs[3]["kind"].as<std::string>(), "Service");
+  EXPECT_EQ(docs[3]["metadata"]["name"].as<std::string>(), "huygens-extender");
+  EXPECT_EQ(docs[3]["spec"]["ports"][0]["port"].as<std::string>(), port);
+}
+
 TEST(Deploy, TheCrdStoresV1alpha2AndRequiresZones) {
   YAML::Node crd = LoadAll("deploy/crd/noderesourcetopology.yaml")[0];
   EXPECT_EQ(crd["metadata"]["name"].as<std::string>(), "noderesourcetopologies.topology.node.k8s.io");

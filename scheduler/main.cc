@@ -1,5 +1,7 @@
 // huygens-scheduler: schedules pods whose spec.schedulerName is the configured name, with exact
-// NUMA-aware cpusets (docs/scheduler-service.md). Serves /metrics, /healthz and /readyz.
+// NUMA-aware cpusets (docs/scheduler-service.md). Serves /metrics, /healthz and /readyz; with
+// extender.enabled, kube-scheduler's extender protocol on extender.address instead of scheduling
+// from its own queue.
 //
 // Exit codes: 0 after SIGTERM/SIGINT; 1 on a bad flag, configuration or kubeconfig.
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "fmt/format.h"
@@ -54,9 +57,6 @@ int main(int argc, char** argv) {
   }
   if (!metrics_address.empty()) config.metrics_address = metrics_address;
   if (no_leader_elect) config.leader_election.leader_elect = false;
-  if (config.extender_enabled) {
-    return Fail("extender mode is not implemented yet (docs/scheduler-service.md)");
-  }
 
   kube::RestConfig rest;
   if (!server.empty() && kubeconfig.empty()) {
@@ -95,6 +95,16 @@ int main(int argc, char** argv) {
   if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
   // The bound port on stdout, so that tests (and operators using port 0) can find it.
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
+  // Extender mode: kube-scheduler's extender protocol on its own address (more threads: filter
+  // and prioritize of the next pod arrive while a bind is in flight).
+  std::unique_ptr<kube::HttpServer> extender;
+  if (config.extender_enabled) {
+    extender = std::make_unique<kube::HttpServer>(kube::HttpServerOptions{.address = config.extender_address, .threads = 8},
+                                                  nullptr);
+    svc->ServeExtender(*extender);
+    if (absl::Status s = extender->Start(); !s.ok()) return Fail(std::string(s.message()));
+    fmt::print("huygens-scheduler: extender serving on port {}\n", extender->port());
+  }
   std::fflush(stdout);
 
   std::signal(SIGTERM, OnSignal);
@@ -102,6 +112,7 @@ int main(int argc, char** argv) {
   (*service)->Start();
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("stopping");
+  if (extender != nullptr) extender->Stop();
   (*service)->Stop();
   http.Stop();
   return 0;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/time/clock.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
@@ -17,7 +18,9 @@
 #include "sched/framework.h"
 #include "sched/queue.h"
 #include "sched/scheduler.h"
+#include "scheduler/extender_protocol.h"
 #include "scheduler/objects.h"
+#include "scheduler/profile_evaluator.h"
 #include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
@@ -125,8 +128,17 @@ struct SchedulerService::Impl {
   std::map<std::string, json> pods;    // by uid
   std::map<std::string, int64_t> creation;  // uid -> arrival index
   int64_t next_creation = 0;
-  // Set by the Bind plugin when the allocation was written but the Binding failed.
+  // Extender mode: set by the Bind plugin when the allocation was written but the Binding failed.
   std::string bind_error;
+
+  // Extender mode (config.extender_enabled): kube-scheduler drives filter / prioritize / bind
+  // from the HTTP server's threads; the loop thread only keeps the cache. state_mu serialises
+  // the two over everything "owned by the scheduling thread" above.
+  bool extender = false;
+  std::unique_ptr<ProfileEvaluator> evaluator;
+  kube::CounterFamily* extender_requests = nullptr;
+  std::mutex state_mu;
+  std::atomic<bool> cache_ready{false};  // every listed object has been applied
 
   // ---------------------------------------------------------------------------------------
   const ProfileConfig* ProfileFor(const std::string& scheduler_name) const {
@@ -271,7 +283,8 @@ struct SchedulerService::Impl {
       }
       return;
     }
-    if (ProfileFor(pod->scheduler_name) == nullptr) return;
+    // Extender mode: kube-scheduler schedules every pod; any pending pod may carry our allocation.
+    if (!extender && ProfileFor(pod->scheduler_name) == nullptr) return;
     // Our own patch coming back before the bound event: the Binding was sent (or is being
     // retried from the queue already).
     if (entry != nullptr && entry->binding_finished) return;
@@ -279,7 +292,13 @@ struct SchedulerService::Impl {
       // Pending with an allocation: it holds its CPUs (restart rule). A conflict is settled
       // when the pod is popped (the annotation is removed).
       if (cache.FindNode((*allocation)->node) != nullptr) (void)Place(object);
+    } else if (extender && entry != nullptr && entry->allocation.has_value() && allocation.ok() &&
+               !allocation->has_value()) {
+      // The annotation was removed after an extender bind failed: the assume from the earlier
+      // (annotated) version of the pod goes too.
+      (void)cache.ForgetPod(uid);
     }
+    if (extender) return;  // no queue: kube-scheduler asks for each pod
     pod->creation_index = creation[uid];
     queue.Add(std::make_shared<const sched::Pod>(*std::move(pod)), absl::Now());
   }
@@ -333,16 +352,18 @@ struct SchedulerService::Impl {
     std::deque<Change> batch;
     {
       std::unique_lock<std::mutex> lock(mu);
-      if (changes.empty() && wait.count() > 0) cv.wait_for(lock, wait);
+      if (changes.empty() && bind_done.empty() && wait.count() > 0) cv.wait_for(lock, wait);
       batch.swap(changes);
     }
+    std::lock_guard<std::mutex> lock(state_mu);
     for (Change& c : batch) Apply(c);
   }
 
   // ---- one pod ---------------------------------------------------------------------------
 
   // Removes an allocation annotation that cannot be honoured (precondition: unchanged, unbound).
-  void Undo(const json& object, const std::string& why) {
+  // Returns false when the patch failed (the annotation may still be there).
+  bool Undo(const json& object, const std::string& why) {
     const std::string ns = object["metadata"].value("namespace", "");
     const std::string name = object["metadata"].value("name", "");
     const std::string uid = object["metadata"].value("uid", "");
@@ -359,15 +380,43 @@ struct SchedulerService::Impl {
     if (!r.ok()) {
       ApiError("patch", r.status());
       spdlog::warn("pod {}/{}: removing the allocation failed: {}", ns, name, std::string(r.status().message()));
-      return;
+      return false;
     }
     spdlog::info("pod {}/{}: allocation removed ({})", ns, name, why);
     Event(object, "Warning", "AllocationUndone", "Scheduling", why);
+    return true;
   }
 
-  // Creates the Binding for a pod whose allocation is written. Returns whether the pod is
-  // done (bound, or gone).
-  bool FinishBind(const json& object, const std::string& node) {
+  // A pending pod's recorded allocation (its annotation, restart rule): assumes it in the cache
+  // if it is not there yet. Returns the pod's cache entry; nullptr when it has none, or when
+  // the recorded allocation cannot be honoured: it is then undone (`undone` set).
+  const sched::ClusterCache::PodEntry* HonourRecorded(const json& object, const std::string& uid, bool& undone) {
+    undone = false;
+    const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid);
+    auto allocation = PodAllocationOf(object);
+    if (entry != nullptr || !allocation.ok() || !allocation->has_value()) return entry;
+    absl::Status placed = cache.FindNode((*allocation)->node) == nullptr
+                              ? absl::NotFoundError(fmt::format("node {:?} is unknown", (*allocation)->node))
+                              : Place(object);
+    if (placed.ok()) return cache.FindPod(uid);
+    Undo(object, fmt::format("the recorded allocation cannot be honoured: {}", std::string(placed.message())));
+    undone = true;
+    return nullptr;
+  }
+
+  // The pod as the profile schedules it: the profile's default topology and bind policies, and
+  // no exclusive CPUs in the system pool's namespaces.
+  void PreparePod(sched::Pod& pod, const ProfileConfig& profile) const {
+    if (!pod.spec.topology_policy) pod.spec.topology_policy = profile.default_topology_policy;
+    if (!pod.spec.bind_policy) pod.spec.bind_policy = profile.default_bind_policy;
+    for (const std::string& ns : options.config.system_pool_namespaces) {
+      if (pod.spec.namespace_name == ns) pod.spec.cpu_policy = CpuPolicy::kNone;
+    }
+  }
+
+  // Creates the Binding for a pod whose allocation is written. OK when the pod is done (bound,
+  // or gone); else the error, logged and counted.
+  absl::Status FinishBind(const json& object, const std::string& node) {
     const std::string ns = object["metadata"].value("namespace", "");
     const std::string name = object["metadata"].value("name", "");
     const std::string uid = object["metadata"].value("uid", "");
@@ -376,19 +425,19 @@ struct SchedulerService::Impl {
       ++bound;
       Event(object, "Normal", "Scheduled", "Binding",
             fmt::format("Successfully assigned {}/{} to {}", ns, name, node));
-      return true;
+      return absl::OkStatus();
     }
     ApiError("bind", s);
-    if (kube::IsApiNotFound(s)) return true;  // the pod is gone; its delete event cleans up
+    if (kube::IsApiNotFound(s)) return absl::OkStatus();  // the pod is gone; its delete event cleans up
     if (kube::HttpCode(s) == 409) {
       auto current = client->Get(kube::Pods(), ns, name);
       if (current.ok() && (*current)["spec"].value("nodeName", "") == node) {
         ++bound;  // an earlier attempt landed
-        return true;
+        return absl::OkStatus();
       }
     }
     spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));
-    return false;
+    return s;
   }
 
   void ScheduleNext() {
@@ -410,22 +459,15 @@ struct SchedulerService::Impl {
     };
 
     // Finish path: the pod already holds an allocation (ours in flight, or from the annotation).
-    auto allocation = PodAllocationOf(object);
-    const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid);
-    if (entry == nullptr && allocation.ok() && allocation->has_value()) {
-      absl::Status placed = cache.FindNode((*allocation)->node) == nullptr
-                                ? absl::NotFoundError(fmt::format("node {:?} is unknown", (*allocation)->node))
-                                : Place(object);
-      if (!placed.ok()) {
-        Undo(object, fmt::format("the recorded allocation cannot be honoured: {}", std::string(placed.message())));
-        queue.AddFailed(*std::move(popped), false, absl::Now());
-        observe("error");
-        return;
-      }
-      entry = cache.FindPod(uid);
+    bool undone = false;
+    const sched::ClusterCache::PodEntry* entry = HonourRecorded(object, uid, undone);
+    if (undone) {
+      queue.AddFailed(*std::move(popped), false, absl::Now());
+      observe("error");
+      return;
     }
     if (entry != nullptr) {
-      if (FinishBind(object, entry->node)) {
+      if (FinishBind(object, entry->node).ok()) {
         (void)cache.FinishBinding(uid);
         queue.Done(uid);
         observe("scheduled");
@@ -443,25 +485,23 @@ struct SchedulerService::Impl {
       return;
     }
     sched::Pod pod = *popped->pod;
-    if (!pod.spec.topology_policy) pod.spec.topology_policy = profile->default_topology_policy;
-    if (!pod.spec.bind_policy) pod.spec.bind_policy = profile->default_bind_policy;
-    for (const std::string& ns : options.config.system_pool_namespaces) {
-      if (pod.spec.namespace_name == ns) pod.spec.cpu_policy = CpuPolicy::kNone;
-    }
-    bind_error.clear();
+    PreparePod(pod, *profile);
+    staged.reset();
     sched::ScheduleResult result =
         schedulers.at(profile->scheduler_name)->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)));
     switch (result.outcome) {
-      case sched::ScheduleResult::Outcome::kScheduled:
-        if (bind_error.empty()) {
-          queue.Done(uid);
-          observe("scheduled");
-          e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - popped->first_seen));
-        } else {
-          queue.AddFailed(*std::move(popped), false, absl::Now());  // finish path retries
-          observe("error");
+      case sched::ScheduleResult::Outcome::kScheduled: {
+        // The binding cycle goes to the binders; SettleBinds counts the attempt when it ends.
+        ABSL_RAW_CHECK(staged.has_value(), "ApiBind staged no binding cycle");
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          bind_todo.push_back(InFlight{*std::move(staged), *std::move(popped), start, {}});
+          ++binds_in_flight;
         }
+        staged.reset();
+        bind_cv.notify_one();
         return;
+      }
       case sched::ScheduleResult::Outcome::kUnschedulable:
         Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
         queue.AddFailed(*std::move(popped), true, absl::Now());
@@ -473,6 +513,301 @@ struct SchedulerService::Impl {
         observe("error");
         return;
     }
+  }
+
+  // ---- binding cycle ---------------------------------------------------------------------
+
+  // A decision to make durable: the pod as last seen, its node, and the huygens.io/allocation
+  // value to write first (nullopt: a NUMA-blind node, Binding only).
+  struct BindTask {
+    json object;
+    std::string node;
+    std::optional<std::string> allocation;
+  };
+  // The outcome per step; `binding` is only tried after a successful patch.
+  struct BindOutcome {
+    absl::Status patch;
+    absl::Status binding;
+  };
+
+  // The merge patch of the allocation (resourceVersion precondition, retried on 409; a patch
+  // that already landed is recognised), then the Binding. Thread-safe (API calls, counters and
+  // events only): binder threads run it.
+  BindOutcome RunBind(const BindTask& t) {
+    BindOutcome out;
+    const std::string ns = t.object["metadata"].value("namespace", "");
+    const std::string name = t.object["metadata"].value("name", "");
+    const std::string uid = t.object["metadata"].value("uid", "");
+    if (t.allocation.has_value()) {
+      const std::string& value = *t.allocation;
+      auto r = client->MergePatchWithRetry(
+          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+            if (current["metadata"].value("uid", "") != uid) return absl::NotFoundError("the pod was replaced");
+            if (!current["spec"].value("nodeName", "").empty()) {
+              return absl::FailedPreconditionError("the pod is already bound");
+            }
+            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
+            if (existing == value) return std::optional<json>();  // an earlier attempt landed
+            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
+            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
+          });
+      if (!r.ok()) {
+        ApiError("patch", r.status());
+        out.patch = absl::Status(r.status().code(), fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
+        return out;
+      }
+    }
+    absl::Status binding = FinishBind(t.object, t.node);
+    if (!binding.ok()) out.binding = absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
+    return out;
+  }
+
+  // Standalone: the binding cycles in flight on the binder threads. The queues are guarded by
+  // `mu` (so a finished cycle wakes the loop's Drain); at most kMaxBindsInFlight at a time.
+  static constexpr int kBinderThreads = 8;
+  static constexpr size_t kMaxBindsInFlight = 64;
+  struct InFlight {
+    BindTask task;
+    sched::QueuedPod popped;
+    std::chrono::steady_clock::time_point start;
+    BindOutcome outcome;
+  };
+  std::optional<BindTask> staged;  // set by ApiBind during ScheduleOne (scheduling thread)
+  std::condition_variable bind_cv;
+  std::deque<InFlight> bind_todo, bind_done;
+  size_t binds_in_flight = 0;
+  bool binders_stopping = false;
+  std::vector<std::thread> binders;
+
+  void Binder() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      bind_cv.wait(lock, [this] { return binders_stopping || !bind_todo.empty(); });
+      if (binders_stopping) return;  // what is left was never written: a restart redoes it
+      InFlight f = std::move(bind_todo.front());
+      bind_todo.pop_front();
+      lock.unlock();
+      f.outcome = RunBind(f.task);
+      // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
+      // is counted before Stop returns).
+      const char* result = f.outcome.patch.ok() && f.outcome.binding.ok() ? "scheduled" : "error";
+      attempts->Inc({result});
+      attempt_latency->Observe({result}, std::chrono::duration<double>(std::chrono::steady_clock::now() - f.start).count());
+      if (f.outcome.patch.ok() && f.outcome.binding.ok()) {
+        e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - f.popped.first_seen));
+      }
+      lock.lock();
+      bind_done.push_back(std::move(f));
+      cv.notify_one();
+    }
+  }
+
+  // Settles finished binding cycles (scheduling thread, state_mu held): a failed patch forgets
+  // the assume (its CPUs with it) and requeues with backoff, as a failed attempt; a failed
+  // Binding keeps the written allocation and requeues (the finish path binds again).
+  void SettleBinds() {
+    std::deque<InFlight> done;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done.swap(bind_done);
+      binds_in_flight -= done.size();
+    }
+    for (InFlight& f : done) {
+      const std::string uid = f.task.object["metadata"].value("uid", "");
+      if (!f.outcome.patch.ok()) {
+        if (const auto* e = cache.FindPod(uid); e != nullptr && e->assumed) (void)cache.ForgetPod(uid);
+        Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.patch.message()));
+        queue.AddFailed(std::move(f.popped), false, absl::Now());
+      } else if (!f.outcome.binding.ok()) {
+        queue.AddFailed(std::move(f.popped), false, absl::Now());
+      } else {
+        queue.Done(uid);
+      }
+    }
+  }
+
+  bool BindersFull() {
+    std::lock_guard<std::mutex> lock(mu);
+    return binds_in_flight >= kMaxBindsInFlight;
+  }
+
+  // ---- extender verbs (kube-scheduler's HTTP extender protocol) ----------------------------
+  // Each runs on an HTTP server thread and holds state_mu for its whole call.
+
+  kube::HttpReply ExtenderReply(const char* verb, const char* result, int status, std::string body) {
+    extender_requests->Inc({verb, result});
+    return kube::HttpReply{.status = status, .content_type = "application/json", .body = std::move(body)};
+  }
+  // A malformed request: 400, nothing changed.
+  kube::HttpReply BadRequest(const char* verb, const absl::Status& s) {
+    const char* key = std::string_view(verb) == "bind" ? "Error" : "error";
+    return ExtenderReply(verb, "bad_request", 400, json{{key, std::string(s.message())}}.dump());
+  }
+
+  // The scheduling view of a pod kube-scheduler asks about, prepared with the first profile.
+  absl::StatusOr<sched::PodPtr> ExtenderPod(const json& object) const {
+    if (!cache_ready) return absl::UnavailableError("huygens-scheduler: the cluster cache is not synced yet");
+    auto pod = PodFromJson(object);
+    if (!pod.ok()) return pod.status();
+    PreparePod(*pod, profiles.front());
+    auto c = creation.find(pod->Uid());
+    pod->creation_index = c != creation.end() ? c->second : next_creation;
+    return std::make_shared<const sched::Pod>(*std::move(pod));
+  }
+
+  // Whether Huygens places the pod's CPUs (some container gets exclusive CPUs); other pods pass
+  // filter, score neutrally and are only bound.
+  static bool Exclusive(const sched::Pod& pod) {
+    sched::PodFacts facts;
+    sched::ComputePodFacts(pod, facts);
+    return !facts.units.empty();
+  }
+
+  // The cache's nodes for `names` (nullptr where unknown) and the known ones in order.
+  void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
+                  std::vector<const sched::NodeInfo*>& known) const {
+    for (const std::string& name : names) {
+      infos.push_back(cache.FindNode(name));
+      if (infos.back() != nullptr) known.push_back(infos.back());
+    }
+  }
+
+  kube::HttpReply ExtenderFilter(const std::string& body) {
+    auto args = ParseExtenderArgs(body, "filter");
+    if (!args.ok()) return BadRequest("filter", args.status());
+    FilterVerdict verdict;
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto pod = ExtenderPod(args->pod);
+    if (!pod.ok()) {
+      verdict.error = std::string(pod.status().message());
+    } else if (!Exclusive(**pod)) {
+      verdict.passed = args->node_names;
+    } else {
+      std::vector<const sched::NodeInfo*> infos, known;
+      Candidates(args->node_names, infos, known);
+      auto statuses = evaluator->Filter(*pod, known);
+      if (!statuses.ok()) {
+        verdict.error = std::string(statuses.status().message());
+      } else {
+        const sched::ClusterCache::PodEntry* self = cache.FindPod((*pod)->Uid());
+        size_t k = 0;
+        for (size_t i = 0; i < infos.size(); ++i) {
+          const std::string& name = args->node_names[i];
+          if (infos[i] == nullptr) {
+            verdict.failed_unresolvable[name] = "node(s) had no NodeResourceTopology known to Huygens";
+            continue;
+          }
+          const sched::Status& st = (*statuses)[k++];
+          if (st.ok() || (self != nullptr && self->node == name)) {  // its recorded CPUs are there
+            verdict.passed.push_back(name);
+          } else if (st.code() == sched::Code::kUnschedulableAndUnresolvable) {
+            verdict.failed_unresolvable[name] = st.Message();
+          } else {
+            verdict.failed[name] = st.Message();
+          }
+        }
+      }
+    }
+    return ExtenderReply("filter", verdict.error.empty() ? "ok" : "error", 200, RenderFilterResult(*args, verdict));
+  }
+
+  kube::HttpReply ExtenderPrioritize(const std::string& body) {
+    auto args = ParseExtenderArgs(body, "prioritize");
+    if (!args.ok()) return BadRequest("prioritize", args.status());
+    std::vector<std::pair<std::string, int64_t>> scores;
+    for (const std::string& name : args->node_names) scores.emplace_back(name, 0);
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto pod = ExtenderPod(args->pod);
+    if (!pod.ok()) return ExtenderReply("prioritize", "error", 500, json{{"error", std::string(pod.status().message())}}.dump());
+    if (Exclusive(**pod)) {
+      std::vector<const sched::NodeInfo*> infos, known;
+      Candidates(args->node_names, infos, known);
+      auto totals = evaluator->Score(*pod, known);
+      if (!totals.ok()) {
+        return ExtenderReply("prioritize", "error", 500, json{{"error", std::string(totals.status().message())}}.dump());
+      }
+      // Min-max onto 0..MaxExtenderPriority over the known candidates: the best gets 10, the
+      // worst 0; equal totals (or one candidate) express no preference.
+      if (!totals->empty()) {
+        const auto [lo, hi] = std::minmax_element(totals->begin(), totals->end());
+        const int64_t min = *lo, span = *hi - *lo;
+        for (size_t i = 0, k = 0; i < infos.size(); ++i) {
+          if (infos[i] == nullptr) continue;
+          const int64_t t = (*totals)[k++];
+          if (span > 0) scores[i].second = ((t - min) * kMaxExtenderPriority + span / 2) / span;
+        }
+      }
+    }
+    return ExtenderReply("prioritize", "ok", 200, RenderHostPriorityList(scores));
+  }
+
+  kube::HttpReply ExtenderBind(const std::string& body) {
+    auto args = ParseBindingArgs(body);
+    if (!args.ok()) return BadRequest("bind", args.status());
+    std::lock_guard<std::mutex> lock(state_mu);
+    std::string error = BindTo(*args);
+    return ExtenderReply("bind", error.empty() ? "ok" : "error", 200, RenderBindingResult(error));
+  }
+
+  // The bind verb: the pod's recorded allocation is finished on `node` (or undone when kube-
+  // scheduler chose another node); otherwise Reserve on `node` through the profile's scheduler
+  // (the pod pinned there by spec.nodeName), the same assume -> patch -> Binding as standalone
+  // (ApiBind). A failed Binding after the patch removes the annotation and forgets the assume.
+  // Returns "" or the error for ExtenderBindingResult.
+  std::string BindTo(const BindingArgs& args) {
+    json object;
+    if (auto it = pods.find(args.pod_uid); it != pods.end()) {
+      object = it->second;
+    } else {
+      auto fetched = client->Get(kube::Pods(), args.pod_namespace, args.pod_name);
+      if (!fetched.ok()) return fmt::format("reading pod {}/{}: {}", args.pod_namespace, args.pod_name, std::string(fetched.status().message()));
+      object = *std::move(fetched);
+    }
+    if (object["metadata"].value("uid", "") != args.pod_uid) {
+      return fmt::format("pod {}/{}: uid is not {:?} (replaced)", args.pod_namespace, args.pod_name, args.pod_uid);
+    }
+    if (std::string on = object["spec"].value("nodeName", ""); !on.empty()) {
+      return on == args.node ? "" : fmt::format("pod {}/{} is already bound to {}", args.pod_namespace, args.pod_name, on);
+    }
+    auto pod = ExtenderPod(object);
+    if (!pod.ok()) return std::string(pod.status().message());
+    bool undone = false;
+    const sched::ClusterCache::PodEntry* entry = HonourRecorded(object, args.pod_uid, undone);
+    if (undone) return "the pod's recorded allocation could not be honoured and was removed; retry";
+    if (entry != nullptr && entry->node == args.node) {
+      absl::Status s = FinishBind(object, args.node);
+      if (!s.ok()) return fmt::format("creating the Binding: {}", std::string(s.message()));
+      if (entry->assumed) (void)cache.FinishBinding(args.pod_uid);
+      return "";
+    }
+    if (entry != nullptr) {  // recorded on another node than kube-scheduler chose
+      if (entry->allocation.has_value() &&
+          !Undo(object, fmt::format("kube-scheduler bound the pod to {}", args.node))) {
+        return "removing the pod's allocation on another node failed; retry";
+      }
+      (void)cache.ForgetPod(args.pod_uid);
+      if (object["metadata"].contains("annotations")) object["metadata"]["annotations"].erase(kAllocationAnnotation);
+    }
+    if (!Exclusive(**pod)) {
+      absl::Status s = FinishBind(object, args.node);
+      return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
+    }
+    sched::Pod pinned = **pod;
+    pinned.node_name = args.node;  // the NodeName filter keeps only kube-scheduler's choice
+    bind_error.clear();
+    sched::ScheduleResult result = schedulers.at(profiles.front().scheduler_name)
+                                       ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
+    if (!result.scheduled()) return result.message;
+    if (bind_error.empty()) return "";
+    // The allocation was written, the Binding failed: undo both (unreserve).
+    if (result.allocation.has_value()) {
+      PodAllocation written = *result.allocation;
+      written.node = args.node;
+      object["metadata"]["annotations"][kAllocationAnnotation] = AllocationToJson(written);
+      if (!Undo(object, bind_error)) return bind_error + "; removing the allocation failed too";
+    }
+    (void)cache.ForgetPod(args.pod_uid);
+    return bind_error;
   }
 
   static int64_t NowMs() {
@@ -492,10 +827,13 @@ struct SchedulerService::Impl {
         if (stopping) return;
       }
       bool ready = Synced();  // read before draining: every listed object is then applied
-      bool active = ready && leading && queue.ActiveSize() > 0;
+      bool active = ready && leading && !extender && queue.ActiveSize() > 0 && !BindersFull();
       Drain(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20));
       last_progress_ms = NowMs();
-      if (ready && leading) ScheduleNext();
+      if (ready) cache_ready = true;
+      std::lock_guard<std::mutex> lock(state_mu);
+      SettleBinds();
+      if (ready && leading && !extender && !BindersFull()) ScheduleNext();
       pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
       pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));
       pending->Set({"unschedulable"}, static_cast<double>(queue.UnschedulableSize()));
@@ -507,44 +845,37 @@ struct SchedulerService::Impl {
 
 namespace {
 
-// The Bind plugin: writes huygens.io/allocation (the decision becomes durable), then creates the
-// Binding. A failed patch fails the attempt (the scheduler unreserves); a failed Binding after a
-// written patch does not (the pod keeps its allocation and the service retries the Binding).
+// The Bind plugin: hands the decision to the binding cycle (Impl::RunBind: the
+// huygens.io/allocation patch, then the Binding). Standalone: staged for the binder threads
+// (ScheduleNext submits it), so the scheduling thread goes on at once, as kube-scheduler's
+// binding cycle runs in a goroutine. Extender: run at once (the bind verb answers with the
+// outcome); a failed patch fails the attempt (the scheduler unreserves); a failed Binding after
+// a written patch does not (the caller decides).
 class ApiBind final : public sched::BindPlugin {
  public:
   explicit ApiBind(SchedulerService::Impl* impl) : impl_(impl) {}
   std::string_view Name() const override { return "ApiBind"; }
   sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override {
     const sched::Pod& pod = state.pod();
-    const std::string& ns = pod.spec.namespace_name;
-    const std::string& name = pod.spec.name;
+    SchedulerService::Impl::BindTask task;
+    auto stored = impl_->pods.find(pod.Uid());
+    task.object = stored != impl_->pods.end()
+                      ? stored->second
+                      : json{{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}},
+                             {"spec", json::object()}};
+    task.node = node.node.name;
     if (state.allocation.has_value()) {
       PodAllocation a = *state.allocation;
       a.node = node.node.name;
-      const std::string value = AllocationToJson(a);
-      auto r = impl_->client->MergePatchWithRetry(
-          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
-            if (current["metadata"].value("uid", "") != pod.Uid()) {
-              return absl::NotFoundError("the pod was replaced");
-            }
-            if (!current["spec"].value("nodeName", "").empty()) {
-              return absl::FailedPreconditionError("the pod is already bound");
-            }
-            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
-            if (existing == value) return std::optional<json>();  // an earlier attempt landed
-            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
-            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
-          });
-      if (!r.ok()) {
-        impl_->ApiError("patch", r.status());
-        return sched::Status::Error(fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
-      }
+      task.allocation = AllocationToJson(a);
     }
-    json object = impl_->pods.count(pod.Uid()) ? impl_->pods[pod.Uid()] : json::object();
-    if (!impl_->FinishBind(object.empty() ? json{{"metadata", {{"namespace", ns}, {"name", name}, {"uid", pod.Uid()}}}, {"spec", json::object()}} : object,
-                           node.node.name)) {
-      impl_->bind_error = "binding failed";
+    if (!impl_->extender) {
+      impl_->staged = std::move(task);
+      return sched::Status::Success();
     }
+    SchedulerService::Impl::BindOutcome outcome = impl_->RunBind(task);
+    if (!outcome.patch.ok()) return sched::Status::Error(std::string(outcome.patch.message()));
+    if (!outcome.binding.ok()) impl_->bind_error = std::string(outcome.binding.message());
     return sched::Status::Success();
   }
 
@@ -568,8 +899,14 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
     if (!s.ok()) return s.status();
     impl->schedulers[p.scheduler_name] = *std::move(s);
   }
+  impl->extender = impl->options.config.extender_enabled;
+  if (impl->extender) {
+    auto evaluator = ProfileEvaluator::Create(impl->profiles.front().profile, &impl->cache);
+    if (!evaluator.ok()) return evaluator.status();
+    impl->evaluator = *std::move(evaluator);
+  }
   const LeaderElectionSettings& le = impl->options.config.leader_election;
-  if (le.leader_elect) {
+  if (le.leader_elect && !impl->extender) {  // an extender answers whoever leads kube-scheduler
     kube::LeaderElectionConfig lc;
     lc.lease_name = le.resource_name;
     lc.lease_namespace = le.resource_namespace;
@@ -612,6 +949,10 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
                                            "Failed API requests of the scheduling loop, by operation and HTTP code (0: transport).",
                                            {"operation", "code"});
   impl->leader = &registry->AddGauge("huygens_scheduler_leader", "1 while this instance is the leader.");
+  impl->extender_requests = &registry->AddCounter(
+      "huygens_scheduler_extender_requests_total",
+      "Extender requests from kube-scheduler, by verb (filter, prioritize, bind) and result (ok, error, bad_request).",
+      {"verb", "result"});
   return std::unique_ptr<SchedulerService>(new SchedulerService(std::move(impl)));
 }
 
@@ -637,6 +978,10 @@ void SchedulerService::Start() {
     impl->leader->Set({}, 1);
   }
   impl->last_progress_ms = Impl::NowMs();
+  impl->binders_stopping = false;
+  if (!impl->extender) {
+    for (int i = 0; i < Impl::kBinderThreads; ++i) impl->binders.emplace_back([impl] { impl->Binder(); });
+  }
   impl->loop_thread = std::thread([impl] { impl->Loop(); });
 }
 
@@ -651,12 +996,29 @@ void SchedulerService::Stop() {
   }
   impl->cv.notify_all();
   if (impl->loop_thread.joinable()) impl->loop_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->binders_stopping = true;
+  }
+  impl->bind_cv.notify_all();
+  for (std::thread& t : impl->binders) t.join();
+  impl->binders.clear();
+  impl->bind_todo.clear();
+  impl->bind_done.clear();
+  impl->binds_in_flight = 0;
   impl->stop_election = true;
   if (impl->election_thread.joinable()) impl->election_thread.join();
   impl->nodes_informer->Stop();
   impl->nrt_informer->Stop();
   impl->pods_informer->Stop();
   impl->events.reset();
+}
+
+void SchedulerService::ServeExtender(kube::HttpServer& http) {
+  Impl* impl = impl_.get();
+  http.HandlePost("/filter", [impl](const std::string& body) { return impl->ExtenderFilter(body); });
+  http.HandlePost("/prioritize", [impl](const std::string& body) { return impl->ExtenderPrioritize(body); });
+  http.HandlePost("/bind", [impl](const std::string& body) { return impl->ExtenderBind(body); });
 }
 
 bool SchedulerService::Synced() const { return impl_->started && impl_->Synced(); }

@@ -7,7 +7,8 @@
 // whoever scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds
 // (kubelet-bound or other schedulers' pods, published by the agent) join the node's system pool.
 // Pending pods whose spec.schedulerName names a profile enter the queue; one attempt is
-// ScheduleOne -> Reserve (assume) -> merge patch of huygens.io/allocation (resourceVersion
+// ScheduleOne -> Reserve (assume) -> [binding cycle on a pool of binder threads, while the
+// scheduling thread goes on] merge patch of huygens.io/allocation (resourceVersion
 // precondition, retried on 409) -> Binding. A failed patch unreserves; a failed Binding keeps
 // the allocation (it is on the pod) and retries the Binding with backoff; unschedulable pods get a
 // FailedScheduling event with kube-scheduler's FitError text and wait for a cluster change.
@@ -59,6 +60,24 @@ class SchedulerService {
   void Start();
   // Stops everything; a leader releases its lease. Idempotent.
   void Stop();
+
+  // Extender mode (config.extender_enabled): serves kube-scheduler's HTTP extender protocol
+  // (scheduler/extender_protocol.h) on `http` at POST /filter, /prioritize and /bind (urlPrefix +
+  // verb, deploy/scheduler/extender.yaml). Over the same informer-fed cache as standalone mode:
+  //   filter      the first profile's filter plugins for exclusive pods (failed nodes get the
+  //               plugins' reasons, split into failedNodes / failedAndUnresolvableNodes); other
+  //               pods pass everywhere;
+  //   prioritize  the profile's weighted scores, min-max scaled onto 0..10 over the candidates
+  //               (0 everywhere for pods without exclusive CPUs);
+  //   bind        Reserve on the given node (exact cpusets, assumed), the allocation patch and
+  //               the Binding, exactly as standalone mode; a failed Binding removes the
+  //               annotation and forgets the assume, and the reply carries the error.
+  // Answers the request in its form (nodenames or nodes). A malformed body gets HTTP 400 with
+  // {"error": ...} ({"Error": ...} for bind) and changes nothing; before the informers have
+  // synced every verb answers with an error. In extender mode the service does not schedule
+  // from its own queue and runs without leader election (one replica).
+  // REQUIRES: before http.Start(); the service outlives `http`'s serving.
+  void ServeExtender(kube::HttpServer& http);
 
   // Every informer has listed once (readiness).
   bool Synced() const;

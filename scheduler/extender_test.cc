@@ -1,0 +1,254 @@
+// Extender mode over real HTTP, driven the way kube-scheduler drives an extender: for each pod
+// filter -> prioritize (pick the best score) -> bind, against the fake API server.
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/fake_clock.h"
+#include "kube/testing/test_client.h"
+#include "scheduler/service.h"
+#include "scheduler/test_cluster.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using kube::testing::FakeApiServer;
+using nlohmann::json;
+using testing::AddMachine;
+using testing::CheckCluster;
+using testing::GuaranteedPod;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+template <typename F>
+bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+class ExtenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = FakeApiServer::Start();
+    ASSERT_TRUE(server.ok());
+    server_ = *std::move(server);
+  }
+  void TearDown() override {
+    if (http_ != nullptr) http_->Stop();
+    if (service_ != nullptr) service_->Stop();
+  }
+
+  // Starts the service in extender mode and its HTTP server; waits until filter answers.
+  void StartExtender() {
+    client_ = kube::testing::ClientFor(*server_, &clock_);
+    ServiceOptions options;
+    options.config.extender_enabled = true;
+    options.identity = "extender";
+    auto service = SchedulerService::Create(client_.get(), options, &registry_);
+    ASSERT_TRUE(service.ok()) << service.status();
+    service_ = *std::move(service);
+    http_ = std::make_unique<kube::HttpServer>(kube::HttpServerOptions{}, nullptr);
+    service_->ServeExtender(*http_);
+    ASSERT_TRUE(http_->Start().ok());
+    service_->Start();
+    http_client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
+    http_client_->set_read_timeout(30, 0);
+    json probe_pod = GuaranteedPod("probe", 1);
+    probe_pod["metadata"]["uid"] = "probe-uid";
+    ASSERT_TRUE(WaitFor([&] {
+      json probe = Post("/filter", {{"pod", probe_pod}, {"nodenames", json::array()}});
+      return probe.is_object() && !probe.contains("error");
+    }));
+  }
+
+  // POSTs `body` and returns the parsed reply (null when the status is not 200).
+  json Post(const std::string& path, const json& body, int* status = nullptr) {
+    auto r = http_client_->Post(path, body.dump(), "application/json");
+    if (!r) return json();
+    if (status != nullptr) *status = r->status;
+    if (r->status != 200) return json();
+    return json::parse(r->body, nullptr, false);
+  }
+
+  // The ExtenderArgs kube-scheduler sends for `pod` over every node.
+  json Args(const json& pod, bool node_cache_capable) {
+    json args = {{"pod", pod}};
+    if (node_cache_capable) {
+      json names = json::array();
+      for (const json& n : server_->List("nodes")) names.push_back(n["metadata"]["name"]);
+      args["nodenames"] = names;
+    } else {
+      args["nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", server_->List("nodes")}};
+    }
+    return args;
+  }
+
+  // One kube-scheduler attempt: filter, prioritize the survivors, bind to the best (ties: the
+  // first). Returns the bind's Error ("" = bound), or why the attempt stopped.
+  std::string ScheduleLikeKubeScheduler(const std::string& name, bool node_cache_capable) {
+    json pod = *server_->Get("pods", "default", name);
+    json filtered = Post("/filter", Args(pod, node_cache_capable));
+    if (!filtered.is_object() || filtered.contains("error")) return "filter failed: " + filtered.dump();
+    json survivors = json::array();
+    if (node_cache_capable) {
+      survivors = filtered.value("nodenames", json::array());
+      if (filtered.contains("nodes")) return "answered nodes to a nodenames request";
+    } else {
+      if (filtered.contains("nodenames")) return "answered nodenames to a nodes request";
+      for (const json& n : filtered["nodes"]["items"]) survivors.push_back(n["metadata"]["name"]);
+    }
+    if (survivors.empty()) return "no node passed: " + filtered.dump();
+    json args = {{"pod", pod}};
+    if (node_cache_capable) {
+      args["nodenames"] = survivors;
+    } else {
+      args["nodes"] = filtered["nodes"];
+    }
+    json priorities = Post("/prioritize", args);
+    if (!priorities.is_array() || priorities.size() != survivors.size()) return "prioritize failed";
+    std::string best;
+    int64_t best_score = -1;
+    for (const json& hp : priorities) {
+      int64_t score = hp.at("score").get<int64_t>();
+      if (score < 0 || score > 10) return "score out of 0..10";
+      if (score > best_score) {
+        best_score = score;
+        best = hp.at("host").get<std::string>();
+      }
+    }
+    json bound = Post("/bind", {{"PodName", name},
+                                {"PodNamespace", "default"},
+                                {"PodUID", pod["metadata"]["uid"]},
+                                {"Node", best}});
+    if (!bound.is_object() || !bound.contains("Error")) return "bind failed: " + bound.dump();
+    return bound["Error"].get<std::string>();
+  }
+
+  void ManyPodsEndBoundAnnotatedAndWithoutOverlap(bool node_cache_capable, int nodes, int pods) {
+    for (int i = 0; i < nodes; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
+    for (int i = 0; i < pods; ++i) {
+      ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2, "default-scheduler")).ok());
+    }
+    StartExtender();
+    for (int i = 0; i < pods; ++i) {
+      ASSERT_EQ(ScheduleLikeKubeScheduler(fmt::format("p{}", i), node_cache_capable), "") << "pod p" << i;
+    }
+    testing::ClusterCheck check = CheckCluster(*server_);
+    EXPECT_EQ(check.bound, pods);
+    EXPECT_EQ(check.annotated, pods);
+    EXPECT_THAT(check.problems, IsEmpty());
+  }
+
+  kube::testing::FakeClock clock_;
+  std::unique_ptr<FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+  kube::MetricsRegistry registry_;
+  std::unique_ptr<SchedulerService> service_;
+  std::unique_ptr<kube::HttpServer> http_;
+  std::unique_ptr<httplib::Client> http_client_;
+};
+
+TEST_F(ExtenderTest, WithNodeNamesEveryPodEndsBoundAnnotatedAndWithoutOverlap) {
+  ManyPodsEndBoundAnnotatedAndWithoutOverlap(/*node_cache_capable=*/true, 24, 180);
+}
+
+TEST_F(ExtenderTest, WithFullNodeListsEveryPodEndsBoundAnnotatedAndWithoutOverlap) {
+  ManyPodsEndBoundAnnotatedAndWithoutOverlap(/*node_cache_capable=*/false, 12, 90);
+}
+
+TEST_F(ExtenderTest, APodThatFitsNoSingleNumaNodeIsFilteredOutWithTheReason) {
+  // 64 CPUs: 2 sockets, one NUMA node of 32 each; 40 CPUs fit the node but no NUMA node.
+  // 42 CPUs: one socket, one NUMA node (sim::ShapeForCpuCount): 40 fit there.
+  ASSERT_TRUE(AddMachine(*server_, "big", 64));
+  ASSERT_TRUE(AddMachine(*server_, "huge", 42));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("wide", 40, "default-scheduler")).ok());
+  StartExtender();
+  json filtered = Post("/filter", Args(*server_->Get("pods", "default", "wide"), true));
+  EXPECT_EQ(filtered["nodenames"], json::array({"huge"})) << filtered.dump();
+  ASSERT_TRUE(filtered["failedNodes"].contains("big")) << filtered.dump();
+  EXPECT_THAT(filtered["failedNodes"]["big"].get<std::string>(), HasSubstr("NUMA: no single NUMA node fits 40 CPUs"));
+}
+
+TEST_F(ExtenderTest, AFailedBindingReturnsTheErrorRemovesTheAnnotationAndUnreserves) {
+  // One 4-CPU node: a 4-CPU pod whose Binding fails must leave the node free for another.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("first", 4, "default-scheduler")).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("second", 4, "default-scheduler")).ok());
+  StartExtender();
+  server_->FailNext("create", "pods/binding", 1, 409);
+  EXPECT_THAT(ScheduleLikeKubeScheduler("first", true), HasSubstr("Binding"));
+  json first = *server_->Get("pods", "default", "first");
+  EXPECT_TRUE(first["spec"].value("nodeName", "").empty());
+  EXPECT_FALSE(first["metadata"].value("annotations", json::object()).contains(kAllocationAnnotation));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("second", true), "");
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.bound, 1);
+  EXPECT_EQ(check.annotated, 1);
+  // The node is now full: the first pod is filtered out there.
+  json filtered = Post("/filter", Args(*server_->Get("pods", "default", "first"), true));
+  EXPECT_EQ(filtered["nodenames"], json::array());
+}
+
+TEST_F(ExtenderTest, APodWithoutExclusiveCpusPassesScoresNeutrallyAndIsOnlyBound) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(AddMachine(*server_, "n1", 16));
+  json pod = GuaranteedPod("burstable", 2, "default-scheduler");
+  pod["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "4";  // Burstable: shared pool
+  ASSERT_TRUE(server_->Create("pods", pod).ok());
+  StartExtender();
+  json stored = *server_->Get("pods", "default", "burstable");
+  json filtered = Post("/filter", Args(stored, true));
+  EXPECT_EQ(filtered["nodenames"], json::array({"n0", "n1"}));
+  json priorities = Post("/prioritize", Args(stored, true));
+  EXPECT_EQ(priorities, json::parse(R"([{"host":"n0","score":0},{"host":"n1","score":0}])"));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("burstable", true), "");
+  json bound = *server_->Get("pods", "default", "burstable");
+  EXPECT_EQ(bound["spec"].value("nodeName", ""), "n0");
+  EXPECT_FALSE(bound["metadata"].value("annotations", json::object()).contains(kAllocationAnnotation));
+}
+
+TEST_F(ExtenderTest, MalformedRequestsGet400WithAJsonErrorAndChangeNothing) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("p", 2, "default-scheduler")).ok());
+  StartExtender();
+  json pod = *server_->Get("pods", "default", "p");
+  struct Case {
+    std::string path;
+    std::string body;
+    std::string error_key;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"/filter", "{", "error", "not valid JSON"},
+      {"/filter", R"({"nodenames":["n0"]})", "error", "pod: missing"},
+      {"/prioritize", json{{"pod", pod}}.dump(), "error", "exactly one of them"},
+      {"/filter", json{{"pod", pod}, {"nodenames", {1}}}.dump(), "error", "nodenames[0]"},
+      {"/filter", json{{"pod", pod}, {"nodes", {{"items", {{{"metadata", json::object()}}}}}}}.dump(), "error",
+       "nodes.items[0].metadata.name"},
+      {"/bind", R"({"PodName":"p","PodNamespace":"default","Node":"n0"})", "Error", "PodUID"},
+      {"/bind", "[]", "Error", "not a JSON object"},
+  };
+  for (const Case& c : cases) {
+    auto r = http_client_->Post(c.path, c.body, "application/json");
+    ASSERT_TRUE(r) << c.path << " " << c.body;
+    EXPECT_EQ(r->status, 400) << c.body;
+    json reply = json::parse(r->body, nullptr, false);
+    ASSERT_TRUE(reply.is_object() && reply.contains(c.error_key)) << r->body;
+    EXPECT_THAT(reply[c.error_key].get<std::string>(), HasSubstr(c.says)) << c.body;
+  }
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.bound, 0);
+  EXPECT_EQ(check.annotated, 0);
+  EXPECT_THAT(registry_.Expose(), HasSubstr("huygens_scheduler_extender_requests_total{verb=\"bind\",result=\"bad_request\"} 2"));
+}
+
+}  // namespace
+}  // namespace huygens::scheduler
