@@ -21,18 +21,9 @@ using nlohmann::json;
 using testing::AddMachine;
 using testing::CheckCluster;
 using testing::GuaranteedPod;
+using testing::WaitFor;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-template <typename F>
-bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 class ExtenderTest : public ::testing::Test {
  protected:

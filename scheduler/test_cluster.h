@@ -1,12 +1,14 @@
 // Test helper: a cluster in a FakeApiServer for the scheduler service's tests and benchmark:
 // Nodes with NodeResourceTopologies built by topology/nrt.h BuildNrt from synthetic machines,
 // Guaranteed pods, and a checker of the final state (every pod bound and annotated, no two pods
-// holding one exclusive CPU).
+// holding one exclusive CPU), and WaitFor to poll for an outcome.
 #ifndef HUYGENS_SCHEDULER_TEST_CLUSTER_H_
 #define HUYGENS_SCHEDULER_TEST_CLUSTER_H_
 
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fmt/format.h"
@@ -16,6 +18,17 @@
 #include "topology/nrt.h"
 
 namespace huygens::scheduler::testing {
+
+// Polls `done` every 50 ms for up to `limit`; returns its last answer.
+template <typename F>
+bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
 
 inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
 
