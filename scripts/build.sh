@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
+source scripts/ccache-env.sh
 cmake -G Ninja -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 ninja -C "$build_dir" -j "$jobs"

@@ -3,7 +3,7 @@
 # Idempotent; needs root (or sudo). Used by the README's commands and by .ci/run.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libabsl-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libhwloc-dev hwloc bzip2
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -14,6 +14,7 @@ BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHM
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  source scripts/ccache-env.sh
   CXX=clang++ CC=clang cmake -G Ninja -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHUYGENS_BUILD_FUZZERS=ON -DHUYGENS_BUILD_TESTS=OFF -DHUYGENS_BUILD_BENCHMARKS=OFF >/dev/null
   ninja -C build-fuzz -j "$(nproc)" fuzzers
