@@ -20,6 +20,15 @@ function(huygens_test name)
     set(labels ${T_LABELS})
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  # Every API test runs a second time against the real kube-apiserver of the testbed (label
+  # `cluster`): FakeApiServer forwards to it (kube/testing/upstream.h). One at a time, since
+  # each empties the cluster first.
+  if("apiserver" IN_LIST labels AND HUYGENS_CLUSTER_TESTS)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "cluster:"
+      PROPERTIES LABELS cluster
+        ENVIRONMENT "HUYGENS_TEST_UPSTREAM_KUBECONFIG=${HUYGENS_TESTBED_DIR}/admin.kubeconfig"
+        FIXTURES_REQUIRED testbed RESOURCE_LOCK testbed)
+  endif()
 endfunction()
 
 # huygens_benchmark(NAME SOURCES... LIBS libs...)

@@ -13,6 +13,7 @@ struct RestClient::Call {
   std::string body;  // whole body (Send), or the unfinished line (Stream)
   std::string error_body;  // body of a non-2xx streaming answer
   long http_code = 0;
+  std::string content_type;
   const std::function<bool(std::string_view)>* on_line = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   bool stopped_by_caller = false;
@@ -89,6 +90,17 @@ void RestClient::ReturnHandle(void* handle) {
 }
 
 absl::Status RestClient::Perform(const HttpRequest& request, Call& call, bool streaming) {
+  if (absl::Status s = Transfer(request, call, streaming); !s.ok()) return s;
+  if (call.http_code < 200 || call.http_code >= 300) {
+    std::string what = fmt::format("{} {}", request.verb, request.path);
+    absl::Status s = ApiError(static_cast<int>(call.http_code), streaming ? call.error_body : call.body, what);
+    spdlog::warn("kube: {} failed: HTTP {} {}", what, call.http_code, Reason(s));
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool streaming) {
   limiter_.Acquire();
   CURL* curl = static_cast<CURL*>(TakeHandle());
   if (curl == nullptr) return absl::ResourceExhaustedError("kube client: curl_easy_init failed");
@@ -144,6 +156,10 @@ absl::Status RestClient::Perform(const HttpRequest& request, Call& call, bool st
 
   CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &call.http_code);
+  const char* content_type = nullptr;
+  if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
+    call.content_type = content_type;
+  }
   ReturnHandle(curl);
 
   std::string what = fmt::format("{} {}", request.verb, request.path);
@@ -157,12 +173,13 @@ absl::Status RestClient::Perform(const HttpRequest& request, Call& call, bool st
     spdlog::warn("kube: {} failed: {}", what, curl_easy_strerror(rc));
     return s;
   }
-  if (call.http_code < 200 || call.http_code >= 300) {
-    absl::Status s = ApiError(static_cast<int>(call.http_code), streaming ? call.error_body : call.body, what);
-    spdlog::warn("kube: {} failed: HTTP {} {}", what, call.http_code, Reason(s));
-    return s;
-  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<HttpAnswer> RestClient::Exchange(const HttpRequest& request) {
+  Call call;
+  if (absl::Status s = Transfer(request, call, /*streaming=*/false); !s.ok()) return s;
+  return HttpAnswer{static_cast<int>(call.http_code), std::move(call.body), std::move(call.content_type)};
 }
 
 absl::StatusOr<nlohmann::json> RestClient::Send(const HttpRequest& request) {

@@ -33,6 +33,13 @@ struct HttpRequest {
   std::string content_type = "application/json";
 };
 
+// A raw answer: what the server sent, whatever its code.
+struct HttpAnswer {
+  int code = 0;              // HTTP status code
+  std::string body;          // the whole body, unparsed
+  std::string content_type;  // the Content-Type header; "" if none
+};
+
 class RestClient {
  public:
   // Errors: InvalidArgument for a config without a server. `clock` (rate limit) must outlive
@@ -46,6 +53,11 @@ class RestClient {
   // answer (null for an empty body). Errors: see api_error.h (HTTP errors with the server's
   // Status; Unavailable for transport failures, DeadlineExceeded on timeout).
   absl::StatusOr<nlohmann::json> Send(const HttpRequest& request);
+
+  // Sends one request like Send but returns the answer as it came, for any HTTP code (a
+  // proxy in front of a real server needs the server's exact code and body). Errors: only
+  // transport failures (Unavailable, DeadlineExceeded).
+  absl::StatusOr<HttpAnswer> Exchange(const HttpRequest& request);
 
   // A long-running request (watch): no overall timeout; `on_line` gets each newline-terminated
   // line of a 2xx body as it arrives. Returns OK when the server ends the body cleanly, the
@@ -64,6 +76,8 @@ class RestClient {
   void* TakeHandle();
   void ReturnHandle(void* handle);
   absl::Status Perform(const HttpRequest& request, Call& call, bool streaming);
+  // The transfer alone: OK once an answer (any code) arrived, else the transport error.
+  absl::Status Transfer(const HttpRequest& request, Call& call, bool streaming);
 
   const RestConfig config_;
   TokenBucket limiter_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned upstream binaries the `cluster` tests run against, into a cache folder
 # outside the repo keyed by release:
-#   $HUYGENS_TESTBED_CACHE/kubernetes-<version>/{kube-apiserver,kube-scheduler,kubelet,kubectl}
+#   $HUYGENS_TESTBED_CACHE/kubernetes-<version>/{kube-apiserver,kube-controller-manager,
+#     kube-scheduler,kubelet,kubectl}
 #   $HUYGENS_TESTBED_CACHE/etcd-<version>/etcd
 # (HUYGENS_TESTBED_CACHE defaults to ~/.cache/huygens-testbed). A binary already there is kept,
 # so a second run costs nothing; Go's own build cache makes a rebuild after `rm` quick too.
@@ -28,7 +29,7 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 
-want=(kube-apiserver kube-scheduler kubelet kubectl)
+want=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 missing=()
 for b in "${want[@]}"; do [ -x "$kube_dir/$b" ] || missing+=("k8s.io/kubernetes/cmd/$b"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -15,6 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
+#include "kube/api_error.h"
+#include "kube/rest_client.h"
 #include "kube/testing/selector.h"
 #include "spdlog/spdlog.h"
 
@@ -233,6 +235,27 @@ json WatchEvent(std::string_view type, json object) {
   return json{{"type", type}, {"object", std::move(object)}};
 }
 
+// One watch forwarded to the upstream server: a worker thread reads the real stream into
+// `lines`; the serving thread passes them on. Stop cancels the real stream and joins.
+struct ProxiedWatch {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<std::string> lines;
+  bool finished = false;
+  absl::Status result;
+  std::atomic<bool> cancel{false};
+  std::thread worker;
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cancel = true;
+      changed.notify_all();
+    }
+    if (worker.joinable()) worker.join();
+  }
+};
+
 }  // namespace
 
 struct FakeApiServer::Impl {
@@ -260,6 +283,8 @@ struct FakeApiServer::Impl {
   std::vector<Fault> faults;
   std::map<std::pair<std::string, std::string>, int> counts;
   std::mt19937_64 rng{std::random_device{}()};
+  std::unique_ptr<Upstream> upstream;  // set in upstream mode
+  std::vector<std::weak_ptr<ProxiedWatch>> proxied;  // open forwarded watches
 
   // --- store primitives (REQUIRES: mu held) ---
 
@@ -730,6 +755,10 @@ struct FakeApiServer::Impl {
       res.status = r.code;
       res.set_content(r.body.dump(), "application/json");
     };
+    if (upstream) {
+      ServeUpstream(req, res);
+      return;
+    }
     if (auto discovery = Discovery(req.path); discovery && req.method == "GET") {
       send(*discovery);
       return;
@@ -774,6 +803,130 @@ struct FakeApiServer::Impl {
       return;
     }
     send(Dispatch(req, *target, verb));
+  }
+
+  // Upstream mode: counts and faults by verb and resource as for the store, then forwards.
+  void ServeUpstream(const httplib::Request& req, httplib::Response& res) {
+    HttpRequest forward{req.method, req.path, {}, req.body, req.get_header_value("Content-Type")};
+    for (const auto& [key, value] : req.params) forward.query.emplace_back(key, value);
+    auto [verb, resource] = UpstreamVerb(req);
+    if (!verb.empty()) {
+      if (auto fault = CountAndFault(verb, resource)) {
+        Reply r = Failure(*fault, ReasonFor(*fault), fmt::format("injected fault for {} {}", verb, resource));
+        res.status = r.code;
+        res.set_content(r.body.dump(), "application/json");
+        return;
+      }
+    }
+    if (verb == "watch") {
+      ProxyWatch(std::move(forward), res);
+      return;
+    }
+    auto answer = upstream->Forward(forward);
+    if (!answer.ok()) {
+      Reply r = Failure(502, "InternalError", fmt::format("upstream: {}", answer.status().message()));
+      res.status = r.code;
+      res.set_content(r.body.dump(), "application/json");
+      return;
+    }
+    res.status = answer->code;
+    res.set_content(answer->body, answer->content_type.empty() ? "application/json" : answer->content_type);
+  }
+
+  // The verb and resource a request counts under (the names FailNext takes), from its path
+  // alone: "" for discovery and other non-resource paths.
+  static std::pair<std::string, std::string> UpstreamVerb(const httplib::Request& req) {
+    std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+    std::size_t at;
+    if (parts.size() >= 3 && parts[0] == "api") {
+      at = 2;
+    } else if (parts.size() >= 4 && parts[0] == "apis") {
+      at = 3;
+    } else {
+      return {};
+    }
+    std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(at), parts.end());
+    // namespaces/<ns>/<resource>... but not the namespace object itself (namespaces/<name>).
+    if (rest.size() >= 3 && rest[0] == "namespaces") rest.erase(rest.begin(), rest.begin() + 2);
+    if (rest.empty()) return {};
+    std::string resource = rest[0];
+    if (rest.size() == 3) resource += "/" + rest[2];
+    bool collection = rest.size() == 1;
+    std::string watch = req.get_param_value("watch");
+    if (req.method == "GET") {
+      return {collection ? (watch == "true" || watch == "1" ? "watch" : "list") : "get", resource};
+    }
+    if (req.method == "POST") return {"create", resource};
+    if (req.method == "PUT") return {"update", resource};
+    if (req.method == "PATCH") return {"patch", resource};
+    if (req.method == "DELETE") return {"delete", resource};
+    return {};
+  }
+
+  // Forwards a watch. The real server's answer is awaited before answering, so that an error
+  // answer keeps its code; then each event line is passed on as it arrives. DropWatches and
+  // shutdown cut the stream without its closing chunk, as on the store.
+  void ProxyWatch(HttpRequest forward, httplib::Response& res) {
+    auto w = std::make_shared<ProxiedWatch>();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++active_watches;
+      std::erase_if(proxied, [](const std::weak_ptr<ProxiedWatch>& p) { return p.expired(); });
+      proxied.push_back(w);
+    }
+    Upstream* up = upstream.get();
+    w->worker = std::thread([w, up, forward = std::move(forward)] {
+      absl::Status s = up->ForwardWatch(
+          forward,
+          [&w](std::string_view line) {
+            std::lock_guard<std::mutex> lock(w->mu);
+            w->lines.emplace_back(line);
+            w->changed.notify_all();
+            return true;
+          },
+          &w->cancel);
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->result = s;
+      w->finished = true;
+      w->changed.notify_all();
+    });
+    auto end = [this, w] {
+      w->Stop();
+      std::lock_guard<std::mutex> lock(mu);
+      --active_watches;
+    };
+    {
+      std::unique_lock<std::mutex> lock(w->mu);
+      w->changed.wait(lock, [&] { return !w->lines.empty() || w->finished || w->cancel.load(); });
+      if (w->lines.empty() && w->finished && HttpCode(w->result) != 0) {
+        int code = HttpCode(w->result);
+        Reply r = Failure(code, Reason(w->result), std::string(w->result.message()));
+        lock.unlock();
+        end();
+        res.status = code;
+        res.set_content(r.body.dump(), "application/json");
+        return;
+      }
+    }
+    res.set_chunked_content_provider(
+        "application/json",
+        [w](std::size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> lock(w->mu);
+          w->changed.wait_for(lock, std::chrono::seconds(1),
+                              [&] { return !w->lines.empty() || w->finished || w->cancel.load(); });
+          if (w->cancel.load()) return false;  // dropped: no closing chunk
+          while (!w->lines.empty()) {
+            std::string line = std::move(w->lines.front()) + "\n";
+            w->lines.pop_front();
+            if (!sink.write(line.data(), line.size())) return false;
+          }
+          if (w->finished) {
+            if (!w->result.ok()) return false;  // the real stream broke: break ours too
+            sink.done();
+          }
+          return true;
+        },
+        [end](bool) { end(); });
   }
 
   std::optional<Target> Parse(const std::string& path) {
@@ -904,6 +1057,14 @@ FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(FakeApiServerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (options.upstream) {
+    auto upstream = Upstream::Connect(*options.upstream);
+    if (!upstream.ok()) return upstream.status();
+    if (options.wipe_upstream) {
+      if (absl::Status s = (*upstream)->Wipe(); !s.ok()) return s;
+    }
+    impl->upstream = std::move(*upstream);
+  }
   if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
     impl->server = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
     impl->tls = true;
@@ -943,6 +1104,13 @@ FakeApiServer::~FakeApiServer() {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stopping = true;
     impl_->changed.notify_all();
+    for (auto& weak : impl_->proxied) {
+      if (auto w = weak.lock()) {
+        std::lock_guard<std::mutex> wl(w->mu);
+        w->cancel = true;
+        w->changed.notify_all();
+      }
+    }
   }
   impl_->server->stop();
   if (impl_->listener.joinable()) impl_->listener.join();
@@ -954,7 +1122,10 @@ std::string FakeApiServer::url() const {
   return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", impl_->port);
 }
 
+bool FakeApiServer::upstream() const { return impl_->upstream != nullptr; }
+
 absl::StatusOr<json> FakeApiServer::Create(std::string_view resource, json object) {
+  if (impl_->upstream) return impl_->upstream->Create(resource, std::move(object));
   const ResourceType* t = FindQualified(resource);
   if (t == nullptr) return absl::NotFoundError(fmt::format("fake apiserver: unknown resource {:?}", resource));
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -967,6 +1138,7 @@ absl::StatusOr<json> FakeApiServer::Create(std::string_view resource, json objec
 
 std::optional<json> FakeApiServer::Get(std::string_view resource, std::string_view ns,
                                        std::string_view name) const {
+  if (impl_->upstream) return impl_->upstream->Get(resource, ns, name);
   const ResourceType* t = FindQualified(resource);
   if (t == nullptr) return std::nullopt;
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -978,6 +1150,7 @@ std::optional<json> FakeApiServer::Get(std::string_view resource, std::string_vi
 }
 
 std::vector<json> FakeApiServer::List(std::string_view resource, std::string_view ns) const {
+  if (impl_->upstream) return impl_->upstream->List(resource, ns);
   std::vector<json> out;
   const ResourceType* t = FindQualified(resource);
   if (t == nullptr) return out;
@@ -991,6 +1164,7 @@ std::vector<json> FakeApiServer::List(std::string_view resource, std::string_vie
 }
 
 std::int64_t FakeApiServer::resource_version() const {
+  if (impl_->upstream) return impl_->upstream->ResourceVersion();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->rv;
 }
@@ -1002,6 +1176,14 @@ void FakeApiServer::FailNext(std::string verb, std::string resource, int count, 
 
 void FakeApiServer::DropWatches() {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  for (auto& weak : impl_->proxied) {
+    if (auto w = weak.lock()) {
+      std::lock_guard<std::mutex> wl(w->mu);
+      w->cancel = true;
+      w->changed.notify_all();
+    }
+  }
+  impl_->proxied.clear();
   ++impl_->drop_generation;
   impl_->changed.notify_all();
 }
@@ -1012,6 +1194,10 @@ void FakeApiServer::SetDelay(std::chrono::milliseconds delay) {
 }
 
 void FakeApiServer::Compact() {
+  if (impl_->upstream) {
+    if (absl::Status s = impl_->upstream->Compact(); !s.ok()) spdlog::error("fake apiserver: {}", s.message());
+    return;
+  }
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->compacted_rv = impl_->rv;
   impl_->events.clear();

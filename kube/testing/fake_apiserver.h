@@ -21,6 +21,15 @@
 // (cut every open watch stream without the closing chunk), SetDelay (delay every request),
 // Compact (forget the retained event window so older versions get 410).
 //
+// Upstream mode (the `cluster` test tier, docs/testbed.md): when FakeApiServerOptions::upstream
+// is set, or else the environment names a real cluster (HUYGENS_TEST_UPSTREAM_KUBECONFIG, see
+// upstream.h), Start first empties that cluster of what tests create and then serves no store
+// of its own: every request, discovery included, is forwarded to the real kube-apiserver, and
+// the direct store access below goes through its API. Fault injection, delays, dropped watches
+// and request counts stay in front, so a test's code is the same in both modes; Compact
+// compacts the real etcd. What the real server decides (validation, admission, versions) is
+// then the real server's.
+//
 // Thread-safety: every public method may be called from any thread while the server runs.
 #ifndef HUYGENS_KUBE_TESTING_FAKE_APISERVER_H_
 #define HUYGENS_KUBE_TESTING_FAKE_APISERVER_H_
@@ -34,6 +43,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kube/testing/upstream.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube::testing {
@@ -54,12 +64,18 @@ struct FakeApiServerOptions {
   std::chrono::milliseconds bookmark_interval{1000};
   // Worker threads; every open watch holds one. Default 64.
   int worker_threads = 64;
+  // A real API server to forward to (see the header comment). Default: the one the environment
+  // names (UpstreamFromEnvironment), else none.
+  std::optional<UpstreamOptions> upstream = UpstreamFromEnvironment();
+  // Whether Start empties the upstream cluster first. Default true.
+  bool wipe_upstream = true;
 };
 
 class FakeApiServer {
  public:
   // Starts listening and serving on a background thread.
-  // Errors: Unavailable if the address cannot be bound, InvalidArgument for a bad TLS setup.
+  // Errors: Unavailable if the address cannot be bound, InvalidArgument for a bad TLS setup;
+  // in upstream mode also the errors of connecting to and emptying the real cluster.
   static absl::StatusOr<std::unique_ptr<FakeApiServer>> Start(FakeApiServerOptions options = {});
   // Stops serving: ends every watch, then joins the server threads.
   ~FakeApiServer();
@@ -80,7 +96,7 @@ class FakeApiServer {
                                     std::string_view name) const;
   // Every object of the resource in `ns` ("" = all namespaces), in key order.
   std::vector<nlohmann::json> List(std::string_view resource, std::string_view ns = "") const;
-  // The current global resourceVersion.
+  // The current global resourceVersion (upstream: the real server's, etcd's revision).
   std::int64_t resource_version() const;
 
   // Faults. `verb` is one of get, list, watch, create, update, patch, delete (or "*");
@@ -92,7 +108,11 @@ class FakeApiServer {
   // Delays every request by `delay` before it is handled. Zero (default) turns it off.
   void SetDelay(std::chrono::milliseconds delay);
   // Forgets every retained event: a watch or continue token from before now gets 410 Gone.
+  // Upstream: compacts etcd at its current revision (the watch cache may still serve versions
+  // it holds; see docs/testbed.md); a failure is logged as an error.
   void Compact();
+  // Whether requests go to a real API server.
+  bool upstream() const;
 
   // Requests served so far for verb and resource (same names as FailNext; no "*").
   int RequestCount(std::string_view verb, std::string_view resource) const;
