@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,8 +123,11 @@ class Client {
                                                     std::string_view name, const JsonPatchFn& make_operations);
 
   // POST pods/<name>/binding with target Node `node`. A non-empty `pod_uid` is a precondition.
-  // Errors: Conflict when the pod is already bound, NotFound when it is gone.
-  absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "");
+  // `annotations` ride on the Binding's metadata: the apiserver merges them onto the pod in the
+  // same write as spec.nodeName (BindingREST), so the pod is never seen bound without them.
+  // Errors: Conflict when the pod is already bound or its uid differs, NotFound when it is gone.
+  absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "",
+                    const std::map<std::string, std::string>& annotations = {});
 
   // Creates an events.k8s.io/v1 Event (name <object>.<unique suffix>, eventTime now).
   absl::Status CreateEvent(const EventRecord& event);

@@ -46,7 +46,11 @@ TEST_F(ClientTest, ListFollowsContinueTokensAcrossPages) {
   EXPECT_EQ(list->items.front()["metadata"]["name"], "p00");
   EXPECT_EQ(list->items.back()["metadata"]["name"], "p24");
   EXPECT_EQ(server_->RequestCount("list", "pods"), 3);
-  EXPECT_EQ(list->resource_version, std::to_string(server_->resource_version()));
+  // The list's version is the snapshot's: at least the last write's, at most the server's now
+  // (a real server's version also moves with writes of other clients).
+  std::int64_t listed = std::stoll(list->resource_version);
+  EXPECT_GE(listed, std::stoll(list->items.back()["metadata"]["resourceVersion"].get<std::string>()));
+  EXPECT_LE(listed, server_->resource_version());
 }
 
 TEST_F(ClientTest, ListPagesAreOneConsistentSnapshotEvenWhenObjectsChangeBetweenPages) {
@@ -83,11 +87,15 @@ TEST_F(ClientTest, WatchDeliversEventsAndBookmarksFromAVersion) {
   std::string from = (*created)["metadata"]["resourceVersion"];
   ASSERT_TRUE(client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"labels", {{"x", "1"}}}}}}).ok());
   std::vector<std::string> types;
-  std::string bookmark_version;
+  std::string modified_version, bookmark_version;
   WatchOptions options;
   options.resource_version = from;
+  // The real server sends a bookmark shortly before the watch's timeout ends (and about once a
+  // minute); the fake sends one every bookmark_interval. A short timeout gets one from both.
+  options.timeout = std::chrono::seconds(5);
   absl::Status s = client_->Watch(Pods(), "default", options, [&](const WatchEvent& e) {
     types.push_back(e.type);
+    if (e.type == "MODIFIED") modified_version = e.object["metadata"]["resourceVersion"];
     if (e.type == "BOOKMARK") {
       bookmark_version = e.object["metadata"]["resourceVersion"];
       return false;
@@ -96,7 +104,10 @@ TEST_F(ClientTest, WatchDeliversEventsAndBookmarksFromAVersion) {
   });
   EXPECT_TRUE(s.ok()) << s;
   EXPECT_EQ(types, (std::vector<std::string>{"MODIFIED", "BOOKMARK"}));
-  EXPECT_EQ(bookmark_version, std::to_string(server_->resource_version()));
+  // A bookmark says the watch has seen everything up to its version.
+  ASSERT_FALSE(bookmark_version.empty());
+  EXPECT_GE(std::stoll(bookmark_version), std::stoll(modified_version));
+  EXPECT_LE(std::stoll(bookmark_version), server_->resource_version());
 }
 
 TEST_F(ClientTest, WatchFromAVersionOutsideTheWindowGetsAnExpiredErrorEvent) {
@@ -190,6 +201,37 @@ TEST_F(ClientTest, BindSetsTheNodeOnceAndASecondBindConflicts) {
   absl::Status again = client_->Bind("default", "a", "n2");
   EXPECT_TRUE(IsApiConflict(again)) << again;
   EXPECT_TRUE(IsApiNotFound(client_->Bind("default", "gone", "n1")));
+}
+
+TEST_F(ClientTest, BindCarriesAnnotationsOntoThePodInTheSameWrite) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  auto before = client_->Get(Pods(), "default", "a");
+  ASSERT_TRUE(before.ok());
+  std::string rv = (*before)["metadata"]["resourceVersion"];
+  std::string uid = (*before)["metadata"]["uid"];
+  ASSERT_TRUE(client_->Bind("default", "a", "n1", uid, {{"huygens.io/allocation", "{\"version\":1}"}}).ok());
+  // One write: the first version after the create shows both the node and the annotation.
+  auto events = std::make_shared<std::vector<json>>();
+  WatchOptions options;
+  options.resource_version = rv;
+  options.timeout = std::chrono::seconds(2);
+  ASSERT_TRUE(client_
+                  ->Watch(Pods(), "default", options,
+                          [events](const WatchEvent& e) {
+                            if (e.type == "MODIFIED") events->push_back(e.object);
+                            return events->empty();
+                          })
+                  .ok());
+  ASSERT_FALSE(events->empty());
+  EXPECT_EQ((*events)[0]["spec"]["nodeName"], "n1");
+  EXPECT_EQ((*events)[0]["metadata"]["annotations"]["huygens.io/allocation"], "{\"version\":1}");
+}
+
+TEST_F(ClientTest, BindWithAnotherPodsUidConflictsAndChangesNothing) {
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  absl::Status s = client_->Bind("default", "a", "n1", "00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(HttpCode(s), 409) << s;
+  EXPECT_EQ((*server_->Get("pods", "default", "a"))["spec"].value("nodeName", ""), "");
 }
 
 TEST_F(ClientTest, CreateEventWritesAnEventsV1EventAboutThePod) {

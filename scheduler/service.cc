@@ -414,13 +414,18 @@ struct SchedulerService::Impl {
     }
   }
 
-  // Creates the Binding for a pod whose allocation is written. OK when the pod is done (bound,
-  // or gone); else the error, logged and counted.
-  absl::Status FinishBind(const json& object, const std::string& node) {
+  // Creates the Binding for a pod, carrying `allocation` (the huygens.io/allocation value;
+  // nullopt: none) on the Binding's metadata, so the apiserver sets spec.nodeName and the
+  // annotation in one write: a pod is never bound without its allocation, nor annotated by us
+  // without being bound. OK when the pod is done (bound by us, or gone); else the error,
+  // logged and counted.
+  absl::Status FinishBind(const json& object, const std::string& node, const std::optional<std::string>& allocation) {
     const std::string ns = object["metadata"].value("namespace", "");
     const std::string name = object["metadata"].value("name", "");
     const std::string uid = object["metadata"].value("uid", "");
-    absl::Status s = client->Bind(ns, name, node, uid);
+    std::map<std::string, std::string> annotations;
+    if (allocation.has_value()) annotations[kAllocationAnnotation] = *allocation;
+    absl::Status s = client->Bind(ns, name, node, uid, annotations);
     if (s.ok()) {
       ++bound;
       Event(object, "Normal", "Scheduled", "Binding",
@@ -431,13 +436,24 @@ struct SchedulerService::Impl {
     if (kube::IsApiNotFound(s)) return absl::OkStatus();  // the pod is gone; its delete event cleans up
     if (kube::HttpCode(s) == 409) {
       auto current = client->Get(kube::Pods(), ns, name);
-      if (current.ok() && (*current)["spec"].value("nodeName", "") == node) {
+      if (current.ok() && (*current)["spec"].value("nodeName", "") == node &&
+          (!allocation.has_value() ||
+           (*current)["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, "") == *allocation)) {
         ++bound;  // an earlier attempt landed
         return absl::OkStatus();
       }
     }
     spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));
     return s;
+  }
+
+  // The huygens.io/allocation value of a cache entry's allocation on its node; nullopt for a
+  // pod without one (a NUMA-blind node).
+  static std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& entry) {
+    if (!entry.allocation.has_value()) return std::nullopt;
+    PodAllocation a = *entry.allocation;
+    a.node = entry.node;
+    return AllocationToJson(a);
   }
 
   void ScheduleNext() {
@@ -467,7 +483,7 @@ struct SchedulerService::Impl {
       return;
     }
     if (entry != nullptr) {
-      if (FinishBind(object, entry->node).ok()) {
+      if (FinishBind(object, entry->node, AllocationValue(*entry)).ok()) {
         (void)cache.FinishBinding(uid);
         queue.Done(uid);
         observe("scheduled");
@@ -518,48 +534,19 @@ struct SchedulerService::Impl {
   // ---- binding cycle ---------------------------------------------------------------------
 
   // A decision to make durable: the pod as last seen, its node, and the huygens.io/allocation
-  // value to write first (nullopt: a NUMA-blind node, Binding only).
+  // value that rides on the Binding (nullopt: a NUMA-blind node, Binding only).
   struct BindTask {
     json object;
     std::string node;
     std::optional<std::string> allocation;
   };
-  // The outcome per step; `binding` is only tried after a successful patch.
-  struct BindOutcome {
-    absl::Status patch;
-    absl::Status binding;
-  };
 
-  // The merge patch of the allocation (resourceVersion precondition, retried on 409; a patch
-  // that already landed is recognised), then the Binding. Thread-safe (API calls, counters and
-  // events only): binder threads run it.
-  BindOutcome RunBind(const BindTask& t) {
-    BindOutcome out;
-    const std::string ns = t.object["metadata"].value("namespace", "");
-    const std::string name = t.object["metadata"].value("name", "");
-    const std::string uid = t.object["metadata"].value("uid", "");
-    if (t.allocation.has_value()) {
-      const std::string& value = *t.allocation;
-      auto r = client->MergePatchWithRetry(
-          kube::Pods(), ns, name, [&](const json& current) -> absl::StatusOr<std::optional<json>> {
-            if (current["metadata"].value("uid", "") != uid) return absl::NotFoundError("the pod was replaced");
-            if (!current["spec"].value("nodeName", "").empty()) {
-              return absl::FailedPreconditionError("the pod is already bound");
-            }
-            json existing = current["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, json());
-            if (existing == value) return std::optional<json>();  // an earlier attempt landed
-            if (!existing.is_null()) return absl::FailedPreconditionError("the pod has another allocation");
-            return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, value}}}}}});
-          });
-      if (!r.ok()) {
-        ApiError("patch", r.status());
-        out.patch = absl::Status(r.status().code(), fmt::format("writing {}: {}", kAllocationAnnotation, std::string(r.status().message())));
-        return out;
-      }
-    }
-    absl::Status binding = FinishBind(t.object, t.node);
-    if (!binding.ok()) out.binding = absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
-    return out;
+  // The Binding with the allocation (FinishBind). Thread-safe (API calls, counters and events
+  // only): binder threads run it. Errors are prefixed for the pod's events.
+  absl::Status RunBind(const BindTask& t) {
+    absl::Status binding = FinishBind(t.object, t.node, t.allocation);
+    if (binding.ok()) return binding;
+    return absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
   }
 
   // Standalone: the binding cycles in flight on the binder threads. The queues are guarded by
@@ -570,7 +557,7 @@ struct SchedulerService::Impl {
     BindTask task;
     sched::QueuedPod popped;
     std::chrono::steady_clock::time_point start;
-    BindOutcome outcome;
+    absl::Status outcome;
   };
   std::optional<BindTask> staged;  // set by ApiBind during ScheduleOne (scheduling thread)
   std::condition_variable bind_cv;
@@ -590,10 +577,10 @@ struct SchedulerService::Impl {
       f.outcome = RunBind(f.task);
       // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
       // is counted before Stop returns).
-      const char* result = f.outcome.patch.ok() && f.outcome.binding.ok() ? "scheduled" : "error";
+      const char* result = f.outcome.ok() ? "scheduled" : "error";
       attempts->Inc({result});
       attempt_latency->Observe({result}, std::chrono::duration<double>(std::chrono::steady_clock::now() - f.start).count());
-      if (f.outcome.patch.ok() && f.outcome.binding.ok()) {
+      if (f.outcome.ok()) {
         e2e_latency->Observe({}, absl::ToDoubleSeconds(absl::Now() - f.popped.first_seen));
       }
       lock.lock();
@@ -602,9 +589,10 @@ struct SchedulerService::Impl {
     }
   }
 
-  // Settles finished binding cycles (scheduling thread, state_mu held): a failed patch forgets
-  // the assume (its CPUs with it) and requeues with backoff, as a failed attempt; a failed
-  // Binding keeps the written allocation and requeues (the finish path binds again).
+  // Settles finished binding cycles (scheduling thread, state_mu held): a failed Binding keeps
+  // the assume and requeues with backoff; the finish path binds again with the same allocation.
+  // The assume is not forgotten, since a Binding whose answer was lost may still have landed:
+  // its CPUs are not handed to another pod until the pod's own update or deletion settles it.
   void SettleBinds() {
     std::deque<InFlight> done;
     {
@@ -614,11 +602,8 @@ struct SchedulerService::Impl {
     }
     for (InFlight& f : done) {
       const std::string uid = f.task.object["metadata"].value("uid", "");
-      if (!f.outcome.patch.ok()) {
-        if (const auto* e = cache.FindPod(uid); e != nullptr && e->assumed) (void)cache.ForgetPod(uid);
-        Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.patch.message()));
-        queue.AddFailed(std::move(f.popped), false, absl::Now());
-      } else if (!f.outcome.binding.ok()) {
+      if (!f.outcome.ok()) {
+        Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.message()));
         queue.AddFailed(std::move(f.popped), false, absl::Now());
       } else {
         queue.Done(uid);
@@ -751,8 +736,8 @@ struct SchedulerService::Impl {
 
   // The bind verb: the pod's recorded allocation is finished on `node` (or undone when kube-
   // scheduler chose another node); otherwise Reserve on `node` through the profile's scheduler
-  // (the pod pinned there by spec.nodeName), the same assume -> patch -> Binding as standalone
-  // (ApiBind). A failed Binding after the patch removes the annotation and forgets the assume.
+  // (the pod pinned there by spec.nodeName), the same assume -> Binding (carrying the
+  // allocation) as standalone (ApiBind). A failed Binding forgets the assume.
   // Returns "" or the error for ExtenderBindingResult.
   std::string BindTo(const BindingArgs& args) {
     json object;
@@ -775,7 +760,7 @@ struct SchedulerService::Impl {
     const sched::ClusterCache::PodEntry* entry = HonourRecorded(object, args.pod_uid, undone);
     if (undone) return "the pod's recorded allocation could not be honoured and was removed; retry";
     if (entry != nullptr && entry->node == args.node) {
-      absl::Status s = FinishBind(object, args.node);
+      absl::Status s = FinishBind(object, args.node, AllocationValue(*entry));
       if (!s.ok()) return fmt::format("creating the Binding: {}", std::string(s.message()));
       if (entry->assumed) (void)cache.FinishBinding(args.pod_uid);
       return "";
@@ -789,7 +774,7 @@ struct SchedulerService::Impl {
       if (object["metadata"].contains("annotations")) object["metadata"]["annotations"].erase(kAllocationAnnotation);
     }
     if (!Exclusive(**pod)) {
-      absl::Status s = FinishBind(object, args.node);
+      absl::Status s = FinishBind(object, args.node, std::nullopt);
       return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
     }
     sched::Pod pinned = **pod;
@@ -799,13 +784,7 @@ struct SchedulerService::Impl {
                                        ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
     if (!result.scheduled()) return result.message;
     if (bind_error.empty()) return "";
-    // The allocation was written, the Binding failed: undo both (unreserve).
-    if (result.allocation.has_value()) {
-      PodAllocation written = *result.allocation;
-      written.node = args.node;
-      object["metadata"]["annotations"][kAllocationAnnotation] = AllocationToJson(written);
-      if (!Undo(object, bind_error)) return bind_error + "; removing the allocation failed too";
-    }
+    // The Binding (which carries the allocation) failed: nothing was written; unreserve.
     (void)cache.ForgetPod(args.pod_uid);
     return bind_error;
   }
@@ -845,12 +824,11 @@ struct SchedulerService::Impl {
 
 namespace {
 
-// The Bind plugin: hands the decision to the binding cycle (Impl::RunBind: the
-// huygens.io/allocation patch, then the Binding). Standalone: staged for the binder threads
+// The Bind plugin: hands the decision to the binding cycle (Impl::RunBind: the Binding, with
+// huygens.io/allocation on its metadata). Standalone: staged for the binder threads
 // (ScheduleNext submits it), so the scheduling thread goes on at once, as kube-scheduler's
 // binding cycle runs in a goroutine. Extender: run at once (the bind verb answers with the
-// outcome); a failed patch fails the attempt (the scheduler unreserves); a failed Binding after
-// a written patch does not (the caller decides).
+// outcome); a failed Binding is left to the caller (BindTo unreserves).
 class ApiBind final : public sched::BindPlugin {
  public:
   explicit ApiBind(SchedulerService::Impl* impl) : impl_(impl) {}
@@ -873,9 +851,8 @@ class ApiBind final : public sched::BindPlugin {
       impl_->staged = std::move(task);
       return sched::Status::Success();
     }
-    SchedulerService::Impl::BindOutcome outcome = impl_->RunBind(task);
-    if (!outcome.patch.ok()) return sched::Status::Error(std::string(outcome.patch.message()));
-    if (!outcome.binding.ok()) impl_->bind_error = std::string(outcome.binding.message());
+    absl::Status outcome = impl_->RunBind(task);
+    if (!outcome.ok()) impl_->bind_error = std::string(outcome.message());
     return sched::Status::Success();
   }
 
@@ -934,7 +911,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
                                          {"result"});
   impl->attempt_latency = &registry->AddHistogram(
       "huygens_scheduler_scheduling_attempt_duration_seconds",
-      "Scheduling attempt latency in seconds (algorithm, allocation patch and binding), by result.",
+      "Scheduling attempt latency in seconds (algorithm and binding with its allocation), by result.",
       {"result"}, kube::LatencyBuckets());
   impl->e2e_latency = &registry->AddHistogram(
       "huygens_scheduler_pod_scheduling_duration_seconds",

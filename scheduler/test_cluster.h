@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "kube/testing/fake_apiserver.h"
 #include "node/allocation.h"
+#include "sched/pod.h"
 #include "sim/cluster_spec.h"
 #include "topology/nrt.h"
 
@@ -32,26 +33,37 @@ bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
 
 inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
 
-// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine), no system pool,
-// kubelet-held CPUs `kubelet_cpus` published as exclusive in the NRT. Returns false on error.
-inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
-                       CpuSet kubelet_cpus = {}) {
-  auto shape = sim::ShapeForCpuCount(cpus);
-  if (!shape.ok()) return false;
+// Adds node `name` of machine `topology` (no system pool; kubelet-held CPUs `kubelet_cpus`
+// published as exclusive in the NRT), single-numa-node: the Node (labels, status capacity and
+// allocatable, Ready) and its NodeResourceTopology. Returns false on error.
+inline bool AddNode(kube::testing::FakeApiServer& server, const std::string& name, const CpuTopology& topology,
+                    CpuSet kubelet_cpus = {}) {
   NrtInput in;
   in.node_name = name;
-  in.topology = shape->topology.get();
+  in.topology = &topology;
   in.exclusive_cpus = kubelet_cpus;
   in.policy = "single-numa-node";
   auto nrt = BuildNrt(in);
   if (!nrt.ok()) return false;
+  const int cpus = topology.NumCpus();
+  nlohmann::json resources = {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}};
   nlohmann::json node = {
       {"apiVersion", "v1"},
       {"kind", "Node"},
       {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
       {"status",
-       {{"allocatable", {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}}}}}};
+       {{"capacity", resources},
+        {"allocatable", resources},
+        {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}, {"message", "test node"}}}}}}};
   return server.Create("nodes", node).ok() && server.Create(kNrtResource, *nrt).ok();
+}
+
+// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine); see AddNode.
+inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
+                       CpuSet kubelet_cpus = {}) {
+  auto shape = sim::ShapeForCpuCount(cpus);
+  if (!shape.ok()) return false;
+  return AddNode(server, name, *shape->topology, kubelet_cpus);
 }
 
 // A Guaranteed pod asking `cpus` whole CPUs (exclusive under Huygens' default cpu-policy).
@@ -64,6 +76,35 @@ inline nlohmann::json GuaranteedPod(const std::string& name, int cpus,
           {"spec",
            {{"schedulerName", scheduler},
             {"containers", {{{"name", "app"}, {"image", "app"}, {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+}
+
+// The Pod object (namespace default, scheduler huygens-scheduler) of a scheduling-core pod, as
+// the simulator's workloads make them: its containers' and init containers' requests and
+// limits (restartable init containers keep restartPolicy Always). Annotations are not carried.
+inline nlohmann::json PodObject(const sched::Pod& pod, const std::string& name) {
+  auto resources = [](const ContainerSpec& c) {
+    nlohmann::json requests = nlohmann::json::object(), limits = nlohmann::json::object();
+    if (c.cpu_request_milli > 0) requests["cpu"] = fmt::format("{}m", c.cpu_request_milli);
+    if (c.memory_request_bytes > 0) requests["memory"] = std::to_string(c.memory_request_bytes);
+    if (c.cpu_limit_milli > 0) limits["cpu"] = fmt::format("{}m", c.cpu_limit_milli);
+    if (c.memory_limit_bytes > 0) limits["memory"] = std::to_string(c.memory_limit_bytes);
+    return nlohmann::json{{"requests", requests}, {"limits", limits}};
+  };
+  auto containers = [&](const std::vector<ContainerSpec>& specs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ContainerSpec& c : specs) {
+      nlohmann::json container = {{"name", c.name}, {"image", "app"}, {"resources", resources(c)}};
+      if (c.restartable) container["restartPolicy"] = "Always";
+      out.push_back(container);
+    }
+    return out;
+  };
+  nlohmann::json spec = {{"schedulerName", "huygens-scheduler"}, {"containers", containers(pod.spec.containers)}};
+  if (!pod.spec.init_containers.empty()) spec["initContainers"] = containers(pod.spec.init_containers);
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", spec}};
 }
 
 // What the final state looks like.

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The test suite, from a fresh Debian 12 machine: installs the packages, builds with gcc,
-# runs every CTest test (unit, fixtures, end-to-end), then builds the libFuzzer fuzzers with
-# clang and runs each for a bounded time (FUZZ_SECONDS, default 20).
-# Needs ../shared/fixtures beside the checkout (see README).
+# The test suite, from a fresh Debian 12 machine: installs the packages, builds the pinned
+# upstream Kubernetes binaries from their Go modules (testbed/build.sh, cached outside the
+# repo), builds Huygens with gcc, runs every CTest test (unit, fixtures, end-to-end, and the
+# `cluster` tier against a real kube-apiserver, etcd, kube-scheduler and kubelet), then builds
+# the libFuzzer fuzzers with clang and runs each for a bounded time (FUZZ_SECONDS, default 20).
+# Needs ../shared/fixtures beside the checkout (see README) and Go (see testbed/build.sh).
+# SKIP_CLUSTER=1 leaves the real-cluster tier out (no Go needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,7 +13,17 @@ if [ ! -d ../shared/fixtures ]; then
   echo "test.sh: ../shared/fixtures is missing; the fixture tests need it" >&2
   exit 2
 fi
-BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON
+cluster=ON
+if [ "${SKIP_CLUSTER:-0}" = 1 ]; then
+  cluster=OFF
+else
+  command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+  command -v go >/dev/null || { echo "test.sh: Go is needed for the cluster tier (or SKIP_CLUSTER=1)" >&2; exit 2; }
+  echo "test.sh: building the pinned upstream binaries (testbed/build.sh)"
+  testbed/build.sh >/dev/null
+fi
+BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON \
+  -DHUYGENS_CLUSTER_TESTS=$cluster
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then

@@ -9,7 +9,7 @@
 # Usage: testbed/build.sh [--print-dir]   Prints the two folders on its last two lines.
 set -euo pipefail
 cd "$(dirname "$0")"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 cache=${HUYGENS_TESTBED_CACHE:-$HOME/.cache/huygens-testbed}
 
 # The versions come from the go.mod files, so they are written down once.

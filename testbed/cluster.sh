@@ -22,8 +22,8 @@
 #   logs/  etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log
 #   pids/  one file per process
 #   env    the assignments `env` prints (HUYGENS_TEST_KUBECONFIG, HUYGENS_TESTBED_DIR, ...)
-# Ports: the apiserver listens on 127.0.0.1:P (default: a free port from 16443 up); etcd on the
-# next two ports. Everything binds to loopback only.
+# Ports: the apiserver listens on 127.0.0.1:P (default: the first free one from a start picked
+# by process id in 20000-35000); etcd on the next two ports. Everything binds to loopback only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -108,7 +108,8 @@ up)
   [ -f "$dir/pids/kube-apiserver" ] && die "a cluster already runs in $dir (cluster.sh down $dir first)"
   bins
   if [ -z "$port" ]; then
-    port=16443
+    # A start that differs per process, so testbeds brought up at once rarely race for a port.
+    port=$((20000 + 3 * ($$ % 5000)))
     while ! { port_free "$port" && port_free $((port + 1)) && port_free $((port + 2)); }; do
       port=$((port + 3))
     done

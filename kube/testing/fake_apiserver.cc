@@ -509,6 +509,18 @@ struct FakeApiServer::Impl {
     auto it = objects.find(key);
     if (it == objects.end()) return NotFound(t, target.name);
     json pod = it->second;
+    // The Binding's uid and resourceVersion are preconditions, as on the real server.
+    const json meta = body.value("metadata", json::object());
+    std::string want_uid = meta.value("uid", "");
+    if (!want_uid.empty() && want_uid != pod["metadata"].value("uid", "")) {
+      return Failure(409, "Conflict",
+                     fmt::format("Operation cannot be fulfilled on pods \"{}\": Precondition failed: UID in "
+                                 "precondition: {}, UID in object meta: {}",
+                                 target.name, want_uid, pod["metadata"].value("uid", "")),
+                     &t, target.name);
+    }
+    std::string want_rv = meta.value("resourceVersion", "");
+    if (!want_rv.empty() && want_rv != pod["metadata"].value("resourceVersion", "")) return ConflictModified(t, target.name);
     std::string bound = pod.contains("spec") ? pod["spec"].value("nodeName", "") : "";
     if (!bound.empty()) {
       return Failure(409, "Conflict",
@@ -518,6 +530,11 @@ struct FakeApiServer::Impl {
                      &t, target.name);
     }
     pod["spec"]["nodeName"] = node;
+    // The Binding's annotations are merged onto the pod in the same write (the real server's
+    // BindingREST does so), which lets a scheduler record its decision atomically with it.
+    if (meta.contains("annotations") && meta["annotations"].is_object()) {
+      for (const auto& [k, v] : meta["annotations"].items()) pod["metadata"]["annotations"][k] = v;
+    }
     json& conditions = pod["status"]["conditions"];
     if (!conditions.is_array()) conditions = json::array();
     conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", NowRfc3339()}});
@@ -824,7 +841,7 @@ struct FakeApiServer::Impl {
     }
     auto answer = upstream->Forward(forward);
     if (!answer.ok()) {
-      Reply r = Failure(502, "InternalError", fmt::format("upstream: {}", answer.status().message()));
+      Reply r = Failure(502, "InternalError", fmt::format("upstream: {}", std::string(answer.status().message())));
       res.status = r.code;
       res.set_content(r.body.dump(), "application/json");
       return;
@@ -1195,7 +1212,7 @@ void FakeApiServer::SetDelay(std::chrono::milliseconds delay) {
 
 void FakeApiServer::Compact() {
   if (impl_->upstream) {
-    if (absl::Status s = impl_->upstream->Compact(); !s.ok()) spdlog::error("fake apiserver: {}", s.message());
+    if (absl::Status s = impl_->upstream->Compact(); !s.ok()) spdlog::error("fake apiserver: {}", std::string(s.message()));
     return;
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
