@@ -190,6 +190,28 @@ TEST(StaticPolicyAllocateTest, ReturnsTheSameCpusForAnAssignedContainer) {
   EXPECT_EQ(state, before);
 }
 
+// kubelet's unit case from kubernetes PR 129079 (kubelet restarted with full-pcpus-only): one
+// socket of 6 cores x 2 threads (siblings n / n+6), reserved 0, both containers already
+// assigned, so the default set 0,5-6,11 holds only 2 physical CPUs outside reserved core 0's
+// siblings. The assigned container keeps its CPUs instead of an SMT alignment error.
+TEST(StaticPolicyAllocateTest, FullPcpusOnlyKeepsTheCpusOfAnAssignedContainer) {
+  const StaticPolicy p =
+      MakePolicy(testing::BuildMachine({.cores_per_numa = 6}), Cpus("0"), 1,
+                 {.full_pcpus_only = true});
+  CpuManagerState state{
+      .default_cpu_set = Cpus("0,5-6,11"),
+      .assignments = {{"pod-1",
+                       {{"appContainer-0", Cpus("2-3,8-9")},
+                        {"appContainer-1", Cpus("1,4,7,10")}}}}};
+  const CpuManagerState before = state;
+  const PodSpec pod =
+      GuaranteedPod({Container("appContainer-0", 4000), Container("appContainer-1", 4000)});
+  absl::StatusOr<CpuSet> got = p.Allocate(state, pod, "appContainer-0", std::nullopt);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, Cpus("2-3,8-9"));
+  EXPECT_EQ(state, before);
+}
+
 struct SharedCase {
   std::string name;
   PodSpec pod;
