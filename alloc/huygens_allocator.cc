@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -318,6 +319,25 @@ class AllocationRun {
     return score;
   }
 
+  // How compact a NUMA set is; lower is better: (sockets its CPUs lie in, sum of the NUMA
+  // distances over its pairs of nodes). Every choice ranks by this before the strategy score;
+  // among single nodes it only sets apart a node that spans several sockets.
+  std::pair<int, int> Compactness(std::span<const int> set) const {
+    absl::InlinedVector<int, 16> sockets;
+    int distance = 0;
+    for (size_t i = 0; i < set.size(); ++i) {
+      for (int pair : ix_.NumaSocketPairsOfNuma().Of(set[i])) {
+        sockets.push_back(ix_.PairSocket(pair));
+      }
+      for (size_t j = i + 1; j < set.size(); ++j) {
+        distance += topo_.Distance(ix_.NumaId(set[i]), ix_.NumaId(set[j]));
+      }
+    }
+    std::sort(sockets.begin(), sockets.end());
+    const auto distinct = std::unique(sockets.begin(), sockets.end()) - sockets.begin();
+    return {static_cast<int>(distinct), distance};
+  }
+
   // Lower is better: (strategy score, secondary).
   std::pair<int64_t, int64_t> StrategyScore(std::span<const int> set) const {
     int64_t total = 0;
@@ -368,10 +388,11 @@ class AllocationRun {
       best = nodes;
       return absl::OkStatus();
     }
-    // Every k-set that fits; the best by strategy, then L3 span, then lowest ids (enumeration
-    // order is lexicographic, so the first of equals stays).
+    // Every k-set that fits; the best by compactness (fewest sockets, then smallest NUMA
+    // distances), then strategy, then L3 span, then lowest ids (enumeration order is
+    // lexicographic, so the first of equals stays).
     best.clear();
-    std::pair<int64_t, int64_t> best_score{};
+    std::tuple<std::pair<int, int>, std::pair<int64_t, int64_t>> best_score{};
     int best_span = 0;
     // k <= n <= kMaxNodes: positions and sets fit in fixed arrays.
     std::array<int, kMaxNodes> set{}, pos{};
@@ -387,7 +408,7 @@ class AllocationRun {
         total += offer[set[i]];
       }
       if (total >= req_.num_cpus) {
-        const auto score = StrategyScore(current);
+        const auto score = std::make_tuple(Compactness(current), StrategyScore(current));
         if (best.empty() || score < best_score) {
           best.assign(current.begin(), current.end());
           best_score = score;

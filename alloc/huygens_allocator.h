@@ -14,10 +14,14 @@
 //      policy: single-numa-node allows one node only; restricted allows only sets of kubelet's
 //      preferred size (the fewest NUMA nodes whose online CPUs could hold the request at all,
 //      so the CPU hint is preferred); best-effort and none allow any size. Among sets of that
-//      size: the numa_strategy score (most-allocated: the smallest total offer, best fit;
-//      least-allocated: the largest total offer; nearest: the smallest sum, over the set, of
-//      each node's distance to the nearest of near_numa_nodes, then as most-allocated), then
-//      the fewest L3 groups the allocation would span, then the lowest NUMA ids.
+//      size: first the most compact set - the fewest sockets, then the smallest sum of the
+//      NUMA distances between its nodes (so two nodes at distance 12 beat two at 32, and a set
+//      never crosses a socket when one socket has room) - then the numa_strategy score
+//      (most-allocated: the smallest total offer, best fit; least-allocated: the largest total
+//      offer; nearest: the smallest sum, over the set, of each node's distance to the nearest
+//      of near_numa_nodes, then as most-allocated), then the fewest L3 groups the allocation
+//      would span, then the lowest NUMA ids. With more than 16 candidate NUMA nodes the search
+//      is not run: the set is the nodes with the largest offers (then lowest ids).
 //   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
 //      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) each
 //      give min(offer, what is left).

@@ -78,6 +78,21 @@ TEST_P(AllocateExclusiveTest, PicksTheDocumentedCpus) {
   EXPECT_EQ(got->numa_nodes, c.want_numa);
 }
 
+// 1 socket x 4 NUMA nodes x 4 cores x 2 threads (NUMA node n = CPUs 4n..4n+3, 16+4n..16+4n+3),
+// with two pairs of close nodes: distance 12 between 0 and 1 and between 2 and 3, 32 between
+// the pairs (sub-NUMA clustering with two memory controllers per die, say). Sockets then tie,
+// so only the distances tell the sets apart.
+CpuTopology SingleSocketTwoNumaPairs() {
+  const CpuTopology base = BuildMachine({.numa_per_socket = 4, .cores_per_numa = 4});
+  std::vector<NumaNode> nodes = base.NumaNodes();
+  for (NumaNode& node : nodes) {
+    for (auto& [other, distance] : node.distances) {
+      if (other != node.id) distance = other / 2 == node.id / 2 ? 12 : 32;
+    }
+  }
+  return *CpuTopology::Create(base.Cpus(), std::move(nodes), base.Machine());
+}
+
 // Machines (topology/testing/machines.h):
 //   DualSocketHT: NUMA node 0 = cores 0-5 (CPUs c, c+12), node 1 = cores 6-11.
 //   SingleSocketHT: cores 0-3, CPUs c and c+4.
@@ -114,6 +129,25 @@ INSTANTIATE_TEST_SUITE_P(
                   {0, 6, 7}},
         AllocCase{"BestEffortUsesTheFewestNodes", QuadSocket4NumaSMT(), "0-63",
                   Req(20, kPacked, kBestEffort), "0-9,32-41", {0, 1, 2}},
+        // ---- Multi-NUMA sets: fewest sockets, then smallest distances, then the strategy ----
+        // 12 CPUs, node 1 (socket 0) has 4 free, nodes 2 and 3 (socket 1) 8 each. Best fit
+        // alone would take node 1 + node 2 (12 offered, two sockets); socket 1 has room.
+        AllocCase{"MultiNumaSetsStayInOneSocketWhenItHasRoom", QuadSocket4NumaSMT(),
+                  "4-5,36-37,8-15,40-47", Req(12, kPacked, kBestEffort), "8-13,40-45",
+                  {2, 3}},
+        // 12 CPUs, least-allocated: nodes 1 and 4 (sockets 0 and 2) offer 8 each, nodes 2 and
+        // 3 (socket 1) 6 each. Balancing alone would take the largest pair, 1 + 4.
+        AllocCase{"MultiNumaSetsStayInOneSocketAlsoWhenBalancing", QuadSocket4NumaSMT(),
+                  "4-7,36-39,8-10,40-42,12-14,44-46,16-19,48-51",
+                  Req(12, kPacked, kBestEffort, kLeast), "8-10,12-14,40-42,44-46", {2, 3}},
+        // 12 CPUs, free: node 0 6, node 1 8, node 2 6. Best fit alone would take nodes 0 + 2
+        // (12 offered, distance 32); nodes 0 + 1 are at distance 12: node 1 gives 8, node 0 4.
+        AllocCase{"MultiNumaSetsPreferTheCloserPair", SingleSocketTwoNumaPairs(),
+                  "0-3,16-17,4-7,20-23,8-11,24-25", Req(12, kPacked, kBestEffort),
+                  "0-1,4-7,16-17,20-23", {0, 1}},
+        AllocCase{"RestrictedSetsPreferTheCloserPair", SingleSocketTwoNumaPairs(),
+                  "0-3,16-17,4-7,20-23,8-11,24-25", Req(12, kPacked, kRestricted),
+                  "0-1,4-7,16-17,20-23", {0, 1}},
         AllocCase{"SingleNumaNodeSaysWhyItCannot", DualSocketHT(), "0-4,12-16,6-9,18-21",
                   Req(11), "", {}, "no single NUMA node has 11 free CPUs (largest: 10 on node 0)"},
         AllocCase{"BestEffortSpillsToASecondNode", DualSocketHT(), "0-4,12-16,6-9,18-21",

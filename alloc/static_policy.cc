@@ -215,6 +215,15 @@ absl::StatusOr<CpuSet> StaticPolicy::Allocate(CpuManagerState& state, const PodS
   // 1.34 skips exclusive allocation for those).
   if (num_cpus == 0 || UsesPodLevelResources(pod)) return state.default_cpu_set;
 
+  // A container already assigned keeps its CPUs, before any full-pcpus-only check: its CPUs are
+  // no longer in the default set, so counting free physical CPUs would refuse the re-admission
+  // (after a kubelet restart) of what it already holds. This follows kubernetes PR 129079,
+  // merged upstream after v1.35; kubelet v1.35.4 still checks first (docs/allocate.md).
+  if (auto pod_it = state.assignments.find(pod.uid); pod_it != state.assignments.end()) {
+    if (auto it = pod_it->second.find(container_name); it != pod_it->second.end()) {
+      return it->second;  // kubelet: already present in state, skipping
+    }
+  }
   if (options_.full_pcpus_only) {
     const int per_core = index_.CpusPerCore();
     if (num_cpus % per_core != 0) {
@@ -231,12 +240,6 @@ absl::StatusOr<CpuSet> StaticPolicy::Allocate(CpuManagerState& state, const PodS
           physical, num_cpus, per_core));
     }
   }
-  if (auto pod_it = state.assignments.find(pod.uid); pod_it != state.assignments.end()) {
-    if (auto it = pod_it->second.find(container_name); it != pod_it->second.end()) {
-      return it->second;  // kubelet: already present in state, skipping
-    }
-  }
-
   const CpuSet allocatable = AvailableCpus(state).Union(ReusableCpus(state, pod));
   CpuSet result;
   if (affinity.has_value() && !affinity->numa_nodes.empty()) {

@@ -100,7 +100,9 @@ class StaticPolicy {
   // exclusive cpuset and records it in `state` (assignment added, CPUs removed from the default
   // set; CPUs reused from the pod's init containers are removed from those). A container that
   // gets no exclusive CPUs (not Guaranteed, fractional request, 0 CPUs) returns the shared pool
-  // (the default set) and leaves `state` unchanged. A container already assigned returns its assignment unchanged.
+  // (the default set) and leaves `state` unchanged. A container already assigned returns its
+  // assignment and leaves `state` unchanged, before the full-pcpus-only checks (kubernetes PR
+  // 129079; kubelet v1.35.4 checks them first and can refuse the re-admission).
   // `affinity`: the topology manager's merged hint for the container (nullopt = none).
   // Errors: the container is not in the pod (NotFound); full-pcpus-only and the request is not
   // a multiple of CpusPerCore(), or not enough free whole cores (SMT alignment error, see

@@ -190,6 +190,28 @@ TEST(StaticPolicyAllocateTest, ReturnsTheSameCpusForAnAssignedContainer) {
   EXPECT_EQ(state, before);
 }
 
+// kubelet's unit case from kubernetes PR 129079 (kubelet restarted with full-pcpus-only): one
+// socket of 6 cores x 2 threads (siblings n / n+6), reserved 0, both containers already
+// assigned, so the default set 0,5-6,11 holds only 2 physical CPUs outside reserved core 0's
+// siblings. The assigned container keeps its CPUs instead of an SMT alignment error.
+TEST(StaticPolicyAllocateTest, FullPcpusOnlyKeepsTheCpusOfAnAssignedContainer) {
+  const StaticPolicy p =
+      MakePolicy(testing::BuildMachine({.cores_per_numa = 6}), Cpus("0"), 1,
+                 {.full_pcpus_only = true});
+  CpuManagerState state{
+      .default_cpu_set = Cpus("0,5-6,11"),
+      .assignments = {{"pod-1",
+                       {{"appContainer-0", Cpus("2-3,8-9")},
+                        {"appContainer-1", Cpus("1,4,7,10")}}}}};
+  const CpuManagerState before = state;
+  const PodSpec pod =
+      GuaranteedPod({Container("appContainer-0", 4000), Container("appContainer-1", 4000)});
+  absl::StatusOr<CpuSet> got = p.Allocate(state, pod, "appContainer-0", std::nullopt);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, Cpus("2-3,8-9"));
+  EXPECT_EQ(state, before);
+}
+
 struct SharedCase {
   std::string name;
   PodSpec pod;
@@ -327,6 +349,9 @@ INSTANTIATE_TEST_SUITE_P(
                      10000, "1,4-7,17,20-23"},
         // distribute-cpus-across-numa (group 1), reserved 0,16: the pair NUMA 1 + NUMA 2
         // leaves the most even free counts (6,2,2,8: deviation 2.598 < 3.571 with NUMA 0).
+        // The hint names all four nodes, yet the CPUs land on two: kubelet v1.35.4 distributes
+        // over the fewest NUMA nodes inside the hint (kubelet#139430, fixed upstream after
+        // v1.35.4; Huygens mirrors v1.35.4, docs/allocate.md).
         AffinityCase{"balances NUMA nodes with distribute cpus across numa",
                      testing::DualSocketMultiNumaPerSocketHT,
                      {.distribute_cpus_across_numa = true}, {0, 1, 2, 3}, 12000,

@@ -80,8 +80,9 @@ INSTANTIATE_TEST_SUITE_P(
                  2, kSpread, "0-1"},
         TakeCase{"spreads four CPUs over four cores", testing::SingleSocketHT, "0-7", 4,
                  kSpread, "0-3"},
-        // Surprising but kubelet's: spread is CPU-id order within the socket, so with siblings
-        // adjacent the first two CPUs are one core.
+        // Surprising but kubelet v1.35.4's: spread is CPU-id order within the socket, so with
+        // siblings adjacent the first two CPUs are one core (kubelet#140688, fixed upstream
+        // after v1.35.4; Huygens mirrors v1.35.4, docs/allocate.md).
         TakeCase{"spread follows CPU ids even when siblings are adjacent",
                  testing::DualSocketHTAdjacent, "0-23", 2, kSpread, "0-1"},
         TakeCase{"takes whole cores when siblings are adjacent", testing::DualSocketHTAdjacent,

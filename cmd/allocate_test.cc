@@ -93,6 +93,26 @@ TEST(HuygensAllocate, ExitsZeroWhenEveryRequestSucceeds) {
             json::parse(R"({"id":2,"hint":{"numaNodes":[1],"preferred":true},"admit":true})"));
 }
 
+// kubelet's unit case from kubernetes PR 129079, as the issue replays it: re-admission of an
+// assigned container under full-pcpus-only keeps its CPUs and leaves the state as it was.
+TEST(HuygensAllocate, StaticAllocateKeepsAnAssignedContainersCpusUnderFullPcpusOnly) {
+  const auto r = Allocate(
+      "allocate-readmit.jsonl",
+      {R"({"id":"readmit","op":"static-allocate","topology":{"synthetic":"package:1 core:6 pu:2"},)"
+       R"("reservedCpus":"0","numReservedCpus":1,"policyOptions":{"full-pcpus-only":"true"},)"
+       R"("defaultCpuSet":"0,5-6,11","assignments":{"podUID":{"appContainer-0":"2-3,8-9",)"
+       R"("appContainer-1":"1,4,7,10"}},"pod":{"uid":"podUID","containers":[)"
+       R"({"name":"appContainer-0","cpuRequest":"4","cpuLimit":"4"},)"
+       R"({"name":"appContainer-1","cpuRequest":"4","cpuLimit":"4"}]},)"
+       R"("container":"appContainer-0"})"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<json> got = Responses(r.out);
+  ASSERT_EQ(got.size(), 1u) << r.out;
+  EXPECT_EQ(got[0], json::parse(R"({"id":"readmit","cpuset":"2-3,8-9","defaultCpuSet":"0,5-6,11",)"
+                                R"("assignments":{"podUID":{"appContainer-0":"2-3,8-9",)"
+                                R"("appContainer-1":"1,4,7,10"}}})"));
+}
+
 TEST(HuygensAllocate, AnswersNothingForEmptyInput) {
   const auto r = Allocate("allocate-empty.jsonl", {});
   EXPECT_EQ(r.exit_code, 0);

@@ -59,6 +59,43 @@ TEST(HuygensCheckpointInspect, AcceptsEveryRealKubeletFileChecksum) {
   }
 }
 
+// A crafted machine (CPUs 0-3 online, 4 offline) and crafted files, checked as kubelet and the
+// runtime would: an offline CPU anywhere in the file, and an online CPU in neither the default
+// set nor an entry, also in a static file without entries.
+TEST(HuygensCheckpointInspect, ReportsOfflineCpusAndOnlineCpusTheFileLeavesOut) {
+  const std::string dir = ::testing::TempDir();
+  const std::string machine = dir + "inspect-machine.json";
+  std::ofstream(machine)
+      << R"({"cpus":[{"id":0,"core":0,"socket":0,"numa":0},{"id":1,"core":1,"socket":0,"numa":0},)"
+      << R"({"id":2,"core":2,"socket":0,"numa":0},{"id":3,"core":3,"socket":0,"numa":0},)"
+      << R"({"id":4,"online":false}]})";
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* violation;
+  };
+  for (const Case& c : {
+           Case{"offline-default", R"({"policyName":"static","defaultCpuSet":"0-4","checksum":0})",
+                "defaultCpuSet: cpus 4 are offline"},
+           Case{"offline-entry",
+                R"({"policyName":"static","defaultCpuSet":"0-1","entries":{"p":{"c":"2-4"}},"checksum":0})",
+                "cpus 4 are offline"},
+           Case{"left-out", R"({"policyName":"static","defaultCpuSet":"0-2","checksum":0})",
+                "online cpus 3 are neither in defaultCpuSet nor assigned"},
+       }) {
+    const std::string file = dir + "inspect-" + c.name + ".json";
+    std::ofstream(file) << c.text;
+    auto r = RunHuygens("checkpoint inspect " + file + " --topology " + machine, true);
+    EXPECT_EQ(r.exit_code, 1) << c.name << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.violation)) << c.name;
+  }
+  const std::string clean = dir + "inspect-clean.json";
+  std::ofstream(clean) << R"({"policyName":"static","defaultCpuSet":"0-3","checksum":0})";
+  auto r = RunHuygens("checkpoint inspect " + clean + " --topology " + machine, true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("no violations"));
+}
+
 TEST(HuygensCheckpointInspect, ExitsTwoNamingTheFileWhenItIsNotACheckpoint) {
   const std::string path = ::testing::TempDir() + "not-a-checkpoint.json";
   std::ofstream(path) << "garbage\n";

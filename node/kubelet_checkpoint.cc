@@ -292,15 +292,26 @@ std::vector<std::string> ImportKubeletCpus(NodeState& node, const KubeletCpuChec
       assigned.Add(cpus);
     }
   }
+  // kubelet's validateState: the default set and the entries together are every online CPU.
+  // A static file with neither is a fresh state (kubelet fills it); the none policy names no
+  // CPUs. Only user-pool CPUs must be covered: with strict-cpu-reservation kubelet leaves the
+  // reserved (system-pool) CPUs out of the file.
+  const bool fresh = cp.default_cpu_set.Empty() && cp.entries.empty();
   const CpuSet missing =
-      topo.OnlineCpus().Difference(cp.default_cpu_set).Difference(assigned.Build());
-  if (!cp.entries.empty() && !missing.Empty()) {
+      node.UserPool().Difference(cp.default_cpu_set).Difference(assigned.Build());
+  if (!fresh && (cp.policy_name == "static" || !cp.entries.empty()) && !missing.Empty()) {
     out.push_back(fmt::format("online cpus {} are neither in defaultCpuSet nor assigned",
                               missing.ToString()));
   }
+  // CPUs the runtime could not pin: absent or offline. Entries are checked by Assume below.
   if (const CpuSet absent = cp.default_cpu_set.Difference(topo.AllCpus()); !absent.Empty()) {
     out.push_back(fmt::format("defaultCpuSet: cpus {} do not exist on this machine",
                               absent.ToString()));
+  }
+  if (const CpuSet offline =
+          cp.default_cpu_set.Intersection(topo.AllCpus()).Difference(topo.OnlineCpus());
+      !offline.Empty()) {
+    out.push_back(fmt::format("defaultCpuSet: cpus {} are offline", offline.ToString()));
   }
   for (const auto& [uid, containers] : cp.entries) {
     PodSpec spec;

@@ -79,9 +79,15 @@ absl::StatusOr<KubeletMemoryCheckpoint> ParseKubeletMemoryCheckpoint(std::string
 // pod per UID, one exclusive container per entry). Every entry that cannot be taken is
 // reported and left out: CPUs absent from the topology or offline, reserved (system-pool) CPUs
 // handed to a container, CPUs outside the user pool, overlaps with another entry or with what
-// `node` already holds; plus the file's own consistency: defaultCpuSet overlapping an entry,
-// and online CPUs in neither. v1 files (keyed by container ID) cannot be tied to pods and are
-// reported as such. Returns the violations (empty = clean).
+// `node` already holds. The file's own consistency is checked as kubelet's static policy
+// validates its state at start (validateState) and as the runtime would pin it:
+// defaultCpuSet overlapping an entry; defaultCpuSet naming CPUs that are absent or offline;
+// user-pool CPUs (online, not in the system pool) in neither defaultCpuSet nor any entry,
+// checked for the static policy also when there are no entries (not for a fresh static state,
+// both empty, nor for the none policy, which names no CPUs; system-pool CPUs may be missing,
+// as kubelet's strict-cpu-reservation leaves them out). v1 files (keyed by container ID)
+// cannot be tied to pods and are reported as such. Returns the violations (empty = clean),
+// one human-readable line each naming the field and the CPUs.
 std::vector<std::string> ImportKubeletCpus(NodeState& node, const KubeletCpuCheckpoint& cp);
 
 }  // namespace huygens

@@ -129,6 +129,12 @@ std::shared_ptr<const CpuTopology> Volcano32() {
       testing::BuildMachine({.sockets = 2, .cores_per_numa = 16, .threads_per_core = 1}));
 }
 
+// Volcano32 with `offline` CPUs offline (sysfs gives them no topology).
+std::shared_ptr<const CpuTopology> Volcano32WithOffline(CpuSet offline) {
+  return std::make_shared<const CpuTopology>(testing::BuildMachine(
+      {.sockets = 2, .cores_per_numa = 16, .threads_per_core = 1, .offline = offline}));
+}
+
 TEST(KubeletImport, ACleanFileImportsEveryContainerAsKubeletOwned) {
   auto cp = ParseKubeletCpuCheckpoint(Fixture("cpu_manager_state.volcano-numa-docs.32cpu-2numa.json"));
   ASSERT_TRUE(cp.ok());
@@ -166,6 +172,17 @@ TEST(KubeletImport, ReportsReservedAbsentAndOverlappingCpus) {
       {"an online cpu in neither",
        R"({"policyName":"static","defaultCpuSet":"0,3-30","entries":{"a":{"x":"1-2"}},"checksum":0})",
        Volcano32(), CpuSet{0}, "online cpus 31 are neither"},
+      // kubelet's validateState compares the file with the online CPUs also without entries.
+      {"an online cpu in neither without entries",
+       R"({"policyName":"static","defaultCpuSet":"0-30","checksum":0})", Volcano32(), CpuSet{0},
+       "online cpus 31 are neither in defaultCpuSet nor assigned"},
+      {"an offline cpu in the default set", volcano, Volcano32WithOffline(CpuSet{31}), CpuSet{0},
+       "defaultCpuSet: cpus 31 are offline"},
+      {"an offline cpu in an entry", volcano, Volcano32WithOffline(CpuSet{24}), CpuSet{0},
+       "cpus 24 are offline"},
+      {"a cpu the machine does not have in the default set",
+       R"({"policyName":"static","defaultCpuSet":"0-32","checksum":0})", Volcano32(), CpuSet{0},
+       "defaultCpuSet: cpus 32 do not exist on this machine"},
   };
   for (const Case& c : cases) {
     auto cp = ParseKubeletCpuCheckpoint(c.text);
@@ -174,6 +191,23 @@ TEST(KubeletImport, ReportsReservedAbsentAndOverlappingCpus) {
     ASSERT_TRUE(node.ok()) << c.name;
     EXPECT_THAT(ImportKubeletCpus(*node, *cp), Contains(HasSubstr(c.expect))) << c.name;
     EXPECT_THAT(node->Validate(), IsEmpty()) << c.name;
+  }
+}
+
+// What kubelet itself accepts is no violation: a fresh static state (kubelet fills the default
+// set at start), the none policy's empty file, and reserved CPUs left out of the default set
+// (strict-cpu-reservation).
+TEST(KubeletImport, FilesKubeletAcceptsHaveNoViolations) {
+  for (const char* text : {
+           R"({"policyName":"static","defaultCpuSet":"","checksum":0})",
+           R"({"policyName":"none","defaultCpuSet":"","checksum":0})",
+           R"({"policyName":"static","defaultCpuSet":"3-31","entries":{"a":{"x":"1-2"}},"checksum":0})",
+       }) {
+    auto cp = ParseKubeletCpuCheckpoint(text);
+    ASSERT_TRUE(cp.ok()) << text;
+    auto node = NodeState::Create(Volcano32(), NodeConfig{.name = "n", .system_cpus = CpuSet{0}});
+    ASSERT_TRUE(node.ok());
+    EXPECT_THAT(ImportKubeletCpus(*node, *cp), IsEmpty()) << text;
   }
 }
 

@@ -75,6 +75,54 @@ absl::StatusOr<std::map<int, std::map<int, int>>> SysfsDistances(const SysfsView
   return table;
 }
 
+// Raw keys of units made up for CPUs without topology/ (CpuInfo::id + this): apart from
+// hwloc's keys (gp_index, small) and below Assemble's fallback keys.
+constexpr int kOwnUnitBase = 1 << 28;
+
+// Places the online CPUs at `unplaced` (indexes into `cpus`), whose cpuN/ has no topology/
+// folder so that hwloc made no PU for them, from what the other sysfs files say: the core,
+// cluster, die, socket and L3 group of a placed CPU whose core_cpus_list names it as a
+// sibling; else a core of its own in the socket the other CPUs of its NUMA node (its node's
+// cpulist) share, with their die and L3 group when they share one; else a socket of its own.
+// REQUIRES: cpus[i].numa >= 0 for every i in `unplaced`; `cpus` parallel to sys.cpus.
+void PlaceCpusWithoutTopology(std::vector<CpuInfo>& cpus, const SysfsView& sys,
+                              const std::vector<size_t>& unplaced) {
+  std::map<int, size_t> named_by;  // cpu id -> a placed CPU whose siblings name it
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    if (!cpus[i].online || cpus[i].core < 0) continue;
+    for (int sibling : sys.cpus[i].siblings) named_by.try_emplace(sibling, i);
+  }
+  for (size_t i : unplaced) {
+    CpuInfo& c = cpus[i];
+    if (auto it = named_by.find(c.id); it != named_by.end()) {
+      const CpuInfo& sibling = cpus[it->second];
+      c.core = sibling.core;
+      c.cluster = sibling.cluster;
+      c.die = sibling.die;
+      c.socket = sibling.socket;
+      c.l3 = sibling.l3;
+      continue;
+    }
+    c.core = kOwnUnitBase + c.id;
+    std::set<int> sockets, dies, l3s;
+    for (const CpuInfo& peer : cpus) {
+      if (!peer.online || peer.core < 0 || peer.numa != c.numa || peer.core >= kOwnUnitBase) {
+        continue;
+      }
+      sockets.insert(peer.socket);
+      dies.insert(peer.die);
+      l3s.insert(peer.l3);
+    }
+    if (sockets.size() != 1) {
+      c.socket = kOwnUnitBase + c.id;  // die and L3 group fall back to it (Assemble)
+      continue;
+    }
+    c.socket = *sockets.begin();
+    if (dies.size() == 1) c.die = *dies.begin();
+    if (l3s.size() == 1) c.l3 = *l3s.begin();
+  }
+}
+
 // Merges the sysfs view (NUMA membership, online state, memory, distances, machine masks) with
 // hwloc's (core, cluster, die, package, L3). See docs/discovery.md.
 absl::StatusOr<CpuTopology> MergeSysfsAndHwloc(const SysfsView& sys, const HwlocView& hw,
@@ -94,6 +142,7 @@ absl::StatusOr<CpuTopology> MergeSysfsAndHwloc(const SysfsView& sys, const Hwloc
   const bool numa_kernel = !sys.nodes.empty();
 
   std::vector<CpuInfo> cpus;
+  std::vector<size_t> unplaced;  // online CPUs without topology/, placed after the loop
   std::set<int> known;
   bool any_package = false;  // some online CPU has a physical_package_id other than -1
   bool any_topology = false;
@@ -112,17 +161,21 @@ absl::StatusOr<CpuTopology> MergeSysfsAndHwloc(const SysfsView& sys, const Hwloc
     }
     if (s.online) {
       auto it = pu.find(s.id);
-      if (it == pu.end()) {
+      if (it == pu.end() && !(s.has_directory && !s.has_topology)) {
         return Invalid(what, fmt::format("cpu {} is online in sysfs but hwloc found no PU for it "
                                          "(truncated dump?)",
                                          s.id));
       }
-      const CpuInfo& h = *it->second;
-      c.core = h.core;
-      c.cluster = h.cluster;
-      c.die = h.die;
-      c.socket = h.socket;
-      c.l3 = h.l3;
+      if (it == pu.end()) {
+        unplaced.push_back(cpus.size());
+      } else {
+        const CpuInfo& h = *it->second;
+        c.core = h.core;
+        c.cluster = h.cluster;
+        c.die = h.die;
+        c.socket = h.socket;
+        c.l3 = h.l3;
+      }
       if (c.numa < 0) {
         return Invalid(what, fmt::format("cpu {} is online but no NUMA node lists it", s.id));
       }
@@ -139,6 +192,7 @@ absl::StatusOr<CpuTopology> MergeSysfsAndHwloc(const SysfsView& sys, const Hwloc
       return Invalid(what, fmt::format("hwloc reports PU {} which sysfs does not list", id));
     }
   }
+  PlaceCpusWithoutTopology(cpus, sys, unplaced);
   // IBM POWER reports physical_package_id -1: hwloc then makes one package per core; a POWER
   // chip is one NUMA node, so the NUMA node stands in for the socket.
   if (any_topology && !any_package) {

@@ -290,6 +290,42 @@ TEST(DiscoverFromFsroot, ReadsIsolcpusNohzFullAndTheirFlagsFromTheDump) {
   std::filesystem::remove_all(dir);
 }
 
+// An online CPU whose cpuN/ lost its topology/ folder (hwloc then makes no PU for it) is placed
+// from the other sysfs files. memorysidecaches: node1's cpulist names CPUs 1,5,9,...,77 (all
+// in package 1); CPU 45's core_cpus_list is "5,45".
+TEST(DiscoverFromFsroot, PlacesAnOnlineCpuWithoutTopologyFromTheOtherFiles) {
+  const std::string dir = ::testing::TempDir() + "/huygens-no-topology";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  const std::string cpu_dir = dir + "/memorysidecaches/sys/devices/system/cpu/";
+  std::filesystem::remove_all(cpu_dir + "cpu5/topology");
+  absl::StatusOr<CpuTopology> t = DiscoverFromFsroot(dir);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->NumCpus(), 80);
+  EXPECT_TRUE(t->Cpu(5).online);
+  EXPECT_EQ(t->Cpu(5).numa, 1);
+  // CPU 45 names it as its sibling: it joins that core.
+  EXPECT_EQ(t->SiblingsOf(5).ToString(), "5,45");
+  EXPECT_EQ(t->Cpu(5).socket, t->Cpu(45).socket);
+  EXPECT_EQ(t->Cpu(5).l3, t->Cpu(45).l3);
+  EXPECT_EQ(t->NumCores(), 40);
+
+  // Its sibling loses topology/ too: no file names either, so each is a core of its own in the
+  // socket that the other CPUs of NUMA node 1 share.
+  std::filesystem::remove_all(cpu_dir + "cpu45/topology");
+  t = DiscoverFromFsroot(dir);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->NumCpus(), 80);
+  EXPECT_EQ(t->SiblingsOf(5).ToString(), "5");
+  EXPECT_EQ(t->SiblingsOf(45).ToString(), "45");
+  EXPECT_EQ(t->Cpu(5).socket, t->Cpu(1).socket);
+  EXPECT_EQ(t->Cpu(45).socket, t->Cpu(1).socket);
+  EXPECT_EQ(t->Cpu(45).numa, 1);
+  EXPECT_EQ(t->NumCores(), 41);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DiscoverLive, DescribesThisMachineLikeSysfs) {
   absl::StatusOr<CpuTopology> t = DiscoverLive();
   ASSERT_TRUE(t.ok()) << t.status();

@@ -192,6 +192,7 @@ absl::StatusOr<SysfsView> ReadSysfs(const std::string& root_text) {
     if (!id || *id >= CpuSet::kMaxCpus) continue;
     SysfsCpu cpu;
     cpu.id = *id;
+    cpu.has_directory = true;
     const fs::path topo = e.path() / "topology";
     cpu.has_topology = fs::is_directory(topo, ec);
     if (std::optional<std::string> pkg = ReadFile(topo / "physical_package_id")) {
@@ -199,6 +200,14 @@ absl::StatusOr<SysfsView> ReadSysfs(const std::string& root_text) {
       if (!value) return FileError(topo / "physical_package_id", "not a number");
       cpu.package_id = *value;
     }
+    std::optional<CpuSet> siblings;
+    if (absl::Status s = ReadCpuList(topo / "core_cpus_list", siblings); !s.ok()) return s;
+    if (!siblings) {
+      if (absl::Status s = ReadCpuList(topo / "thread_siblings_list", siblings); !s.ok()) {
+        return s;
+      }
+    }
+    if (siblings) cpu.siblings = *siblings;
     if (online_file) {
       cpu.online = online_file->Contains(cpu.id);
     } else if (std::optional<std::string> flag = ReadFile(e.path() / "online")) {

@@ -3,7 +3,8 @@
 //
 // What it is: the files kubelet and the kernel documentation treat as the truth for NUMA
 // membership and CPU state: /sys/devices/system/cpu/{possible,present,online,isolated,
-// nohz_full}, cpuN/{online,topology/physical_package_id,nodeM}, /sys/devices/system/node/nodeN/
+// nohz_full}, cpuN/{online,topology/{physical_package_id,core_cpus_list|thread_siblings_list},
+// nodeM}, /sys/devices/system/node/nodeN/
 // {cpulist|cpumap,meminfo,distance,hugepages/*/nr_hugepages}, node/{possible,online} and
 // /proc/cmdline (isolcpus=, nohz_full=).
 //
@@ -26,9 +27,13 @@ namespace huygens::discovery_internal {
 struct SysfsCpu {
   int id = 0;
   bool online = true;
-  bool has_topology = false;  // cpuN/topology/ exists (offline CPUs lose it on most kernels)
-  int package_id = -1;        // topology/physical_package_id (-1 on IBM POWER, or unknown)
-  int node_link = -1;         // M of a cpuN/nodeM entry, -1 without one
+  bool has_directory = false;  // cpuN/ exists (false: known only from the present/online masks)
+  bool has_topology = false;   // cpuN/topology/ exists (offline CPUs lose it on most kernels)
+  int package_id = -1;         // topology/physical_package_id (-1 on IBM POWER, or unknown)
+  int node_link = -1;          // M of a cpuN/nodeM entry, -1 without one
+  // topology/core_cpus_list (thread_siblings_list on kernels before 5.6): the CPU's SMT
+  // siblings, itself included; empty without the file.
+  CpuSet siblings;
 };
 
 struct SysfsNode {
