@@ -569,16 +569,24 @@ absl::StatusOr<CpuSet> ExclusiveAllocator::Resize(const CpuSet& current,
   extra.num_cpus = want - current.Size();
   extra.within_numa_nodes = topo_.NumaNodesOf(current);
   absl::StatusOr<ExclusiveAllocation> got = Allocate(usable, extra);
+  if (got.ok()) return current.Union(got->cpus);
   const bool may_leave = request.topology_policy == TopologyPolicy::kNone ||
                          request.topology_policy == TopologyPolicy::kBestEffort;
-  if (!got.ok() && may_leave) {
-    extra.within_numa_nodes.reset();
-    got = Allocate(usable, extra);
+  if (may_leave) {
+    // As many as its NUMA nodes still offer, the rest wherever Allocate puts them.
+    CpuSet inside;
+    ExclusiveRequest part = extra;
+    for (part.num_cpus = extra.num_cpus - 1; part.num_cpus > 0 && inside.Empty(); --part.num_cpus) {
+      absl::StatusOr<ExclusiveAllocation> p = Allocate(usable, part);
+      if (p.ok()) inside = p->cpus;
+    }
+    ExclusiveRequest rest = extra;
+    rest.num_cpus = extra.num_cpus - inside.Size();
+    rest.within_numa_nodes.reset();
+    got = Allocate(usable.Difference(inside), rest);
+    if (got.ok()) return current.Union(inside).Union(got->cpus);
   }
-  if (!got.ok()) {
-    return absl::Status(got.status().code(), "grow: " + std::string(got.status().message()));
-  }
-  return current.Union(got->cpus);
+  return absl::Status(got.status().code(), "grow: " + std::string(got.status().message()));
 }
 
 absl::StatusOr<ExclusiveAllocation> AllocateExclusive(const CpuTopology& topo,

@@ -125,8 +125,9 @@ class ExclusiveAllocator {
   // a running container has are kept).
   //   - grow: `current` plus request.num_cpus - |current| CPUs that Allocate chooses out of
   //     `available` (minus current's cores' siblings under spread-cores, so no core holds two
-  //     of its threads), first inside the NUMA nodes of `current`; only under topology policy
-  //     none or best-effort may the new CPUs come from other NUMA nodes;
+  //     of its threads), inside the NUMA nodes of `current`; only under topology policy none
+  //     or best-effort, when those nodes cannot give them all, do they give what they can
+  //     (the largest count Allocate meets there) and other NUMA nodes the rest;
   //   - shrink: the subset of `current` that kubelet's take-by-topology (TakeByTopology,
   //     alloc/take.h) packs best; under full-cores the new count must be whole cores;
   //   - same size: `current`.
