@@ -1,7 +1,5 @@
 #include "node/node_state.h"
 
-#include "alloc/take.h"
-
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -226,8 +224,9 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
         allocator.Allocate(try_reusable ? reuse : free.Union(reuse), request);
     if (!got.ok() && try_reusable) got = allocator.Allocate(free.Union(reuse), request);
     if (!got.ok()) {
-      return absl::Status(got.status().code(), fmt::format("container {:?}: {}", p.spec->name,
-                                                           got.status().message()));
+      return absl::Status(got.status().code(),
+                          fmt::format("container {:?}: {}", p.spec->name,
+                                      std::string(got.status().message())));
     }
     const CpuSet fresh = got->cpus.Difference(reuse);
     out.by_plan[i] = *std::move(got);
@@ -468,7 +467,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   }
   if (!pass.ok()) {
     return absl::Status(pass.status().code(),
-                        fmt::format("{}: {}", PodName(pod), pass.status().message()));
+                        fmt::format("{}: {}", PodName(pod), std::string(pass.status().message())));
   }
   free = free.Difference(pass->taken);
   PodAllocation out;
