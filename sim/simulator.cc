@@ -627,6 +627,20 @@ void Run::Sample(int64_t t_us) {
     }
     report_.timeline.push_back(s);
     next_sample_us_ += sample_interval_us_;
+    // Simulated time can run far past the workload's span (pods forever pending, backoffs,
+    // a workload whose pods all arrive at 0 and never leave: a 1 µs step): keep every other
+    // sample and double the step, so the timeline never holds more than 2 x timeline_samples
+    // points and sampling costs O(samples), not O(simulated microseconds).
+    if (report_.timeline.size() >= 2 * static_cast<size_t>(options_.timeline_samples)) {
+      std::vector<TimelineSample> kept;
+      kept.reserve(report_.timeline.size() / 2 + 1);
+      for (size_t i = 0; i < report_.timeline.size(); i += 2) kept.push_back(report_.timeline[i]);
+      report_.timeline = std::move(kept);
+      sample_interval_us_ *= 2;
+      next_sample_us_ =
+          static_cast<int64_t>(std::llround(report_.timeline.back().seconds * 1e6)) +
+          sample_interval_us_;
+    }
   }
 }
 
