@@ -15,7 +15,7 @@
 //      Reserve or Bind runs Unreserve in reverse order; the cache is left as before the
 //      attempt. A Reserve plugin that rejects the pod (Unschedulable, e.g. NumaReserve when
 //      the node's CPUs cannot be allocated after all) gives an Unschedulable result over that
-//      one node, "0/1 nodes are available: <reason>." (kube-scheduler's FitError with
+//      one node, "0/1 nodes are available: 1 <reason>." (kube-scheduler's FitError with
 //      NumAllNodes 1), so the pod waits for a cluster change like any unschedulable pod; any
 //      other failure gives an Error result (the pod backs off and is retried).
 //

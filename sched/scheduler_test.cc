@@ -252,7 +252,7 @@ TEST(Scheduler, AReserveRejectionIsUnschedulableAndChangesNothing) {
   auto scheduler = MustCreate(cache, p);
   ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 14)));
   EXPECT_EQ(r.outcome, ScheduleResult::Outcome::kUnschedulable);
-  EXPECT_THAT(r.message, ::testing::StartsWith("0/1 nodes are available: NUMA: "));
+  EXPECT_THAT(r.message, ::testing::StartsWith("0/1 nodes are available: 1 NUMA: "));
   ASSERT_EQ(r.reasons.size(), 1u);
   EXPECT_EQ(r.reasons[0].second, 1);
   EXPECT_EQ(cache.NumPods(), 0);
