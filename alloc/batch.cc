@@ -505,12 +505,9 @@ absl::StatusOr<ojson> Merge(const json& req) {
   return out;
 }
 
-absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine) {
-  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
-      req, "", {"id", "op", "topology", "available", "numCpus", "bindPolicy", "topologyPolicy",
-                "numaStrategy", "nearNumaNodes", "capacity", "withinNumaNodes"}));
-  HUYGENS_ASSIGN_OR_RETURN(const CpuSet available,
-                           CpuListOr(req, "available", machine.Topology().OnlineCpus()));
+// The fields an ExclusiveRequest takes from a huygens or resize request: numCpus,
+// bindPolicy, topologyPolicy, numaStrategy, nearNumaNodes, capacity, allocatableCpus.
+absl::StatusOr<ExclusiveRequest> ReadExclusiveRequest(const json& req) {
   ExclusiveRequest r;
   HUYGENS_ASSIGN_OR_RETURN(r.num_cpus, NumCpus(req));
   if (const json* b = Find(req, "bindPolicy")) {
@@ -547,9 +544,6 @@ absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine
   if (const json* n = Find(req, "nearNumaNodes")) {
     HUYGENS_ASSIGN_OR_RETURN(r.near_numa_nodes, NumaList(*n, "nearNumaNodes"));
   }
-  if (const json* w = Find(req, "withinNumaNodes"); w != nullptr && !w->is_null()) {
-    HUYGENS_ASSIGN_OR_RETURN(r.within_numa_nodes, NumaList(*w, "withinNumaNodes"));
-  }
   if (const json* c = Find(req, "capacity")) {
     HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(*c, "capacity"));
     for (const auto& [key, value] : c->items()) {
@@ -563,11 +557,55 @@ absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine
       r.capacity[static_cast<int>(numa)] = value.get<double>();
     }
   }
+  if (const json* a = Find(req, "allocatableCpus"); a != nullptr && !a->is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(r.allocatable_cpus, json_fields::ReadCpuList(*a, "allocatableCpus"));
+  }
+  return r;
+}
+
+absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
+      req, "", {"id", "op", "topology", "available", "numCpus", "bindPolicy", "topologyPolicy",
+                "numaStrategy", "nearNumaNodes", "capacity", "withinNumaNodes",
+                "allocatableCpus"}));
+  HUYGENS_ASSIGN_OR_RETURN(const CpuSet available,
+                           CpuListOr(req, "available", machine.Topology().OnlineCpus()));
+  HUYGENS_ASSIGN_OR_RETURN(ExclusiveRequest r, ReadExclusiveRequest(req));
+  if (const json* w = Find(req, "withinNumaNodes"); w != nullptr && !w->is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(r.within_numa_nodes, NumaList(*w, "withinNumaNodes"));
+  }
   absl::StatusOr<ExclusiveAllocation> got = machine.Allocate(available, r);
   if (!got.ok()) return got.status();
   ojson out;
   out["cpuset"] = got->cpus.ToString();
   out["numaNodes"] = got->numa_nodes;
+  return out;
+}
+
+// In-place resize of a running container (ExclusiveAllocator::Resize): "cpuset" is what it
+// holds, "numCpus" the new size, "available" the free CPUs (default: online CPUs not in
+// "cpuset").
+absl::StatusOr<ojson> Resize(const json& req, const ExclusiveAllocator& machine) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
+      req, "", {"id", "op", "topology", "cpuset", "available", "numCpus", "bindPolicy",
+                "topologyPolicy", "numaStrategy", "nearNumaNodes", "capacity",
+                "allocatableCpus"}));
+  HUYGENS_ASSIGN_OR_RETURN(const json* cpuset_json, Required(req, "cpuset"));
+  HUYGENS_ASSIGN_OR_RETURN(const CpuSet current, json_fields::ReadCpuList(*cpuset_json, "cpuset"));
+  HUYGENS_ASSIGN_OR_RETURN(
+      const CpuSet available,
+      CpuListOr(req, "available", machine.Topology().OnlineCpus().Difference(current)));
+  if (const CpuSet both = available.Intersection(current); !both.Empty()) {
+    return FieldError("available", fmt::format("cpus {} are also in cpuset", both.ToString()));
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const ExclusiveRequest r, ReadExclusiveRequest(req));
+  absl::StatusOr<CpuSet> got = machine.Resize(current, available, r);
+  if (!got.ok()) return got.status();
+  ojson out;
+  out["cpuset"] = got->ToString();
+  out["added"] = got->Difference(current).ToString();
+  out["removed"] = current.Difference(*got).ToString();
+  out["numaNodes"] = machine.Topology().NumaNodesOf(*got);
   return out;
 }
 
@@ -646,9 +684,10 @@ absl::StatusOr<ojson> AllocateBatch::Dispatch(const json& req) {
   if (op == "static-allocate") fn = StaticAllocate;
   if (op == "hints") fn = Hints;
   if (op == "huygens") fn = Huygens;
+  if (op == "resize") fn = Resize;
   if (fn == nullptr) {
-    return FieldError("op", fmt::format("{:?} is not take, static-allocate, hints, merge or "
-                                        "huygens",
+    return FieldError("op", fmt::format("{:?} is not take, static-allocate, hints, merge, "
+                                        "huygens or resize",
                                         op));
   }
   HUYGENS_ASSIGN_OR_RETURN(const json* topology, Required(req, "topology"));

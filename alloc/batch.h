@@ -8,7 +8,9 @@
 //                     (alloc/static_policy.h);
 //   hints           - kubelet's CPU NUMA hints for a request (alloc/hints.h);
 //   merge           - kubelet's topology-manager hint merge (alloc/merge.h);
-//   huygens         - Huygens' own exclusive allocator (alloc/huygens_allocator.h).
+//   huygens         - Huygens' own exclusive allocator (alloc/huygens_allocator.h);
+//   resize          - an in-place resize of a running container's cpuset, keeping its CPUs
+//                     (ExclusiveAllocator::Resize).
 // A response always carries the request's "id" (null when the line has none or is not JSON)
 // and either the op's result or "error" (a message naming the field) and "kind" (invalid,
 // not-found, unavailable, smt-alignment, internal).

@@ -190,6 +190,20 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownOp", R"({"id":"x","op":"steal"})", "invalid",
                   "op: \"steal\" is not take", "x"},
         ErrorCase{"MissingOp", R"({"id":"x"})", "invalid", "op: missing", "x"},
+        // A resize that cannot grow on the container's NUMA node (single-numa-node) changes
+        // nothing and says why.
+        ErrorCase{"ResizeGrowBeyondTheNumaNode",
+                  R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"cpuset":"0-5,12-17","numCpus":14})",
+                  "unavailable", "grow: no single NUMA node has 2 free CPUs", "r"},
+        ErrorCase{"ResizeToHalfACoreUnderFullCores",
+                  R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"cpuset":"0-1,12-13","numCpus":3,"bindPolicy":"full-cores"})",
+                  "unavailable", "shrink: full-cores: 3 cpus is not a whole number of cores", "r"},
+        ErrorCase{"ResizeAvailableOverlapsTheCpuset",
+                  R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"cpuset":"0-1","available":"1-3","numCpus":3})",
+                  "invalid", "available: cpus 1 are also in cpuset", "r"},
+        ErrorCase{"ResizeWithoutCpuset",
+                  R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"numCpus":3})",
+                  "invalid", "cpuset: missing", "r"},
         ErrorCase{"MissingTopology", R"({"id":"x","op":"take","numCpus":1})", "invalid",
                   "topology: missing", "x"},
         ErrorCase{"MissingNumCpus", R"({"id":2,"op":"take","topology":{"synthetic":"dual"}})",
@@ -261,6 +275,55 @@ INSTANTIATE_TEST_SUITE_P(
                   R"({"id":7,"op":"huygens","topology":{"synthetic":"dual"},"numCpus":1,"bindPolicy":"loose"})",
                   "invalid", "bindPolicy: \"loose\" is not packed", 7}),
     [](const ::testing::TestParamInfo<ErrorCase>& param) { return param.param.name; });
+
+json Answer(const std::string& request) {
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const AllocateBatch::Response r = batch.Handle(request);
+  EXPECT_FALSE(r.error) << r.line;
+  return json::parse(r.line);
+}
+
+// Resize keeps every CPU the container has and adds on its NUMA node (dual: NUMA 0 = 0-5,
+// 12-17).
+TEST(AllocateBatch, ResizeGrowKeepsTheCpusAndAddsOnTheSameNumaNode) {
+  const json got = Answer(
+      R"({"id":"g","op":"resize","topology":{"synthetic":"dual"},"cpuset":"2-3,14-15","numCpus":6,"available":"0-1,4-11,12-13,16-23"})");
+  const CpuSet cpus = CpuSet::Parse(got.at("cpuset").get<std::string>()).value();
+  EXPECT_EQ(cpus.Size(), 6);
+  EXPECT_TRUE((CpuSet{2, 3, 14, 15}).IsSubsetOf(cpus));
+  EXPECT_TRUE(cpus.IsSubsetOf(testing::DualSocketHT().CpusInNumaNode(0))) << got;
+  EXPECT_EQ(got.at("removed"), "");
+  EXPECT_EQ(CpuSet::Parse(got.at("added").get<std::string>()).value().Size(), 2);
+  EXPECT_EQ(got.at("numaNodes"), json::array({0}));
+}
+
+TEST(AllocateBatch, ResizeShrinkKeepsASubsetAndReturnsTheRest) {
+  const json got = Answer(
+      R"({"id":"s","op":"resize","topology":{"synthetic":"dual"},"cpuset":"0-3,12-15","numCpus":4})");
+  const CpuSet cpus = CpuSet::Parse(got.at("cpuset").get<std::string>()).value();
+  const CpuSet removed = CpuSet::Parse(got.at("removed").get<std::string>()).value();
+  EXPECT_EQ(cpus.Size(), 4);
+  EXPECT_EQ(cpus.Union(removed), (CpuSet{0, 1, 2, 3, 12, 13, 14, 15}));
+  EXPECT_FALSE(cpus.Intersects(removed));
+  EXPECT_EQ(got.at("added"), "");
+}
+
+// kubelet#132187: CPUs 0 and 6 reserved. By online CPUs (the default, kubelet's sizing) one
+// NUMA node is the preferred size for 12 CPUs and restricted refuses; with the user pool as
+// allocatableCpus (Huygens' sizing) two NUMA nodes are preferred and the 12 CPUs are found.
+TEST(AllocateBatch, HuygensRestrictedSizesThePreferredSetByAllocatableCpus) {
+  const std::string base =
+      R"("op":"huygens","topology":{"synthetic":"dual"},"available":"1-5,7-23","numCpus":12,"topologyPolicy":"restricted","bindPolicy":"packed")";
+  int calls = 0;
+  AllocateBatch batch(FakeLoader{&calls});
+  const AllocateBatch::Response kubelet_sizing = batch.Handle("{\"id\":1," + base + "}");
+  EXPECT_TRUE(kubelet_sizing.error) << kubelet_sizing.line;
+  EXPECT_THAT(kubelet_sizing.line, HasSubstr("restricted: no set of 1 NUMA nodes"));
+  const json got = Answer("{\"id\":2," + base + R"(,"allocatableCpus":"1-5,7-23"})");
+  EXPECT_EQ(got.at("numaNodes"), json::array({0, 1}));
+  EXPECT_EQ(CpuSet::Parse(got.at("cpuset").get<std::string>()).value().Size(), 12);
+}
 
 TEST(AllocateBatch, LoadsAMachineOnceForManyRequests) {
   int calls = 0;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -62,6 +63,17 @@ const char* UnitText(BindPolicy p) {
 std::string JoinIds(const std::vector<int>& ids) { return fmt::format("{}", fmt::join(ids, ",")); }
 
 }  // namespace
+
+int PreferredNumaCount(std::span<const int> cpus_per_numa, int num_cpus) {
+  absl::InlinedVector<int, 64> sizes(cpus_per_numa.begin(), cpus_per_numa.end());
+  std::sort(sizes.begin(), sizes.end(), std::greater<int>());
+  int sum = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    sum += sizes[k];
+    if (sum >= num_cpus) return static_cast<int>(k) + 1;
+  }
+  return static_cast<int>(sizes.size());
+}
 
 ExclusiveAllocator::ExclusiveAllocator(CpuTopology topo)
     : topo_(std::move(topo)), index_(topo_), uniform_threads_(UniformThreads(index_)) {}
@@ -289,19 +301,17 @@ class AllocationRun {
     return shares;
   }
 
-  // kubelet's minAffinitySize over the topology's online CPUs (allocatable).
+  // PreferredNumaCount over each node's online CPUs, or its request.allocatable_cpus.
   int PreferredSize() const {
     NodeList sizes;
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
-      sizes.push_back(ix_.NumaCpus().SizeOf(numa));
+      sizes.push_back(req_.allocatable_cpus
+                          ? topo_.CpusInNumaNode(ix_.NumaId(numa))
+                                .Intersection(*req_.allocatable_cpus)
+                                .Size()
+                          : ix_.NumaCpus().SizeOf(numa));
     }
-    std::sort(sizes.rbegin(), sizes.rend());
-    int sum = 0;
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      sum += sizes[k];
-      if (sum >= req_.num_cpus) return static_cast<int>(k) + 1;
-    }
-    return static_cast<int>(sizes.size());
+    return PreferredNumaCount(sizes, req_.num_cpus);
   }
 
   // A node's distance to the nearest of near_numa_nodes.
@@ -541,6 +551,63 @@ class AllocationRun {
 absl::StatusOr<ExclusiveAllocation> ExclusiveAllocator::Allocate(
     const CpuSet& available, const ExclusiveRequest& request) const {
   return AllocationRun(*this, available, request).Run();
+}
+
+absl::StatusOr<CpuSet> ExclusiveAllocator::Resize(const CpuSet& current,
+                                                  const CpuSet& available,
+                                                  const ExclusiveRequest& request) const {
+  const int want = request.num_cpus;
+  if (want < 1) {
+    return absl::InvalidArgumentError(fmt::format("numCpus: resize to {} cpus", want));
+  }
+  if (current.Empty()) return absl::InvalidArgumentError("current cpuset is empty");
+  if (const CpuSet off = current.Difference(topo_.OnlineCpus()); !off.Empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("current cpus {} are not online", off.ToString()));
+  }
+  const int threads = std::max(1, topo_.CpusPerCore());
+  const bool whole_cores_only = request.bind_policy == BindPolicy::kFullCores && uniform_threads_;
+  if (want == current.Size()) return current;
+  const char* way = want < current.Size() ? "shrink" : "grow";
+  if (whole_cores_only && want % threads != 0) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: full-cores: {} cpus is not a whole number of cores ({} threads per core)", way,
+        want, threads));
+  }
+  if (want < current.Size()) {
+    absl::StatusOr<CpuSet> kept = TakeByTopology(index_, current, want);
+    if (!kept.ok()) {
+      return absl::Status(kept.status().code(),
+                          "shrink: " + std::string(kept.status().message()));
+    }
+    return *kept;
+  }
+  CpuSet usable = available.Difference(current);
+  if (request.bind_policy == BindPolicy::kSpreadCores) {
+    usable = usable.Difference(topo_.CpusInCores(topo_.CoresOf(current)));
+  }
+  ExclusiveRequest extra = request;
+  extra.num_cpus = want - current.Size();
+  extra.within_numa_nodes = topo_.NumaNodesOf(current);
+  absl::StatusOr<ExclusiveAllocation> got = Allocate(usable, extra);
+  if (got.ok()) return current.Union(got->cpus);
+  const bool may_leave = request.topology_policy == TopologyPolicy::kNone ||
+                         request.topology_policy == TopologyPolicy::kBestEffort;
+  if (may_leave) {
+    // As many as its NUMA nodes still offer, the rest wherever Allocate puts them.
+    CpuSet inside;
+    ExclusiveRequest part = extra;
+    for (part.num_cpus = extra.num_cpus - 1; part.num_cpus > 0 && inside.Empty(); --part.num_cpus) {
+      absl::StatusOr<ExclusiveAllocation> p = Allocate(usable, part);
+      if (p.ok()) inside = p->cpus;
+    }
+    ExclusiveRequest rest = extra;
+    rest.num_cpus = extra.num_cpus - inside.Size();
+    rest.within_numa_nodes.reset();
+    got = Allocate(usable.Difference(inside), rest);
+    if (got.ok()) return current.Union(inside).Union(got->cpus);
+  }
+  return absl::Status(got.status().code(), "grow: " + std::string(got.status().message()));
 }
 
 absl::StatusOr<ExclusiveAllocation> AllocateExclusive(const CpuTopology& topo,

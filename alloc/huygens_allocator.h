@@ -11,17 +11,18 @@
 //      under that bound, spread-cores counts cores with at least one usable thread (one CPU
 //      each).
 //   3. NUMA set: the fewest NUMA nodes whose offers add up to the request, under the topology
-//      policy: single-numa-node allows one node only; restricted allows only sets of kubelet's
-//      preferred size (the fewest NUMA nodes whose online CPUs could hold the request at all,
-//      so the CPU hint is preferred); best-effort and none allow any size. Among sets of that
-//      size: first the most compact set - the fewest sockets, then the smallest sum of the
-//      NUMA distances between its nodes (so two nodes at distance 12 beat two at 32, and a set
-//      never crosses a socket when one socket has room) - then the numa_strategy score
-//      (most-allocated: the smallest total offer, best fit; least-allocated: the largest total
-//      offer; nearest: the smallest sum, over the set, of each node's distance to the nearest
-//      of near_numa_nodes, then as most-allocated), then the fewest L3 groups the allocation
-//      would span, then the lowest NUMA ids. With more than 16 candidate NUMA nodes the search
-//      is not run: the set is the nodes with the largest offers (then lowest ids).
+//      policy: single-numa-node allows one node only; restricted allows only sets of the
+//      preferred size (PreferredNumaCount over each node's `allocatable_cpus`: the user pool
+//      for Huygens' nodes, every online CPU for kubelet's own sizing); best-effort and none
+//      allow any size. Among sets of that size: first the most compact set - the fewest
+//      sockets, then the smallest sum of the NUMA distances between its nodes (so two nodes at
+//      distance 12 beat two at 32, and a set never crosses a socket when one socket has room) -
+//      then the numa_strategy score (most-allocated: the smallest total offer, best fit;
+//      least-allocated: the largest total offer; nearest: the smallest sum, over the set, of
+//      each node's distance to the nearest of near_numa_nodes, then as most-allocated), then
+//      the fewest L3 groups the allocation would span, then the lowest NUMA ids. With more than
+//      16 candidate NUMA nodes the search is not run: the set is the nodes with the largest
+//      offers (then lowest ids).
 //   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
 //      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) each
 //      give min(offer, what is left).
@@ -47,6 +48,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,7 +86,21 @@ struct ExclusiveRequest {
   std::map<int, double> capacity;
   // When set, only these NUMA nodes may be used (e.g. the pod-scope decision). Default: all.
   std::optional<std::vector<int>> within_numa_nodes;
+  // Restricted: the CPUs that size the preferred NUMA set (PreferredNumaCount over each NUMA
+  // node's share of them). Huygens passes the node's user pool, so a set that the user pool
+  // can fill is preferred even when reserved CPUs make one node look big enough (kubelet#132187).
+  // Default (unset): every online CPU, kubelet's topology-manager sizing (reserved included).
+  std::optional<CpuSet> allocatable_cpus;
 };
+
+// The preferred number of NUMA nodes for `num_cpus` exclusive CPUs: the fewest nodes whose
+// counts in `cpus_per_numa` (one entry per NUMA node, any order) add up to num_cpus, taking the
+// largest first; all of them (cpus_per_numa.size()) when even all together fall short; 0 when
+// there are none. This is kubelet's minAffinitySize, and the one rule for "preferred" that the
+// scheduler's NUMA filter (sched/numa_view.h, over user-pool counts) and the allocator at
+// Reserve (ExclusiveRequest::allocatable_cpus) both call, so they never disagree.
+// Pure; allocates nothing for up to 64 NUMA nodes.
+int PreferredNumaCount(std::span<const int> cpus_per_numa, int num_cpus);
 
 // The result: the CPUs and the NUMA nodes they lie in (sorted ascending).
 struct ExclusiveAllocation {
@@ -107,6 +123,28 @@ class ExclusiveAllocator {
   // See AllocateExclusive.
   absl::StatusOr<ExclusiveAllocation> Allocate(const CpuSet& available,
                                                const ExclusiveRequest& request) const;
+
+  // An in-place resize of a container that holds `current` to request.num_cpus CPUs
+  // (kubelet's in-place resize of a Guaranteed pod under the static policy, KEP-5554: the CPUs
+  // a running container has are kept).
+  //   - grow: `current` plus request.num_cpus - |current| CPUs that Allocate chooses out of
+  //     `available` (minus current's cores' siblings under spread-cores, so no core holds two
+  //     of its threads), inside the NUMA nodes of `current`; only under topology policy none
+  //     or best-effort, when those nodes cannot give them all, do they give what they can
+  //     (the largest count Allocate meets there) and other NUMA nodes the rest;
+  //   - shrink: the subset of `current` that kubelet's take-by-topology (TakeByTopology,
+  //     alloc/take.h) packs best; under full-cores the new count must be whole cores;
+  //   - same size: `current`.
+  // request.within_numa_nodes is ignored (the NUMA nodes of `current` take its place); the
+  // other fields mean what they mean for Allocate. `available` should not contain `current`.
+  // Returns the new cpuset (a superset or subset of `current`).
+  // Errors: InvalidArgument (num_cpus < 1, current empty or with CPUs that are not online);
+  // FailedPrecondition (full-cores and a count that is not whole cores, on a machine whose
+  // cores all have the same number of threads); ResourceExhausted (grow: not enough CPUs
+  // under the topology policy and bind policy); messages of the last two start with "grow: "
+  // or "shrink: ".
+  absl::StatusOr<CpuSet> Resize(const CpuSet& current, const CpuSet& available,
+                                const ExclusiveRequest& request) const;
 
  private:
   friend class AllocationRun;

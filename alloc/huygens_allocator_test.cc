@@ -265,6 +265,56 @@ CpuTopology RandomMachine(std::mt19937& rng) {
   return BuildMachine(spec);
 }
 
+TEST(PreferredNumaCountTest, TheFewestNodesWhoseLargestCountsHoldTheRequest) {
+  const std::vector<int> counts = {3, 8, 3, 5};
+  EXPECT_EQ(PreferredNumaCount(counts, 0), 1);
+  EXPECT_EQ(PreferredNumaCount(counts, 8), 1);
+  EXPECT_EQ(PreferredNumaCount(counts, 9), 2);   // 8 + 5
+  EXPECT_EQ(PreferredNumaCount(counts, 16), 3);  // 8 + 5 + 3
+  EXPECT_EQ(PreferredNumaCount(counts, 99), 4);  // none suffices: all of them
+  EXPECT_EQ(PreferredNumaCount({}, 4), 0);
+}
+
+// DualSocketNoHT (NUMA 0 = CPUs 0-5, NUMA 1 = 6-11) with CPUs 0 and 6 reserved: 6 CPUs fit one
+// node by online CPUs, so restricted refuses the 2-node set; sized by the user pool, two nodes
+// are the preferred size and the request is met.
+TEST(AllocateExclusiveTest, RestrictedSizesByAllocatableCpusWhenGiven) {
+  const CpuTopology topo = DualSocketNoHT();
+  const CpuSet user = CpuSet::Parse("1-5,7-11").value();
+  ExclusiveRequest r{.num_cpus = 6, .topology_policy = TopologyPolicy::kRestricted};
+  auto online_sized = AllocateExclusive(topo, user, r);
+  ASSERT_FALSE(online_sized.ok());
+  EXPECT_THAT(std::string(online_sized.status().message()),
+              HasSubstr("restricted: no set of 1 NUMA nodes"));
+  r.allocatable_cpus = user;
+  auto user_sized = AllocateExclusive(topo, user, r);
+  ASSERT_TRUE(user_sized.ok()) << user_sized.status();
+  EXPECT_EQ(user_sized->numa_nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(user_sized->cpus.Size(), 6);
+}
+
+// Resize on DualSocketHT (NUMA 0 = 0-5,12-17): spread-cores never adds a sibling of a CPU the
+// container holds; a grow that must leave the NUMA node is allowed only under best-effort.
+TEST(ExclusiveResizeTest, GrowRespectsSpreadCoresAndTheTopologyPolicy) {
+  const ExclusiveAllocator a(DualSocketHT());
+  const CpuSet current{1, 2};
+  ExclusiveRequest r{.num_cpus = 4, .bind_policy = BindPolicy::kSpreadCores};
+  auto grown = a.Resize(current, a.Topology().OnlineCpus().Difference(current), r);
+  ASSERT_TRUE(grown.ok()) << grown.status();
+  EXPECT_TRUE(current.IsSubsetOf(*grown));
+  EXPECT_EQ(a.Topology().CoresOf(*grown).size(), 4u);  // one thread per core
+  EXPECT_TRUE(grown->IsSubsetOf(a.Topology().CpusInNumaNode(0)));
+  const CpuSet numa0 = a.Topology().CpusInNumaNode(0);
+  const CpuSet numa1_free = a.Topology().CpusInNumaNode(1);
+  r = ExclusiveRequest{.num_cpus = 14, .bind_policy = BindPolicy::kPacked};
+  EXPECT_EQ(a.Resize(numa0, numa1_free, r).status().code(), absl::StatusCode::kResourceExhausted);
+  r.topology_policy = TopologyPolicy::kBestEffort;
+  auto spilled = a.Resize(numa0, numa1_free, r);
+  ASSERT_TRUE(spilled.ok()) << spilled.status();
+  EXPECT_EQ(spilled->Difference(numa0).Size(), 2);
+  EXPECT_EQ(a.Resize(CpuSet(), numa1_free, r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(AllocateExclusivePropertyTest, ResultsAreSoundOnRandomMachinesAndStates) {
   std::mt19937 rng(2026);
   int allocated = 0, refused = 0;

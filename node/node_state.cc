@@ -1,7 +1,5 @@
 #include "node/node_state.h"
 
-#include "alloc/take.h"
-
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -192,6 +190,75 @@ std::vector<int> PodNumaNodes(const PodAllocation& a) {
 
 int CeilCpus(int64_t milli) { return static_cast<int>((milli + 999) / 1000); }
 
+bool RegularInit(const ContainerPlan& p) { return p.spec->init && !p.spec->restartable; }
+
+// The exclusive CPUs of one placement of a pod's containers.
+struct ExclusivePass {
+  // By plan index; empty for containers without exclusive CPUs.
+  std::vector<ExclusiveAllocation> by_plan;
+  CpuSet taken;  // CPUs newly held by the pod (the union of by_plan)
+};
+
+// Places every exclusive container of `plans` out of `free` with `request` (num_cpus set per
+// container), in one of two orders:
+//   - kubelet's (long_running_first false): spec order; a container takes only the CPUs that
+//     earlier regular init containers left for reuse when they suffice, else chooses among
+//     those and the free CPUs (kubelet's cpusToReuse / updateCPUsToReuse);
+//   - long_running_first: restartable init and app containers first (spec order, free CPUs
+//     only), then each regular init container, which may reuse every CPU already placed except
+//     those of the restartable init containers before it (they run beside it): inside those
+//     CPUs when they suffice, else among them and the free CPUs.
+// Errors: the allocator's, prefixed with the container's name.
+absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator,
+                                             const std::vector<ContainerPlan>& plans,
+                                             ExclusiveRequest request, CpuSet free,
+                                             bool long_running_first) {
+  ExclusivePass out;
+  out.by_plan.resize(plans.size());
+  CpuSet reusable;  // kubelet's cpusToReuse (kubelet's order)
+  auto place = [&](size_t i, const CpuSet& reuse) -> absl::Status {
+    const ContainerPlan& p = plans[i];
+    request.num_cpus = p.exclusive_cpus;
+    const bool try_reusable = p.exclusive_cpus <= reuse.Size();
+    absl::StatusOr<ExclusiveAllocation> got =
+        allocator.Allocate(try_reusable ? reuse : free.Union(reuse), request);
+    if (!got.ok() && try_reusable) got = allocator.Allocate(free.Union(reuse), request);
+    if (!got.ok()) {
+      return absl::Status(got.status().code(),
+                          fmt::format("container {:?}: {}", p.spec->name,
+                                      std::string(got.status().message())));
+    }
+    const CpuSet fresh = got->cpus.Difference(reuse);
+    out.by_plan[i] = *std::move(got);
+    free = free.Difference(fresh);
+    out.taken = out.taken.Union(fresh);
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const ContainerPlan& p = plans[i];
+    if (p.exclusive_cpus == 0 || (long_running_first && RegularInit(p))) continue;
+    if (long_running_first) {
+      if (absl::Status s = place(i, CpuSet()); !s.ok()) return s;
+      continue;
+    }
+    if (absl::Status s = place(i, reusable); !s.ok()) return s;
+    const CpuSet& cpus = out.by_plan[i].cpus;
+    reusable = RegularInit(p) ? reusable.Union(cpus) : reusable.Difference(cpus);
+  }
+  if (!long_running_first) return out;
+  CpuSet beside;  // CPUs of the restartable init containers before the current one
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const ContainerPlan& p = plans[i];
+    if (p.exclusive_cpus == 0) continue;
+    if (!RegularInit(p)) {
+      if (p.spec->init) beside = beside.Union(out.by_plan[i].cpus);
+      continue;
+    }
+    if (absl::Status s = place(i, out.taken.Difference(beside)); !s.ok()) return s;
+  }
+  return out;
+}
+
 }  // namespace
 
 CpuDemand CpuDemandOf(const PodSpec& pod, NodeMode mode) {
@@ -364,6 +431,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   request.numa_strategy = near_numa_nodes.empty() ? config_.numa_strategy : NumaStrategy::kNearest;
   request.near_numa_nodes = near_numa_nodes;
   request.capacity = config_.capacity;
+  request.allocatable_cpus = user_pool_;
   const ExclusiveAllocator& allocator = shape_->allocator;
 
   CpuSet free = SharedPool();
@@ -374,47 +442,49 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   };
 
   // Scope pod: one NUMA decision for the pod's kubelet-style total.
+  const int pod_level = PodLevelExclusive(plans);
   if (config_.topology_scope == TopologyScope::kPod) {
-    const int total = PodLevelExclusive(plans);
-    if (total > 0) {
-      request.num_cpus = total;
+    if (pod_level > 0) {
+      request.num_cpus = pod_level;
       auto whole = allocator.Allocate(free, request);
       if (!whole.ok()) return exhausted("pod scope", whole.status());
       request.within_numa_nodes = whole->numa_nodes;
     }
   }
 
+  // kubelet's order first; when that leaves the pod holding more than kubelet's pod-level
+  // count (an init container's CPUs that no later container could reuse), the long-running
+  // containers first, each regular init container then inside their CPUs where it fits.
+  absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans, request, free, false);
+  const bool exclusive_init = std::any_of(plans.begin(), plans.end(), [](const ContainerPlan& p) {
+    return RegularInit(p) && p.exclusive_cpus > 0;
+  });
+  if (exclusive_init && (!pass.ok() || pass->taken.Size() > pod_level)) {
+    absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans, request, free, true);
+    if (other.ok() && (!pass.ok() || other->taken.Size() < pass->taken.Size())) {
+      pass = std::move(other);
+    }
+  }
+  if (!pass.ok()) {
+    return absl::Status(pass.status().code(),
+                        fmt::format("{}: {}", PodName(pod), std::string(pass.status().message())));
+  }
+  free = free.Difference(pass->taken);
   PodAllocation out;
   out.pod_uid = pod.uid;
   out.node = config_.name;
-  CpuSet reusable;  // kubelet's cpusToReuse for this pod
-  CpuSet taken;     // CPUs newly held by this pod
-  for (const ContainerPlan& p : plans) {
-    if (!p.managed) continue;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!plans[i].managed) continue;
+    const ContainerPlan& p = plans[i];
     ContainerAllocation c;
     c.name = p.spec->name;
     c.init = p.spec->init;
     c.restartable = p.spec->restartable;
     c.exclusive = p.exclusive_cpus > 0;
     if (c.exclusive) {
-      request.num_cpus = p.exclusive_cpus;
-      // kubelet's order: the reusable CPUs alone when they suffice, else with the free ones.
-      const bool try_reusable = p.exclusive_cpus <= reusable.Size();
-      absl::StatusOr<ExclusiveAllocation> got =
-          allocator.Allocate(try_reusable ? reusable : free.Union(reusable), request);
-      if (!got.ok() && try_reusable) got = allocator.Allocate(free.Union(reusable), request);
-      if (!got.ok()) {
-        return exhausted(fmt::format("container {:?}", c.name), got.status());
-      }
-      c.cpuset = got->cpus;
-      c.mems = IdSet(got->numa_nodes);
-      const CpuSet fresh = c.cpuset.Difference(reusable);
-      free = free.Difference(fresh);
-      taken = taken.Union(fresh);
-      // kubelet's updateCPUsToReuse.
-      reusable = c.init && !c.restartable ? reusable.Union(c.cpuset)
-                                          : reusable.Difference(c.cpuset);
-      out.numa_nodes = UnionIds(out.numa_nodes, got->numa_nodes);
+      c.cpuset = pass->by_plan[i].cpus;
+      c.mems = IdSet(pass->by_plan[i].numa_nodes);
+      out.numa_nodes = UnionIds(out.numa_nodes, pass->by_plan[i].numa_nodes);
     }
     out.containers.push_back(std::move(c));
   }
@@ -626,61 +696,29 @@ absl::StatusOr<CpuSet> NodeState::ResizeContainer(const std::string& pod_uid,
     return absl::FailedPreconditionError(who + ": owned by kubelet's CPU manager");
   }
   const PodSpec& spec = rec->second.spec;
-  const BindPolicy bind = spec.bind_policy.value_or(config_.default_bind_policy);
-  const TopologyPolicy policy = spec.topology_policy.value_or(config_.topology_policy);
-  const CpuTopology& topo = *topology_;
   const CpuSet current = it->cpuset;
-  if (num_cpus == current.Size()) return current;
-
-  CpuSet next;
-  if (num_cpus < current.Size()) {
-    if (bind == BindPolicy::kFullCores && num_cpus % std::max(1, topo.CpusPerCore()) != 0) {
-      return absl::FailedPreconditionError(fmt::format(
-          "{}: full-cores: {} cpus is not a whole number of cores ({} threads per core)", who,
-          num_cpus, topo.CpusPerCore()));
-    }
-    auto kept = TakeByTopology(topo, current, num_cpus);
-    if (!kept.ok()) {
-      return absl::Status(kept.status().code(),
-                          who + ": shrink: " + std::string(kept.status().message()));
-    }
-    next = *kept;
-  } else {
-    const int extra = num_cpus - current.Size();
-    if (SharedPool().Size() - extra < SharedCpusNeeded()) {
-      return absl::ResourceExhaustedError(fmt::format(
-          "{}: growing by {} would leave {} cpus in the shared pool, below the {} shared "
-          "containers request",
-          who, extra, SharedPool().Size() - extra, SharedCpusNeeded()));
-    }
-    CpuSet available = SharedPool();
-    if (bind == BindPolicy::kSpreadCores) {
-      // One thread per core also across the old and the new CPUs.
-      const std::vector<int> cores = topo.CoresOf(current);
-      available = available.Difference(topo.CpusInCores(cores));
-    }
-    ExclusiveRequest request;
-    request.num_cpus = extra;
-    request.bind_policy = bind;
-    request.topology_policy = policy;
-    request.numa_strategy = config_.numa_strategy;
-    request.capacity = config_.capacity;
-    request.within_numa_nodes = it->mems.ToVector();
-    auto got = shape_->allocator.Allocate(available, request);
-    const bool may_leave =
-        policy == TopologyPolicy::kNone || policy == TopologyPolicy::kBestEffort;
-    if (!got.ok() && may_leave) {
-      request.within_numa_nodes.reset();
-      got = shape_->allocator.Allocate(available, request);
-    }
-    if (!got.ok()) {
-      return absl::Status(got.status().code(),
-                          who + ": grow: " + std::string(got.status().message()));
-    }
-    next = current.Union(got->cpus);
+  const int extra = num_cpus - current.Size();
+  if (extra > 0 && SharedPool().Size() - extra < SharedCpusNeeded()) {
+    return absl::ResourceExhaustedError(fmt::format(
+        "{}: growing by {} would leave {} cpus in the shared pool, below the {} shared "
+        "containers request",
+        who, extra, SharedPool().Size() - extra, SharedCpusNeeded()));
   }
+  ExclusiveRequest request;
+  request.num_cpus = num_cpus;
+  request.bind_policy = spec.bind_policy.value_or(config_.default_bind_policy);
+  request.topology_policy = spec.topology_policy.value_or(config_.topology_policy);
+  request.numa_strategy = config_.numa_strategy;
+  request.capacity = config_.capacity;
+  request.allocatable_cpus = user_pool_;
+  absl::StatusOr<CpuSet> resized = shape_->allocator.Resize(current, SharedPool(), request);
+  if (!resized.ok()) {
+    return absl::Status(resized.status().code(),
+                        who + ": " + std::string(resized.status().message()));
+  }
+  const CpuSet next = *std::move(resized);
   it->cpuset = next;
-  it->mems = IdSet(topo.NumaNodesOf(next));
+  it->mems = IdSet(topology_->NumaNodesOf(next));
   const CpuSet held = HeldBy(a);
   Give(rec->second.held.Difference(held));
   Take(held.Difference(rec->second.held));

@@ -35,8 +35,12 @@
 // while any container of the pod that holds it is allocated, so releasing an init container
 // frees only the CPUs no later container took over. Unlike kubelet (which lets its
 // take-by-topology pick freely among free and reusable CPUs), a container that fits entirely
-// in its pod's reusable CPUs is placed there first, so a pod never holds more CPUs than
-// kubelet's pod-level count (the largest of the init steps and the long-running containers).
+// in its pod's reusable CPUs is placed there first; and when kubelet's order (init containers
+// first) leaves the pod holding more than kubelet's pod-level count (the largest of the init
+// steps and the long-running containers) because a later container could not reuse an init
+// container's CPUs (kubelet#123816), the long-running containers are placed first and each
+// regular init container inside their CPUs, and the placement holding fewer CPUs is kept. So a
+// pod holds more than the pod-level count only when neither order can avoid it.
 //
 // Thread-safety: not thread-safe; callers serialise access to one NodeState. Copies are
 // independent (they share only the immutable topology) and cheap enough to use as scratch
@@ -131,8 +135,10 @@ class NodeState {
   //     allocation); else it is shared (its cpu request counts against the shared pool) — in
   //     kIsolated mode, a container without isolated CPUs is not managed.
   // Exclusive CPUs come from AllocateExclusive (alloc/huygens_allocator.h) with the pod's
-  // topology policy (else the node's), bind policy (else the node's) and the node's NUMA
-  // strategy and capacity. Scope kContainer: one decision per container. Scope kPod: one NUMA
+  // topology policy (else the node's), bind policy (else the node's), the node's NUMA
+  // strategy and capacity, and the user pool as ExclusiveRequest::allocatable_cpus (restricted
+  // sizes its preferred NUMA set by user-pool CPUs, as the scheduler's NumaFit does). Containers
+  // are placed in one of two orders (see "Init containers" above). Scope kContainer: one decision per container. Scope kPod: one NUMA
   // decision for the pod's CpuDemandOf().exclusive_cpus, then each container inside those
   // NUMA nodes. `near_numa_nodes`: NUMA nodes of the pod's affinity group, preferred.
   // Errors (nothing changed; the message names the pod, the container and the reason):
@@ -161,11 +167,12 @@ class NodeState {
   // stops counting. The pod is forgotten when its last container goes. NotFound when unknown.
   absl::Status ReleaseContainer(const std::string& pod_uid, const std::string& container);
 
-  // Resizes an exclusive container in place to `num_cpus` (kubelet's in-place resize for the
-  // static policy): growing keeps every CPU it has and adds CPUs chosen by the allocator on the
-  // container's NUMA nodes (other NUMA nodes only under topology policy none/best-effort);
-  // shrinking keeps a packed subset of its CPUs (take-by-topology over its own CPUs) and frees
-  // the rest. Returns the new cpuset. Errors: NotFound; FailedPrecondition (shared container,
+  // Resizes an exclusive container in place to `num_cpus` (kubelet's in-place resize of a
+  // Guaranteed pod, KEP-5554): ExclusiveAllocator::Resize over the shared pool with the pod's
+  // policies. Growing keeps every CPU it has and adds CPUs on the container's NUMA nodes (other
+  // NUMA nodes only under topology policy none/best-effort); shrinking keeps a packed subset of
+  // its CPUs (take-by-topology over its own CPUs) and frees the rest. The pod's recorded spec is
+  // not changed. Returns the new cpuset. Errors: NotFound; FailedPrecondition (shared container,
   // kubelet-owned pod, the bind policy full-cores and a count that is not whole cores);
   // InvalidArgument (num_cpus < 1); ResourceExhausted (not enough free CPUs, or the shared pool
   // would drop below the shared requests). Nothing changed on error.

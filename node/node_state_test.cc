@@ -80,8 +80,15 @@ NodeConfig Config(TopologyScope scope = TopologyScope::kContainer) {
   return c;
 }
 
-NodeState MakeNode(NodeConfig config = Config()) {
-  auto s = NodeState::Create(DualSocket(), std::move(config));
+// 2 sockets = 2 NUMA nodes of `cores` cores, no SMT: NUMA node n holds CPUs n*cores ...
+std::shared_ptr<const CpuTopology> TwoNumaNoSmt(int cores) {
+  return std::make_shared<const CpuTopology>(
+      testing::BuildMachine({.sockets = 2, .cores_per_numa = cores, .threads_per_core = 1}));
+}
+
+NodeState MakeNode(NodeConfig config = Config(),
+                   std::shared_ptr<const CpuTopology> topology = DualSocket()) {
+  auto s = NodeState::Create(std::move(topology), std::move(config));
   EXPECT_TRUE(s.ok()) << s.status();
   return *std::move(s);
 }
@@ -377,6 +384,51 @@ TEST(NodeStateInit, InitContainerAfterASidecarDoesNotReuseTheSidecarsCpus) {
   EXPECT_EQ(CpuDemandOf(pod, NodeMode::kAllocatable).exclusive_cpus, 6);
 }
 
+// kubelet#123816: 2 NUMA nodes of 8 CPUs, NUMA node 0 holding 7 for another pod. kubelet's
+// order would put the 1-CPU init container on NUMA node 0's last CPU and the 8-CPU app on
+// NUMA node 1, so the pod would hold 9 CPUs for its whole life. The init container runs inside
+// the app's CPUs instead: the pod holds kubelet's pod-level count, max(1, 8), and NUMA node
+// 0's last CPU takes a 1-CPU pod.
+TEST(NodeStateInit, AnInitContainerThatCannotReuseLaterCpusRunsInsideThem) {
+  auto topo = TwoNumaNoSmt(8);
+  NodeConfig config;
+  config.name = "n1";
+  config.default_bind_policy = BindPolicy::kPacked;
+  NodeState s = MakeNode(config, topo);
+  auto seven = s.AllocatePod(Pod("seven", {Guaranteed("app", 7)}));
+  ASSERT_TRUE(seven.ok()) << seven.status();
+  ASSERT_EQ(seven->numa_nodes, std::vector<int>{0});
+  PodSpec pod = Pod("p", {Guaranteed("app", 8)}, {InitC(Guaranteed("init", 1))});
+  auto a = s.AllocatePod(pod);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const CpuSet init = a->containers[0].cpuset;
+  const CpuSet app = a->containers[1].cpuset;
+  EXPECT_EQ(app, topo->CpusInNumaNode(1));
+  EXPECT_TRUE(init.IsSubsetOf(app)) << init.ToString();
+  EXPECT_EQ(a->numa_nodes, std::vector<int>{1});
+  EXPECT_EQ(s.ExclusiveCpus().Size(), 7 + CpuDemandOf(pod, NodeMode::kAllocatable).exclusive_cpus);
+  auto one = s.AllocatePod(Pod("one", {Guaranteed("app", 1)}));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->numa_nodes, std::vector<int>{0});
+  EXPECT_THAT(s.Validate(), IsEmpty());
+}
+
+// kubelet#132187: reserved CPUs 0 and 4 on 2 NUMA nodes of 4 CPUs, restricted. By online CPUs
+// one NUMA node would be the preferred size for 4 CPUs (kubelet's sizing), but it has only 3
+// user CPUs; NodeState sizes by the user pool, as the scheduler's NUMA filter does, so the
+// 2-node set is preferred and the pod is admitted.
+TEST(NodeStateAllocate, RestrictedSizesThePreferredNumaSetByTheUserPool) {
+  NodeConfig config;
+  config.name = "n1";
+  config.system_cpus = CpuSet{0, 4};
+  config.topology_policy = TopologyPolicy::kRestricted;
+  NodeState s = MakeNode(config, TwoNumaNoSmt(4));
+  auto a = s.AllocatePod(Pod("big", {Guaranteed("app", 4)}));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->numa_nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(a->containers[0].cpuset.Size(), 4);
+}
+
 // ---- Release -------------------------------------------------------------------------------
 
 TEST(NodeStateRelease, ReleasingEveryPodRestoresTheEmptyNode) {
@@ -459,6 +511,36 @@ TEST(NodeStateResize, RefusalsChangeNothing) {
     EXPECT_EQ(r.status().code(), c.code) << c.name << ": " << r.status();
     EXPECT_EQ(Snap(s), before) << c.name;
   }
+}
+
+TEST(NodeStateResize, GrowUnderBestEffortTopsUpFromAnotherNumaNodeOnlyWhenItMust) {
+  NodeConfig config = Config();
+  config.topology_policy = TopologyPolicy::kBestEffort;
+  NodeState s = MakeNode(config);
+  auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 8)}));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->numa_nodes, std::vector<int>{0});  // best fit: 10 user CPUs on node 0
+  const CpuSet before = a->containers[0].cpuset;
+  auto grown = s.ResizeContainer("p", "app", 12);  // node 0 has 2 left: 2 there, 2 on node 1
+  ASSERT_TRUE(grown.ok()) << grown.status();
+  EXPECT_TRUE(before.IsSubsetOf(*grown));
+  EXPECT_EQ(grown->Intersection(DualSocket()->CpusInNumaNode(0)).Size(), 10);
+  EXPECT_EQ(s.Pods().at("p").containers[0].mems, (CpuSet{0, 1}));
+  EXPECT_EQ(s.Pods().at("p").numa_nodes, (std::vector<int>{0, 1}));
+  EXPECT_THAT(s.Validate(), IsEmpty());
+}
+
+TEST(NodeStateResize, AShrinkReturnsCpusThatANewPodCanTake) {
+  NodeState s = MakeNode();
+  ASSERT_TRUE(s.AllocatePod(Pod("p", {Guaranteed("app", 10)})).ok());  // all of NUMA node 0
+  ASSERT_TRUE(s.AllocatePod(Pod("q", {Guaranteed("app", 12)})).ok());  // all of NUMA node 1
+  ASSERT_FALSE(s.AllocatePod(Pod("r", {Guaranteed("app", 4)})).ok());
+  ASSERT_TRUE(s.ResizeContainer("p", "app", 6).ok());
+  auto r = s.AllocatePod(Pod("r", {Guaranteed("app", 4)}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->numa_nodes, std::vector<int>{0});
+  EXPECT_FALSE(r->containers[0].cpuset.Intersects(s.Pods().at("p").containers[0].cpuset));
+  EXPECT_THAT(s.Validate(), IsEmpty());
 }
 
 // ---- Assume --------------------------------------------------------------------------------

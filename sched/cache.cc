@@ -148,11 +148,7 @@ absl::Status ClusterCache::Place(PodPtr pod, NodeInfo& info,
           std::string(s.message())));
     }
   }
-  const PodRequests r = ComputePodRequests(pod->spec);
-  info.requested.cpu_milli += r.cpu_milli;
-  info.requested.memory_bytes += r.memory_bytes;
-  info.requested.isolated_cpus += r.isolated_cpus;
-  for (const auto& [name, amount] : pod->extended_requests) info.requested_extended[name] += amount;
+  CountRequests(*pod, info, +1);
   for (const HostPort& p : pod->host_ports) {
     auto used = std::find_if(info.used_ports.begin(), info.used_ports.end(),
                              [&](const UsedPort& u) { return SamePortEntry(u.port, p); });
@@ -163,14 +159,7 @@ absl::Status ClusterCache::Place(PodPtr pod, NodeInfo& info,
     }
   }
   info.pod_uids.push_back(uid);
-  if (!pod->spec.affinity_group.empty()) {
-    std::map<int, int>& where = groups_[pod->spec.affinity_group][&info];
-    if (allocation.has_value() && !allocation->numa_nodes.empty()) {
-      for (int numa : allocation->numa_nodes) ++where[numa];
-    } else {
-      ++where[-1];
-    }
-  }
+  CountGroup(*pod, allocation, info, +1);
   PodEntry entry{std::move(pod), info.node.name, std::move(allocation), assumed, false};
   pods_.emplace(uid, std::move(entry));
   Touch(info);
@@ -183,42 +172,80 @@ void ClusterCache::Unplace(PodEntry& entry, NodeInfo& info) {
     // The state knows the pod, so releasing it cannot fail.
     (void)info.cpu_state->ReleasePod(pod.Uid());
   }
-  const PodRequests r = ComputePodRequests(pod.spec);
-  info.requested.cpu_milli -= r.cpu_milli;
-  info.requested.memory_bytes -= r.memory_bytes;
-  info.requested.isolated_cpus -= r.isolated_cpus;
-  for (const auto& [name, amount] : pod.extended_requests) {
-    auto it = info.requested_extended.find(name);
-    if (it != info.requested_extended.end() && (it->second -= amount) == 0) {
-      info.requested_extended.erase(it);
-    }
-  }
+  CountRequests(pod, info, -1);
   for (const HostPort& p : pod.host_ports) {
     auto used = std::find_if(info.used_ports.begin(), info.used_ports.end(),
                              [&](const UsedPort& u) { return SamePortEntry(u.port, p); });
     if (used != info.used_ports.end() && --used->count == 0) info.used_ports.erase(used);
   }
   info.pod_uids.erase(std::find(info.pod_uids.begin(), info.pod_uids.end(), pod.Uid()));
-  if (!pod.spec.affinity_group.empty()) {
-    auto g = groups_.find(pod.spec.affinity_group);
-    if (g != groups_.end()) {
-      auto n = g->second.find(&info);
-      if (n != g->second.end()) {
-        auto drop = [&](int numa) {
-          auto c = n->second.find(numa);
-          if (c != n->second.end() && --c->second == 0) n->second.erase(c);
-        };
-        if (entry.allocation.has_value() && !entry.allocation->numa_nodes.empty()) {
-          for (int numa : entry.allocation->numa_nodes) drop(numa);
-        } else {
-          drop(-1);
-        }
-        if (n->second.empty()) g->second.erase(n);
+  CountGroup(pod, entry.allocation, info, -1);
+  Touch(info);
+}
+
+void ClusterCache::CountRequests(const Pod& pod, NodeInfo& info, int delta) {
+  const PodRequests r = ComputePodRequests(pod.spec);
+  info.requested.cpu_milli += delta * r.cpu_milli;
+  info.requested.memory_bytes += delta * r.memory_bytes;
+  info.requested.isolated_cpus += delta * r.isolated_cpus;
+  for (const auto& [name, amount] : pod.extended_requests) {
+    auto it = info.requested_extended.try_emplace(name, 0).first;
+    if ((it->second += delta * amount) == 0) info.requested_extended.erase(it);
+  }
+}
+
+void ClusterCache::CountGroup(const Pod& pod, const std::optional<PodAllocation>& allocation,
+                              NodeInfo& info, int delta) {
+  if (pod.spec.affinity_group.empty()) return;
+  auto g = groups_.try_emplace(pod.spec.affinity_group).first;
+  std::map<int, int>& where = g->second[&info];
+  auto count = [&](int numa) {
+    auto c = where.try_emplace(numa, 0).first;
+    if ((c->second += delta) <= 0) where.erase(c);
+  };
+  if (allocation.has_value() && !allocation->numa_nodes.empty()) {
+    for (int numa : allocation->numa_nodes) count(numa);
+  } else {
+    count(-1);
+  }
+  if (where.empty()) g->second.erase(&info);
+  if (g->second.empty()) groups_.erase(g);
+}
+
+absl::StatusOr<CpuSet> ClusterCache::ResizeContainer(std::string_view uid,
+                                                     std::string_view container, int num_cpus) {
+  auto it = pods_.find(Key(uid));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?} is not in the cache", uid));
+  }
+  PodEntry& entry = it->second;
+  NodeInfo& info = *by_name_.at(entry.node);
+  if (info.cpu_state == nullptr) {
+    return absl::FailedPreconditionError(fmt::format(
+        "pod {:?}: node {:?} has no CPU state (NUMA-blind), nothing to resize", uid, entry.node));
+  }
+  absl::StatusOr<CpuSet> cpus =
+      info.cpu_state->ResizeContainer(std::string(uid), std::string(container), num_cpus);
+  if (!cpus.ok()) return cpus.status();
+  auto resized = std::make_shared<Pod>(*entry.pod);
+  for (auto* list : {&resized->spec.init_containers, &resized->spec.containers}) {
+    for (ContainerSpec& c : *list) {
+      if (c.name != container) continue;
+      if (info.cpu_state->Config().mode == NodeMode::kIsolated) {
+        c.isolated_cpus = num_cpus;
+      } else {
+        c.cpu_request_milli = c.cpu_limit_milli = int64_t{num_cpus} * 1000;
       }
-      if (g->second.empty()) groups_.erase(g);
     }
   }
+  CountRequests(*entry.pod, info, -1);
+  CountGroup(*entry.pod, entry.allocation, info, -1);
+  entry.pod = std::move(resized);
+  entry.allocation = info.cpu_state->Pods().at(std::string(uid));
+  CountRequests(*entry.pod, info, +1);
+  CountGroup(*entry.pod, entry.allocation, info, +1);
   Touch(info);
+  return cpus;
 }
 
 absl::Status ClusterCache::AddPod(PodPtr pod, std::string_view node,

@@ -148,6 +148,16 @@ class ClusterCache {
   // Undoes AssumePod (Unreserve, or a failed bind). Errors: NotFound; FailedPrecondition when
   // the pod is bound, not assumed.
   absl::Status ForgetPod(std::string_view uid);
+  // In-place resize of one exclusive container of a bound or assumed pod to `num_cpus` CPUs
+  // (NodeState::ResizeContainer: its CPUs are kept, the change is added or returned on its
+  // NUMA nodes where possible). On success the pod's spec asks for num_cpus CPUs in that
+  // container (cpu request and limit in allocatable mode, huygens.io/isolated-cpu in isolated
+  // mode), the node's requests, the pod's allocation and its affinity-group placement follow,
+  // and the node's generation changes. Returns the container's new cpuset.
+  // Errors (nothing changed): NotFound (pod unknown); FailedPrecondition (a NUMA-blind node,
+  // or NodeState's own refusals); NodeState's InvalidArgument / ResourceExhausted.
+  absl::StatusOr<CpuSet> ResizeContainer(std::string_view uid, std::string_view container,
+                                         int num_cpus);
   // Records that the bind was sent for an assumed pod (kube-scheduler's FinishBinding). The
   // pod stays counted until AddPod confirms it or ForgetPod / RemovePod drops it.
   absl::Status FinishBinding(std::string_view uid);
@@ -183,6 +193,11 @@ class ClusterCache {
   absl::Status Place(PodPtr pod, NodeInfo& info, std::optional<PodAllocation> allocation,
                      bool allocation_applied, bool assumed);
   void Unplace(PodEntry& entry, NodeInfo& info);
+  // Adds `delta` to the pod's requests on `info`.
+  static void CountRequests(const Pod& pod, NodeInfo& info, int delta);
+  // Adds `delta` to the affinity-group placement of a pod with `allocation` on `info`.
+  void CountGroup(const Pod& pod, const std::optional<PodAllocation>& allocation,
+                  NodeInfo& info, int delta);
   void Touch(NodeInfo& info);
 
   // Node storage: a deque keeps addresses stable and neighbours close in memory; slots of

@@ -85,10 +85,9 @@ int NumaView::TopSum(int Figures::*field, int k) const {
 }
 
 int NumaView::PreferredSize(int cpus) const {
-  for (int k = 1; k <= size_; ++k) {
-    if (TopSum(&Figures::user, k) >= cpus) return k;
-  }
-  return size_;
+  std::array<int, kMaxNuma> user;
+  for (int i = 0; i < size_; ++i) user[static_cast<size_t>(i)] = figures_[static_cast<size_t>(i)].user;
+  return PreferredNumaCount(std::span<const int>(user.data(), static_cast<size_t>(size_)), cpus);
 }
 
 bool NumaView::KubeletAdmits(TopologyPolicy policy, int cpus) const {

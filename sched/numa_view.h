@@ -68,8 +68,9 @@ class NumaView {
   int TotalFree() const;
   int TotalFreeCores() const;
 
-  // kubelet's minAffinitySize: the fewest NUMA nodes whose user CPUs add up to `cpus` (all
-  // nodes when none suffices).
+  // PreferredNumaCount (alloc/huygens_allocator.h) over the nodes' user CPUs: the fewest NUMA
+  // nodes whose user CPUs add up to `cpus` (all nodes when none suffices). The allocator at
+  // Reserve sizes restricted sets by the same call over the same user pool.
   int PreferredSize(int cpus) const;
   bool KubeletAdmits(TopologyPolicy policy, int cpus) const;
   bool AllocatorFits(TopologyPolicy policy, int cpus) const;

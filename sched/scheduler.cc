@@ -333,6 +333,19 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   };
   for (; reserved < impl.reserves.size(); ++reserved) {
     Status s = impl.reserves[reserved]->Reserve(state, *chosen);
+    if (!s.ok() && s.IsRejection()) {
+      // kube-scheduler's schedulingCycle: a Reserve rejection is a FitError over the one node
+      // tried (no PostFilter), so the pod waits for a cluster change instead of backing off
+      // and retrying the same refusal.
+      undo(reserved + 1);
+      impl.reason_counts.clear();
+      impl.CountReasons(s, 1);
+      Diagnosis d = impl.MakeDiagnosis(1, "");
+      result.outcome = ScheduleResult::Outcome::kUnschedulable;
+      result.message = FitErrorMessage(d);
+      result.reasons = std::move(d.reasons);
+      return result;
+    }
     if (!s.ok()) {
       undo(reserved + 1);
       return error(fmt::format("{} on node {:?}: {}", impl.reserves[reserved]->Name(),

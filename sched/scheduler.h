@@ -12,8 +12,12 @@
 //   4. PreScore + Score + NormalizeScore, weighted sum; the highest total wins, ties go to
 //      the node visited first (deterministic, where kube-scheduler picks at random);
 //   5. Reserve (Huygens computes and assumes the exact cpusets), then Bind. A failure in
-//      Reserve or Bind runs Unreserve in reverse order and gives an Error result; the cache is
-//      left as before the attempt.
+//      Reserve or Bind runs Unreserve in reverse order; the cache is left as before the
+//      attempt. A Reserve plugin that rejects the pod (Unschedulable, e.g. NumaReserve when
+//      the node's CPUs cannot be allocated after all) gives an Unschedulable result over that
+//      one node, "0/1 nodes are available: 1 <reason>." (kube-scheduler's FitError with
+//      NumAllNodes 1), so the pod waits for a cluster change like any unschedulable pod; any
+//      other failure gives an Error result (the pod backs off and is retried).
 //
 // Equivalence cache (Huygens' own; Profile::equivalence_cache, on by default): Filter verdicts
 // and raw Scores are kept per pod equivalence key (AppendEquivalenceKey plus each plugin's
@@ -46,8 +50,10 @@ namespace huygens::sched {
 struct ScheduleResult {
   enum class Outcome {
     kScheduled,      // bound to `node` (allocation set when Reserve computed cpusets)
-    kUnschedulable,  // no node fits now; `message` is the FitError text, `reasons` the counts
-    kError,          // Reserve/Bind failed or a plugin reported an error; `message` says why
+    kUnschedulable,  // no node fits now (or Reserve rejected the chosen one); `message` is the
+                     // FitError text, `reasons` the counts
+    kError,          // Bind failed, Reserve failed other than by a rejection, or a plugin
+                     // reported an error; `message` says why
   };
   Outcome outcome = Outcome::kUnschedulable;
   std::string node;

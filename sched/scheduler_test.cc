@@ -239,6 +239,51 @@ TEST(ClusterCache, NodeGenerationsFollowEveryNodeThroughChangesAndRemoval) {
   expect_in_step("after reusing the slot");
 }
 
+// A node the filters pass but whose exact allocation fails at Reserve (no NUMA filter in this
+// profile, so a 14-CPU pod reaches NumaReserve on 12-CPU NUMA nodes under single-numa-node):
+// the attempt is Unschedulable over that one node, as kube-scheduler treats a Reserve
+// rejection, not an Error that would back off and hit the same refusal forever.
+TEST(Scheduler, AReserveRejectionIsUnschedulableAndChangesNothing) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  Profile p;
+  p.filters = {"NodeResourcesFit"};
+  p.reserves = {"NumaReserve"};
+  auto scheduler = MustCreate(cache, p);
+  ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 14)));
+  EXPECT_EQ(r.outcome, ScheduleResult::Outcome::kUnschedulable);
+  EXPECT_THAT(r.message, ::testing::StartsWith("0/1 nodes are available: 1 NUMA: "));
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_EQ(r.reasons[0].second, 1);
+  EXPECT_EQ(cache.NumPods(), 0);
+  EXPECT_TRUE(cache.FindNode("m")->cpu_state->Pods().empty());
+}
+
+TEST(ClusterCache, AResizeMovesTheRequestsTheAllocationAndTheGenerationTogether) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  auto scheduler = MustCreate(cache, HuygensProfile());
+  ASSERT_TRUE(scheduler->ScheduleOne(Share(GuaranteedPod("p", 4))).scheduled());
+  const CpuSet before = cache.FindPod("p")->allocation->containers[0].cpuset;
+  const uint64_t generation = cache.Generation();
+  absl::StatusOr<CpuSet> grown = cache.ResizeContainer("p", "app", 6);
+  ASSERT_TRUE(grown.ok()) << grown.status();
+  EXPECT_TRUE(before.IsSubsetOf(*grown));
+  const NodeInfo* node = cache.FindNode("m");
+  EXPECT_EQ(node->requested.cpu_milli, 6000);
+  EXPECT_EQ(cache.FindPod("p")->allocation->containers[0].cpuset, *grown);
+  EXPECT_EQ(cache.FindPod("p")->pod->spec.containers[0].cpu_limit_milli, 6000);
+  EXPECT_EQ(node->cpu_state->ExclusiveCpus(), *grown);
+  EXPECT_GT(cache.Generation(), generation);
+  // Refused (no NUMA node has 20 CPUs): nothing moves.
+  EXPECT_EQ(cache.ResizeContainer("p", "app", 20).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(node->requested.cpu_milli, 6000);
+  EXPECT_EQ(cache.FindPod("p")->allocation->containers[0].cpuset, *grown);
+  EXPECT_EQ(cache.ResizeContainer("nope", "app", 2).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 // Only the NUMA score decides, so the strategy's effect is visible.
 Profile NumaScoreOnly() {
   Profile p;

@@ -21,6 +21,9 @@ nlohmann::json RunToJson(const RunReport& r, bool detail) {
   j["admissionRejected"] = r.admission_rejected;
   j["admissionRejectedReasons"] = r.admission_rejected_reasons;
   j["admissionFailedPods"] = r.admission_failed_pods;
+  j["resizes"] = r.resizes;
+  j["resizesRefused"] = r.resizes_refused;
+  j["resizeRefusedReasons"] = r.resize_refused_reasons;
   j["pods"] = r.pods;
   j["exclusivePods"] = r.exclusive_pods;
   j["singleNumaRatio"] = Round(r.single_numa_ratio, 1e6);
@@ -175,6 +178,7 @@ std::vector<Row> SummaryRows(const Report& rep) {
   rows.push_back(both("unschedulable at end", [](const RunReport& r) { return fmt::format("{}", r.unschedulable); }));
   rows.push_back(both("rejected at admission", [](const RunReport& r) { return fmt::format("{}", r.admission_rejected); }));
   rows.push_back(both("given up after re-creation", [](const RunReport& r) { return fmt::format("{}", r.admission_failed_pods); }));
+  rows.push_back(both("resizes refused / tried", [](const RunReport& r) { return fmt::format("{} / {}", r.resizes_refused, r.resizes); }));
   rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
   rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
   rows.push_back(both("mean NUMA nodes per pod", [](const RunReport& r) { return fmt::format("{:.3f}", r.mean_numa_nodes_per_pod); }));

@@ -49,6 +49,9 @@ struct RunReport {
   int admission_rejected = 0;       // kubelet rejections (TopologyAffinityError and others)
   std::map<std::string, int> admission_rejected_reasons;
   int admission_failed_pods = 0;    // pods given up after the last re-creation was rejected
+  int resizes = 0;                  // in-place resizes of running pods' containers, tried
+  int resizes_refused = 0;          // of those, refused (the container kept its CPUs)
+  std::map<std::string, int> resize_refused_reasons;  // reason -> refusals
   int exclusive_pods = 0;           // scheduled pods that held exclusive CPUs
   double single_numa_ratio = 0;     // of exclusive_pods, those whose CPUs lie in one NUMA node
   double mean_numa_nodes_per_pod = 0;

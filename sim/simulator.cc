@@ -55,15 +55,17 @@ struct PodRecord {
   bool ever_ran = false;
   bool failed = false;  // baseline: given up after re-creations
   int retries = 0;
+  int scheduling_errors = 0;  // attempts that ended in ScheduleResult kError
   std::vector<std::pair<std::string, int>> last_reasons;
 };
 
-enum class EventKind { kDeparture, kRecreate };
+enum class EventKind { kDeparture, kRecreate, kResize };
 struct Event {
   int64_t t = 0;
   uint64_t seq = 0;
   EventKind kind = EventKind::kDeparture;
   int pod = 0;
+  int resize = -1;  // kResize: index into the pod's PodArrival::resizes
   bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
 };
 
@@ -158,6 +160,11 @@ class Run {
   absl::Status Place(int pod_index, int node, const CpuSet& held,
                      const std::optional<PodAllocation>& allocation);
   absl::Status Depart(int pod_index);
+  // A running pod's in-place resize (PodArrival::resizes[which]); a pod no longer running
+  // ignores it. Huygens: ClusterCache::ResizeContainer; baseline: kubelet v1.35 refuses it.
+  absl::Status Resize(int pod_index, int which);
+  // Moves the pod's CPUs in its node's ledger from rec.held to `held`, keeping the counters.
+  absl::Status Rehold(int pod_index, const CpuSet& held);
   absl::Status CheckAll() const;
   void Sample(int64_t t_us);
   void SnapshotCpuMaps(int64_t t_us);
@@ -261,7 +268,9 @@ absl::Status Run::BuildCluster() {
     }
   }
   sched::Profile profile = baseline() ? sched::DefaultProfile() : sched::HuygensProfile();
-  auto s = sched::Scheduler::Create(&cache_, profile);
+  std::unique_ptr<sched::BindPlugin> binder;
+  if (!baseline() && options_.huygens_binder) binder = options_.huygens_binder(&cache_);
+  auto s = sched::Scheduler::Create(&cache_, profile, std::move(binder));
   if (!s.ok()) return s.status();
   scheduler_ = *std::move(s);
   return absl::OkStatus();
@@ -381,16 +390,8 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
       topo.NumaNodesOf(held).size() > 1) {
     return violation(fmt::format("pod spans NUMA nodes under single-numa-node ({})", held.ToString()));
   }
-  held_ -= node.ledger->HeldCpus();
-  shared_cores_ -= node.ledger->SharedSiblingCores();
-  fragmented_ -= node.ledger->FragmentedFreeCpus();
-  absl::Status st = node.ledger->Take(pod_index, held);
-  held_ += node.ledger->HeldCpus();
-  shared_cores_ += node.ledger->SharedSiblingCores();
-  fragmented_ += node.ledger->FragmentedFreeCpus();
-  if (!st.ok()) return violation(Msg(st));
   rec.node = node_idx;
-  rec.held = held;
+  if (absl::Status st = Rehold(pod_index, held); !st.ok()) return violation(Msg(st));
   rec.running = true;
   rec.ever_ran = true;
   ++running_;
@@ -403,6 +404,60 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
   }
   const int64_t lifetime = arrivals_[static_cast<size_t>(pod_index)].lifetime_us;
   if (lifetime >= 0) events_.push({now_us_ + lifetime, seq_++, EventKind::kDeparture, pod_index});
+  const std::vector<ResizeEvent>& resizes = arrivals_[static_cast<size_t>(pod_index)].resizes;
+  for (size_t i = 0; i < resizes.size(); ++i) {
+    if (lifetime < 0 || resizes[i].after_us < lifetime) {
+      events_.push({now_us_ + resizes[i].after_us, seq_++, EventKind::kResize, pod_index,
+                    static_cast<int>(i)});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::Rehold(int pod_index, const CpuSet& held) {
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  NodeModel& node = nodes_[static_cast<size_t>(rec.node)];
+  held_ -= node.ledger->HeldCpus();
+  shared_cores_ -= node.ledger->SharedSiblingCores();
+  fragmented_ -= node.ledger->FragmentedFreeCpus();
+  node.ledger->Release(pod_index, rec.held);
+  absl::Status st = node.ledger->Take(pod_index, held);
+  held_ += node.ledger->HeldCpus();
+  shared_cores_ += node.ledger->SharedSiblingCores();
+  fragmented_ += node.ledger->FragmentedFreeCpus();
+  if (st.ok()) rec.held = held;
+  return st;
+}
+
+absl::Status Run::Resize(int pod_index, int which) {
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  if (!rec.running) return absl::OkStatus();
+  const ResizeEvent& e = arrivals_[static_cast<size_t>(pod_index)].resizes[static_cast<size_t>(which)];
+  ++report_.resizes;
+  if (baseline()) {
+    ++report_.resizes_refused;
+    ++report_.resize_refused_reasons["Infeasible: kubelet's static CPU manager policy"];
+    return absl::OkStatus();
+  }
+  const std::string& uid = rec.pod->Uid();
+  absl::StatusOr<CpuSet> resized = cache_.ResizeContainer(uid, e.container, e.cpus);
+  if (!resized.ok()) {
+    ++report_.resizes_refused;
+    ++report_.resize_refused_reasons[absl::StatusCodeToString(resized.status().code())];
+    return absl::OkStatus();
+  }
+  const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
+  CpuSet::Builder held;
+  if (entry != nullptr && entry->allocation) {
+    for (const ContainerAllocation& c : entry->allocation->containers) {
+      if (c.exclusive) held.Add(c.cpuset);
+    }
+  }
+  if (absl::Status st = Rehold(pod_index, held.Build()); !st.ok()) {
+    return absl::InternalError(fmt::format("huygens run: pod {} resized on node {}: {}", uid,
+                                           nodes_[static_cast<size_t>(rec.node)].name, Msg(st)));
+  }
+  queue_.OnClusterEvent(sched::ClusterEvent::kPodUpdated, SimTime(now_us_));
   return absl::OkStatus();
 }
 
@@ -421,16 +476,9 @@ absl::Status Run::Depart(int pod_index) {
       }
     }
   }
-  held_ -= node.ledger->HeldCpus();
-  shared_cores_ -= node.ledger->SharedSiblingCores();
-  fragmented_ -= node.ledger->FragmentedFreeCpus();
-  node.ledger->Release(pod_index, rec.held);
-  held_ += node.ledger->HeldCpus();
-  shared_cores_ += node.ledger->SharedSiblingCores();
-  fragmented_ += node.ledger->FragmentedFreeCpus();
+  if (absl::Status st = Rehold(pod_index, CpuSet()); !st.ok()) return st;
   rec.running = false;
   rec.node = -1;
-  rec.held = CpuSet();
   --running_;
   queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, SimTime(now_us_));
   return absl::OkStatus();
@@ -485,6 +533,12 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
       return absl::OkStatus();
     case sched::ScheduleResult::Outcome::kError:
       ++report_.scheduling_errors;
+      if (++rec.scheduling_errors >= options_.max_scheduling_errors_per_pod) {
+        return absl::InternalError(fmt::format(
+            "{} run: pod {}: {} scheduling attempts ended in an error (the run would retry it "
+            "forever); the last: {}",
+            report_.scheduler, uid, rec.scheduling_errors, result.message));
+      }
       rec.last_reasons = {{result.message, 1}};
       queue_.AddFailed(std::move(queued), /*unschedulable=*/false, SimTime(now_us_));
       return absl::OkStatus();
@@ -573,6 +627,20 @@ void Run::Sample(int64_t t_us) {
     }
     report_.timeline.push_back(s);
     next_sample_us_ += sample_interval_us_;
+    // Simulated time can run far past the workload's span (pods forever pending, backoffs,
+    // a workload whose pods all arrive at 0 and never leave: a 1 µs step): keep every other
+    // sample and double the step, so the timeline never holds more than 2 x timeline_samples
+    // points and sampling costs O(samples), not O(simulated microseconds).
+    if (report_.timeline.size() >= 2 * static_cast<size_t>(options_.timeline_samples)) {
+      std::vector<TimelineSample> kept;
+      kept.reserve(report_.timeline.size() / 2 + 1);
+      for (size_t i = 0; i < report_.timeline.size(); i += 2) kept.push_back(report_.timeline[i]);
+      report_.timeline = std::move(kept);
+      sample_interval_us_ *= 2;
+      next_sample_us_ =
+          static_cast<int64_t>(std::llround(report_.timeline.back().seconds * 1e6)) +
+          sample_interval_us_;
+    }
   }
 }
 
@@ -631,6 +699,8 @@ absl::StatusOr<RunReport> Run::Go() {
       acted = true;
       if (e.kind == EventKind::kDeparture) {
         if (auto st = Depart(e.pod); !st.ok()) return st;
+      } else if (e.kind == EventKind::kResize) {
+        if (auto st = Resize(e.pod, e.resize); !st.ok()) return st;
       } else {
         queue_.Add(pods_[static_cast<size_t>(e.pod)].pod, SimTime(now_us_));
       }

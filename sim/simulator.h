@@ -15,6 +15,10 @@
 //     A rejected pod (TopologyAffinityError, or an allocation error) is removed from the node;
 //     like a ReplicaSet, a replacement is created after `admission_retry_delay_us`, at most
 //     `max_admission_retries` times; then the pod counts as failed.
+//   - Termination: a pod is retried only after a cluster change or its backoff; a Reserve
+//     refusal counts as unschedulable (it waits for a change), and a pod whose attempts end in
+//     a scheduling error max_scheduling_errors_per_pod times stops the run with an Internal
+//     error, so every run ends or says why it cannot.
 //   - Checks: a CpuLedger per node records every exclusive CPU independently; a CPU taken by
 //     two pods, a CPU outside the user pool, or a placement that breaks its policy (CPU count,
 //     single-numa-node, full-cores) stops the run with an Internal error. With
@@ -27,9 +31,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
 #include "sim/cluster_spec.h"
 #include "sim/report.h"
 #include "sim/workload.h"
@@ -46,19 +53,28 @@ struct SimulationOptions {
   // Nodes whose CPU map the report carries (a deterministic sample: the first node of each
   // group, then round-robin over groups). Default 6.
   int cpu_map_nodes = 6;
+  // Attempts of one pod that may end in a scheduling error (ScheduleResult kError: a plugin or
+  // bind failure, never a pod that merely does not fit) before the run stops with an Internal
+  // error naming the pod and the last error. A deterministic run that fails the same way keeps
+  // failing, so without this bound it would back off and retry forever. Default 20.
+  int max_scheduling_errors_per_pod = 20;
   // Validate every node's state after every event (slow; for tests). Default false.
   bool check_every_event = false;
   // Monotonic clock in nanoseconds, read around ScheduleOne. Default: std::chrono::steady_clock.
   std::function<int64_t()> clock_ns;
   // Called now and then with the fraction of arrivals processed (0..1).
   std::function<void(double)> progress;
+  // Huygens run: makes the Bind plugin over the run's cache (a seam for tests, e.g. a binder
+  // that fails). Default (empty): bind in the cache at once (sched's CacheBind).
+  std::function<std::unique_ptr<sched::BindPlugin>(sched::ClusterCache*)> huygens_binder;
 };
 
 enum class Scheduler { kHuygens, kBaseline };
 
 // One run. Errors: InvalidArgument for a cluster that cannot be modelled (e.g. a baseline node
 // without system CPUs: kubelet's static policy needs a reservation), Internal for a broken
-// invariant (see the file comment; the message names the node, the pods and the CPUs).
+// invariant (see the file comment; the message names the node, the pods and the CPUs) or a
+// pod that keeps failing with a scheduling error (max_scheduling_errors_per_pod).
 absl::StatusOr<RunReport> RunSimulation(const ClusterSpec& cluster,
                                         const std::vector<PodArrival>& arrivals,
                                         Scheduler which, const SimulationOptions& options);

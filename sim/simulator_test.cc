@@ -184,6 +184,158 @@ TEST(SimulatorTest, PodsThatNeverFitAreCountedByReason) {
   EXPECT_EQ(report->huygens.unschedulable_reasons.at("Insufficient cpu"), 3);
 }
 
+// Issue 12 item 1 (kubelet#132187's kind): 2 NUMA nodes of 4 CPUs, CPUs 0 and 4 reserved,
+// restricted. 4 CPUs fit one NUMA node by online CPUs but only two by user-pool CPUs: the NUMA
+// filter and Reserve once sized the preferred set differently and the pod was retried forever.
+// Huygens sizes by the user pool (both NUMA nodes are preferred, the pod runs at once); the
+// baseline keeps kubelet's sizing by online CPUs, so kubelet refuses the 2-node hint.
+TEST(SimulatorTest, ReservedCpusSizeTheNumaSetTheSameWayInTheFilterAndAtReserve) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - name: n
+    topology: {synthetic: "package:2 numa:1 core:4 pu:1"}
+    systemCpus: "0,4"
+    topologyPolicy: restricted
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: big
+    containers:
+      - {name: app, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  // A regression that loops is stopped by max_scheduling_errors_per_pod (an error, not a hang).
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 1);
+  EXPECT_EQ(report->huygens.attempts, 1);
+  EXPECT_EQ(report->huygens.scheduling_errors, 0);
+  EXPECT_DOUBLE_EQ(report->huygens.mean_numa_nodes_per_pod, 2.0);
+  EXPECT_EQ(report->baseline.scheduled, 0);
+  EXPECT_EQ(report->baseline.admission_failed_pods, 1);
+  EXPECT_EQ(report->baseline.admission_rejected_reasons.at("TopologyAffinityError"),
+            1 + SimulationOptions().max_admission_retries);
+  // Every pod arrives at 0 and never leaves, so the workload spans no time: the timeline stays
+  // bounded however long the retries run (it once took a sample every simulated microsecond).
+  for (const RunReport* r : {&report->huygens, &report->baseline}) {
+    EXPECT_LE(r->timeline.size(), 2u * static_cast<size_t>(options.timeline_samples));
+  }
+}
+
+// Issue 12 item 3 (kubelet#123816): on 2 NUMA nodes of 8 CPUs, after a 7-CPU pod on NUMA node
+// 0, a pod with a 1-CPU init container and an 8-CPU app container runs on NUMA node 1 and its
+// init container reuses one of the app's CPUs, so the pod holds 8 CPUs (kubelet's pod-level
+// count), not 9, and the last free CPU of NUMA node 0 takes a 1-CPU pod at once.
+TEST(SimulatorTest, AnInitContainersCpuIsReusedSoAOneCpuPodFitsAtOnce) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, topology: {synthetic: "package:2 numa:1 core:8 pu:1"}, systemCpuCount: 0, topologyPolicy: single-numa-node, bindPolicy: packed}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: seven
+    containers: [{name: a, requests: {cpu: 7, memory: 1Gi}, limits: {cpu: 7, memory: 1Gi}}]
+  - name: withinit
+    startAt: 1s
+    containers:
+      - {name: init, init: true, requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}
+      - {name: app, requests: {cpu: 8, memory: 1Gi}, limits: {cpu: 8, memory: 1Gi}}
+  - name: one
+    startAt: 2s
+    containers: [{name: a, requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options, /*with_baseline=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 3);
+  EXPECT_EQ(report->huygens.unschedulable, 0);
+  EXPECT_EQ(report->huygens.attempts, 3);  // the 1-CPU pod never waits
+}
+
+// In-place resizes (issue 12 item 7): pod "a" (4 CPUs on NUMA node 0, which has 7 user CPUs)
+// grows to 6 on its NUMA node, cannot grow to 9 under single-numa-node (refused, it keeps its
+// 6), then shrinks to 2, which lets the 5-CPU pod that has waited since 2.5 s run at 3 s.
+// Kubelet v1.35 refuses every resize of an exclusive container (Infeasible), so in the baseline
+// "late" never fits.
+TEST(SimulatorTest, ResizesGrowShrinkOrAreRefusedAndFreedCpusAreReused) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, topology: {synthetic: "package:2 numa:1 core:8 pu:1"}, systemCpus: "0", topologyPolicy: single-numa-node, bindPolicy: packed}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: a
+    containers: [{name: app, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]
+    resizes:
+      - {after: 1s, container: app, cpu: 6}
+      - {after: 2s, container: app, cpu: 9}
+      - {after: 3s, container: app, cpu: 2}
+  - name: b
+    containers: [{name: app, requests: {cpu: 8, memory: 1Gi}, limits: {cpu: 8, memory: 1Gi}}]
+  - name: late
+    startAt: 2500ms
+    containers: [{name: app, requests: {cpu: 5, memory: 1Gi}, limits: {cpu: 5, memory: 1Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const RunReport& h = report->huygens;
+  EXPECT_EQ(h.resizes, 3);
+  EXPECT_EQ(h.resizes_refused, 1);
+  EXPECT_EQ(h.resize_refused_reasons.at("RESOURCE_EXHAUSTED"), 1);
+  EXPECT_EQ(h.scheduled, 3);
+  EXPECT_EQ(h.unschedulable, 0);
+  const RunReport& b = report->baseline;
+  EXPECT_EQ(b.resizes, 3);
+  EXPECT_EQ(b.resizes_refused, 3);
+  EXPECT_EQ(b.scheduled, 2);
+  EXPECT_EQ(b.unschedulable, 1);
+}
+
+// A binder that fails its first `failures` binds, then binds in the cache.
+class FlakyBind final : public sched::BindPlugin {
+ public:
+  FlakyBind(sched::ClusterCache* cache, int failures) : cache_(cache), failures_(failures) {}
+  std::string_view Name() const override { return "FlakyBind"; }
+  sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override {
+    if (failures_-- > 0) return sched::Status::Error("API said no");
+    absl::Status s = cache_->AddPod(state.pod_ptr(), node.node.name, state.allocation);
+    return s.ok() ? sched::Status::Success() : sched::Status::Error(std::string(s.message()));
+  }
+
+ private:
+  sched::ClusterCache* cache_;
+  int failures_;
+};
+
+// A pod whose attempts keep ending in an error would be retried after every backoff for ever:
+// the run stops after max_scheduling_errors_per_pod of them and names the pod and the error.
+// (Without the bound the flaky binder gives in after 1000 failures and the pod is scheduled.)
+TEST(SimulatorTest, APodThatKeepsFailingWithAnErrorStopsTheRunWithTheReason) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, topology: {synthetic: "package:2 numa:1 core:4 pu:1"}, systemCpus: "0"}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    containers: [{name: app, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.huygens_binder = [](sched::ClusterCache* cache) {
+    return std::make_unique<FlakyBind>(cache, 1000);
+  };
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options, /*with_baseline=*/false);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(report.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("pod p-0: 20 scheduling attempts ended in an error"),
+                               ::testing::HasSubstr("API said no")));
+  // A few failures are retried after backoff and the pod runs.
+  options.huygens_binder = [](sched::ClusterCache* cache) {
+    return std::make_unique<FlakyBind>(cache, 3);
+  };
+  report = Simulate(cluster, GenerateArrivals(workload, 1), options, /*with_baseline=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 1);
+  EXPECT_EQ(report->huygens.scheduling_errors, 3);
+}
+
 TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   const ClusterSpec cluster = Cluster(R"(nodeGroups:
   - {name: n, count: 1, topology: {preset: xeon-6230-2s-snc2}, systemCpuCount: 2}

@@ -191,13 +191,39 @@ absl::Status ParseNamed(const YamlReader& r, const YAML::Node& node, const std::
   return absl::OkStatus();
 }
 
+// One entry of a template's `resizes`: {after: DURATION, container: NAME, cpu: N}; the
+// container must be an app container of `spec` (init containers have ended by then).
+absl::StatusOr<ResizeEvent> ParseResize(const YamlReader& r, const YAML::Node& node,
+                                        const std::string& field, const PodSpec& spec) {
+  if (auto st = r.CheckMap(node, field, {"after", "container", "cpu"}); !st.ok()) return st;
+  ResizeEvent e;
+  for (const char* key : {"after", "container", "cpu"}) {
+    if (!node[key]) return r.Error(node, field + "." + key, "required");
+  }
+  auto after = r.Duration(node["after"], field + ".after");
+  if (!after.ok()) return after.status();
+  e.after_us = *after;
+  auto name = r.String(node["container"], field + ".container");
+  if (!name.ok()) return name.status();
+  if (std::none_of(spec.containers.begin(), spec.containers.end(),
+                   [&](const ContainerSpec& c) { return c.name == *name; })) {
+    return r.Error(node["container"], field + ".container",
+                   fmt::format("{:?} is not an app container of this pod", *name));
+  }
+  e.container = *name;
+  auto cpus = r.Int(node["cpu"], field + ".cpu", 1, CpuSet::kMaxCpus);
+  if (!cpus.ok()) return cpus.status();
+  e.cpus = static_cast<int>(*cpus);
+  return e;
+}
+
 absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node& node,
                                           const std::string& field) {
   if (auto st = r.CheckMap(node, field,
                            {"name", "count", "arrivalsPerSecond", "startAt", "lifetime",
                             "priority", "cpuPolicy", "topologyPolicy", "bindPolicy",
                             "affinityGroup", "labels", "nodeSelector", "tolerations",
-                            "containers"});
+                            "containers", "resizes"});
       !st.ok()) {
     return st;
   }
@@ -285,6 +311,14 @@ absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node&
   }
   if (t.pod.spec.containers.empty()) {
     return r.Error(containers, field + ".containers", "needs at least one app container");
+  }
+  if (auto v = node["resizes"]) {
+    if (auto st = r.CheckSequence(v, field + ".resizes"); !st.ok()) return st;
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto e = ParseResize(r, v[i], fmt::format("{}.resizes[{}]", field, i), t.pod.spec);
+      if (!e.ok()) return e.status();
+      t.resizes.push_back(*std::move(e));
+    }
   }
   return t;
 }
@@ -376,6 +410,7 @@ std::vector<PodArrival> GenerateArrivals(const WorkloadSpec& spec, uint64_t seed
       a.pod.spec.uid = a.pod.spec.name;
       a.pod.spec.namespace_name = "default";
       a.source = static_cast<int>(ti);
+      a.resizes = t.resizes;
       out.push_back(std::move(a));
     }
   }

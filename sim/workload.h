@@ -6,7 +6,7 @@
 //     Poisson arrival rate, a start time, a lifetime distribution (fixed, exponential,
 //     uniform, or forever), containers with cpu/memory requests and limits (the QoS class
 //     follows from them as in Kubernetes), Huygens policies, an affinity group, a node
-//     selector, tolerations and a priority. Randomness comes from one seeded generator
+//     selector, tolerations, a priority and in-place resizes of its containers. Randomness comes from one seeded generator
 //     (PCG32, see Random), so the
 //     same spec and seed give the same arrivals on every platform;
 //   - a trace CSV in the column layout of openb_pod_list_default.csv (ParseTrace): creation
@@ -39,12 +39,25 @@ struct Lifetime {
   int64_t b_us = 0;            // uniform: the maximum
 };
 
+// An in-place resize of one exclusive container of a running pod (kubelet's in-place resize
+// of a Guaranteed pod, KEP-5554): `after_us` after the pod starts running, its container
+// `container` asks for `cpus` CPUs (requests = limits). Huygens keeps the CPUs the container
+// has and adds or returns CPUs on its NUMA nodes (NodeState::ResizeContainer); kubelet v1.35
+// refuses it as Infeasible under the static CPU manager policy (feature gate
+// InPlacePodVerticalScalingExclusiveCPUs off by default).
+struct ResizeEvent {
+  int64_t after_us = 0;
+  std::string container;
+  int cpus = 1;
+};
+
 struct PodTemplate {
   std::string name;
   int count = 1;                    // pods made from this template, >= 0
   double arrivals_per_second = 0;   // Poisson rate; 0 = all `count` pods arrive at start_us
   int64_t start_us = 0;             // first possible arrival
   Lifetime lifetime;
+  std::vector<ResizeEvent> resizes;  // in YAML order; each applies to every pod of the template
   // Prototype: containers, Huygens annotations (cpu/topology/bind policy, affinity group),
   // labels, node selector, tolerations, priority. uid/name/creation_index are set per pod.
   sched::Pod pod;
@@ -61,6 +74,7 @@ struct PodArrival {
   int64_t lifetime_us = -1;  // -1: never leaves
   sched::Pod pod;            // uid, name and creation_index set
   int source = 0;            // template index (YAML) or trace row line (CSV)
+  std::vector<ResizeEvent> resizes;  // from the template (YAML); none from a trace
 };
 
 // Parses a workload YAML. Errors: InvalidArgument "FILE:LINE:COL: FIELD: problem" (unknown

@@ -69,6 +69,29 @@ TEST(WorkloadSpecTest, TemplatesAreParsedWithKubernetesDefaults) {
   EXPECT_EQ(spec->templates[1].lifetime.kind, Lifetime::Kind::kForever);
 }
 
+TEST(WorkloadSpecTest, ResizesAreParsedAndCopiedToEveryPodOfTheTemplate) {
+  auto spec = ParseWorkloadSpec(R"(pods:
+  - name: a
+    count: 2
+    containers: [{name: app, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]
+    resizes:
+      - {after: 30s, container: app, cpu: 6}
+      - {after: 1m, container: app, cpu: 2}
+)",
+                                "w.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::vector<PodArrival> arrivals = GenerateArrivals(*spec, 1);
+  ASSERT_EQ(arrivals.size(), 2u);
+  for (const PodArrival& a : arrivals) {
+    ASSERT_EQ(a.resizes.size(), 2u);
+    EXPECT_EQ(a.resizes[0].after_us, 30000000);
+    EXPECT_EQ(a.resizes[0].container, "app");
+    EXPECT_EQ(a.resizes[0].cpus, 6);
+    EXPECT_EQ(a.resizes[1].after_us, 60000000);
+    EXPECT_EQ(a.resizes[1].cpus, 2);
+  }
+}
+
 TEST(WorkloadSpecTest, BadInputIsReportedWithFileLineAndField) {
   struct Case {
     const char* what;
@@ -107,6 +130,17 @@ TEST(WorkloadSpecTest, BadInputIsReportedWithFileLineAndField) {
       {"a duplicate container", "pods:\n  - name: a\n    containers: [{name: c}, {name: c}]\n",
        "w.yaml:3:36: pods[0].containers[1].name: duplicate container name"},
       {"no pods key", "seed: 1\n", "w.yaml:1:1: pods: required"},
+      {"a resize of an init container",
+       "pods:\n  - name: a\n    containers: [{name: i, init: true}, {name: c}]\n"
+       "    resizes: [{after: 1s, container: i, cpu: 2}]\n",
+       "pods[0].resizes[0].container: \"i\" is not an app container of this pod"},
+      {"a resize to no CPU",
+       "pods:\n  - name: a\n    containers: [{name: c}]\n"
+       "    resizes: [{after: 1s, container: c, cpu: 0}]\n",
+       "pods[0].resizes[0].cpu: 0 is out of range"},
+      {"a resize without a time",
+       "pods:\n  - name: a\n    containers: [{name: c}]\n    resizes: [{container: c, cpu: 2}]\n",
+       "pods[0].resizes[0].after: required"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
