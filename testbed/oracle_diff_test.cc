@@ -32,7 +32,6 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "sim/cluster_spec.h"
 #include "topology/discovery/discovery.h"
 #include "topology/json.h"
 
@@ -102,9 +101,26 @@ Machine Describe(std::string name, const std::string& path, const json& doc) {
 
 std::vector<Machine> Machines(const std::filesystem::path& dir) {
   std::vector<std::pair<std::string, json>> docs;
-  for (const std::string& preset : PresetNames()) {
-    absl::StatusOr<CpuTopology> t = PresetTopology(preset);
-    if (t.ok()) docs.emplace_back("preset " + preset, ToJson(*t));
+  // Real servers, built as the simulator's presets are (sim/cluster_spec.cc: an hwloc
+  // synthetic description in Linux numbering and a NUMA split), plus a 768-CPU part.
+  struct Server {
+    const char* name;
+    const char* synthetic;
+    NumaSplit split;
+  };
+  const Server servers[] = {
+      {"epyc-9654-2s-nps1", "package:2 l3cache:12 core:8 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"epyc-9654-2s-nps4", "package:2 l3cache:12 core:8 pu:2", {NumaSplit::Mode::kPerSocket, 4}},
+      {"xeon-8480-2s", "package:2 l3cache:1 core:56 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"xeon-6230-2s-snc2", "package:2 l3cache:1 core:20 pu:2", {NumaSplit::Mode::kPerSocket, 2}},
+      {"kunpeng-920-2s", "package:2 l3cache:2 core:32 pu:1", {NumaSplit::Mode::kPerL3, 1}},
+      {"epyc-9965-2s-nps1", "package:2 l3cache:12 core:16 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"epyc-9965-2s-nps2", "package:2 l3cache:12 core:16 pu:2", {NumaSplit::Mode::kPerSocket, 2}},
+  };
+  for (const Server& s : servers) {
+    absl::StatusOr<CpuTopology> t = DiscoverSynthetic(s.synthetic);
+    if (t.ok()) t = ApplyNumaSplit(*t, s.split);
+    if (t.ok()) docs.emplace_back(std::string("server ") + s.name, ToJson(*t));
   }
   const std::filesystem::path fixtures = std::filesystem::path(HUYGENS_FIXTURES) / "topologies";
   std::error_code ec;
@@ -141,9 +157,9 @@ class Generator {
 
   json Next(uint64_t id) {
     const int pick = Int(0, 99);
-    json req = pick < 55   ? Take()
-               : pick < 70 ? Hints()
-               : pick < 85 ? Merge()
+    json req = pick < 45   ? Take()
+               : pick < 65 ? Hints()
+               : pick < 90 ? Merge()
                            : StaticAllocate();
     req["id"] = id;
     return req;
@@ -373,7 +389,8 @@ class Generator {
 // ---- Running the oracle ----------------------------------------------------------------------
 
 // Answers every request line with the oracle. The oracle exits with status 3 after a request
-// kubelet does not return from (kind "hang"); it is restarted after that line.
+// kubelet does not return from within 1 s of CPU time (kind "hang"); it is restarted after that
+// line.
 std::vector<std::string> AskOracle(const std::string& oracle, const std::vector<std::string>& lines,
                                    const std::filesystem::path& dir) {
   std::vector<std::string> answers;
@@ -384,7 +401,7 @@ std::vector<std::string> AskOracle(const std::string& oracle, const std::vector<
       std::ofstream f(in);
       for (size_t i = answers.size(); i < lines.size(); ++i) f << lines[i] << '\n';
     }
-    const std::string cmd = fmt::format("'{}' -timeout 2s < '{}' > '{}'", oracle, in.string(),
+    const std::string cmd = fmt::format("'{}' -timeout 1s < '{}' > '{}'", oracle, in.string(),
                                         out.string());
     const int status = std::system(cmd.c_str());
     std::ifstream f(out);

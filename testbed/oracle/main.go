@@ -15,7 +15,7 @@
 // holding the same; synthetic specs and XML/sysfs files are not read here (the test harness
 // converts them with `huygens discover --output json` first).
 //
-// A kubelet call that does not return within -timeout (kubelet's distributed take can loop
+// A kubelet call that uses more than -timeout of CPU time (kubelet's distributed take can loop
 // forever) is answered with kind "hang" and the program exits with status 3, because the
 // spinning goroutine cannot be stopped; the caller restarts it.
 //
@@ -33,6 +33,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -52,7 +53,7 @@ import (
 )
 
 var (
-	timeout  = flag.Duration("timeout", 10*time.Second, "longest a kubelet call may run before the answer is kind \"hang\"")
+	timeout  = flag.Duration("timeout", 5*time.Second, "most CPU time a kubelet call may use before the answer is kind \"hang\"")
 	timeMode = flag.Bool("time", false, "add \"ns\": kubelet's nanoseconds per call (repeated calls, decoded input)")
 	timeFor  = flag.Duration("time-for", 200*time.Millisecond, "with -time, how long to repeat each call")
 )
@@ -351,6 +352,8 @@ type podJSON struct {
 // call is one decoded request, ready to run against kubelet: run may be repeated (-time).
 type call struct {
 	run func() (map[string]any, error)
+	// kernel, when set, is the bare kubelet call that -time measures (no output formatting).
+	kernel func()
 }
 
 func quantity(raw json.RawMessage, field string) (*resource.Quantity, error) {
@@ -505,22 +508,22 @@ func decodeTake(r *request) (*call, error) {
 	if r.Affinity != nil || bySocket {
 		return decodeAlignedTake(r, m, available, n, spread, distribute, uncore, bySocket, group)
 	}
-	if distribute {
-		return &call{func() (map[string]any, error) {
-			cpus, err := cpumanager.OracleTakeByTopologyNUMADistributed(logger, m.topo, available, n, group, spread)
+	take := func() (cpuset.CPUSet, error) {
+		if distribute {
+			return cpumanager.OracleTakeByTopologyNUMADistributed(logger, m.topo, available, n, group, spread)
+		}
+		return cpumanager.OracleTakeByTopologyNUMAPacked(logger, m.topo, available, n, spread, uncore)
+	}
+	return &call{
+		run: func() (map[string]any, error) {
+			cpus, err := take()
 			if err != nil {
 				return nil, err
 			}
 			return map[string]any{"cpuset": cpus.String()}, nil
-		}}, nil
-	}
-	return &call{func() (map[string]any, error) {
-		cpus, err := cpumanager.OracleTakeByTopologyNUMAPacked(logger, m.topo, available, n, spread, uncore)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"cpuset": cpus.String()}, nil
-	}}, nil
+		},
+		kernel: func() { _, _ = take() },
+	}, nil
 }
 
 // decodeAlignedTake is the take with a NUMA affinity: kubelet's static policy allocateCPUs
@@ -534,7 +537,7 @@ func decodeAlignedTake(r *request, m *machine, available cpuset.CPUSet, n int, s
 	if r.Affinity == nil {
 		hint = topologymanager.TopologyHint{}
 	}
-	return &call{func() (map[string]any, error) {
+	return &call{run: func() (map[string]any, error) {
 		st := state.NewMemoryState(logger)
 		st.SetDefaultCPUSet(available)
 		cpus, err := cpumanager.OracleAllocateCPUs(logger, m.topo, st, n, hint.NUMANodeAffinity, cpuset.New(), spread, distribute, group, uncore, bySocket)
@@ -566,7 +569,7 @@ func decodeHints(r *request) (*call, error) {
 		return nil, invalid("maxAllowableNumaNodes: kubelet's CPU hints have no such limit")
 	}
 	n := *r.NumCpus
-	return &call{func() (map[string]any, error) {
+	return &call{run: func() (map[string]any, error) {
 		if n == 0 {
 			// The protocol's "no preference": kubelet's GetTopologyHints returns nil hints
 			// for a container without exclusive CPUs.
@@ -620,7 +623,7 @@ func decodeStaticAllocate(r *request) (*call, error) {
 		return nil, &protocolError{"not-found", fmt.Sprintf("pod %q: no container %q", r.Pod.UID, r.Container)}
 	}
 	opts := optionText(r.PolicyOptions)
-	return &call{func() (map[string]any, error) {
+	return &call{run: func() (map[string]any, error) {
 		policy, err := cpumanager.NewStaticPolicy(logger, m.topo, numReserved, reserved, store{hint}, opts)
 		if err != nil {
 			return nil, invalid("kubelet: %v", err)
@@ -718,7 +721,7 @@ func decodeMerge(r *request) (*call, error) {
 		providers = append(providers, hp)
 	}
 	policy := mgr.GetPolicy()
-	return &call{func() (map[string]any, error) {
+	return &call{run: func() (map[string]any, error) {
 		hint, admit := policy.Merge(logger, providers)
 		return map[string]any{"hint": fromHint(hint), "admit": admit}, nil
 	}}, nil
@@ -751,19 +754,41 @@ func answer(line []byte) (id json.RawMessage, body map[string]any, ns int64, err
 			iters := 0
 			start := time.Now()
 			for time.Since(start) < *timeFor || iters < 3 {
-				_, _ = c.run()
+				if c.kernel != nil {
+					c.kernel()
+				} else {
+					_, _ = c.run()
+				}
 				iters++
 			}
 			ns = time.Since(start).Nanoseconds() / int64(iters)
 		}
 		done <- result{b, ns, err}
 	}()
-	select {
-	case res := <-done:
-		return id, res.body, res.ns, res.err
-	case <-time.After(*timeout):
-		return id, nil, 0, &protocolError{"hang", fmt.Sprintf("kubelet did not return within %v", *timeout)}
+	// The budget is CPU time, not wall time: on a loaded machine a slow but finite kubelet call
+	// must not count as a hang.
+	start := cpuTime()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-done:
+			return id, res.body, res.ns, res.err
+		case <-tick.C:
+			if cpuTime()-start > *timeout {
+				return id, nil, 0, &protocolError{"hang", fmt.Sprintf("kubelet did not return within %v of CPU time", *timeout)}
+			}
+		}
 	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func writeLine(w io.Writer, id json.RawMessage, body map[string]any, ns int64, err error) {
