@@ -4,8 +4,8 @@
 // distributed, uncore, with a NUMA affinity and align-by-socket), hints, merge and
 // static-allocate.
 //
-// Machines: the server presets (sim/cluster_spec.h), the topology fixtures that discovery
-// reads, and machines shaped like kubelet's own test machines (no L3 information: uncore id 0
+// Machines: the server presets' shapes (sim/cluster_spec.cc), the hwloc 2 XML topology
+// fixtures, and machines shaped like kubelet's own test machines (no L3 information: uncore id 0
 // on every CPU of every socket). Each machine is written once as topology JSON to a temporary
 // folder and named by {"file": ...} in the requests, so both sides read the same machine.
 //
@@ -129,7 +129,8 @@ std::vector<Machine> Machines(const std::filesystem::path& dir) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     const std::string s = f.string();
-    if (!s.ends_with(".hwloc2.xml") && !s.ends_with(".tar.bz2")) continue;
+    // hwloc 2 XML only: the sysfs dumps (.tar.bz2) cost seconds each to unpack and read.
+    if (!s.ends_with(".hwloc2.xml")) continue;
     absl::StatusOr<CpuTopology> t = DiscoverFromFile(s);
     if (t.ok() && t->NumCpus() > 0) docs.emplace_back("fixture " + f.filename().string(), ToJson(*t));
   }
@@ -170,9 +171,9 @@ class Generator {
   bool Coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
 
   // kubelet's take costs tens of milliseconds to seconds of CPU per call on 384 and 768 CPUs
-  // (see the benchmark in docs/allocate.md), so machines above 160 CPUs get 1 case in 200.
+  // (see the benchmark in docs/allocate.md), so machines above 160 CPUs get 1 case in 500.
   const Machine& AnyMachine() {
-    const bool large = Coin(0.005);
+    const bool large = Coin(0.002);
     while (true) {
       const Machine& m = machines_[Int(0, static_cast<int>(machines_.size()) - 1)];
       if ((m.cpus.size() > 160) == large) return m;
@@ -315,10 +316,6 @@ class Generator {
     return req;
   }
 
-  json Quantity(int whole) {
-    if (Coin(0.1)) return fmt::format("{}500m", whole);
-    return std::to_string(whole);
-  }
 
   json StaticAllocate() {
     const Machine& m = AnyMachine();
@@ -344,16 +341,19 @@ class Generator {
     std::vector<std::pair<std::string, int>> names;  // container -> exclusive CPUs asked
     for (int i = Int(0, 2); i > 0; --i) {
       const int n = Int(1, 8);
-      json c = {{"name", fmt::format("init{}", inits.size())}, {"cpuRequest", Quantity(n)},
+      json c = {{"name", fmt::format("init{}", inits.size())}, {"cpuRequest", std::to_string(n)},
                 {"cpuLimit", std::to_string(n)}};
+      // A fractional request (below its limit, as the API requires): shared pool.
+      if (Coin(0.1)) c["cpuRequest"] = fmt::format("{}.5", n - 1);
       if (Coin(0.3)) c["restartPolicy"] = "Always";
       names.emplace_back(c["name"], n);
       inits.push_back(c);
     }
     for (int i = Int(1, 3); i > 0; --i) {
       const int n = Int(1, 16);
-      json c = {{"name", fmt::format("app{}", apps.size())}, {"cpuRequest", Quantity(n)},
+      json c = {{"name", fmt::format("app{}", apps.size())}, {"cpuRequest", std::to_string(n)},
                 {"cpuLimit", std::to_string(Coin(0.9) ? n : n + 1)}};
+      if (Coin(0.1)) c["cpuRequest"] = fmt::format("{}.5", n - 1);
       names.emplace_back(c["name"], n);
       apps.push_back(c);
     }
@@ -499,7 +499,7 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   ASSERT_EQ(answers.size(), lines.size());
 
   AllocateBatch batch([](const TopologySource& s) { return DiscoverFromFile(s.file); });
-  int mismatches = 0, hangs = 0, printed = 0;
+  int mismatches = 0, hangs = 0, panics = 0, printed = 0;
   std::map<std::string, int> known;
   std::map<std::string, int> per_op;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -508,6 +508,10 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
     ++per_op[requests[i]["op"].get<std::string>()];
     if (kubelet.value("kind", "") == "hang") {
       ++hangs;  // kubelet never returns here; Huygens answers (docs/allocate.md)
+      continue;
+    }
+    if (kubelet.value("kind", "") == "panic") {
+      ++panics;  // kubelet crashes here (e.g. NUMA ids above 63 in its bitmask)
       continue;
     }
     if (Agree(huygens, kubelet)) continue;
@@ -526,7 +530,7 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   std::filesystem::remove_all(dir);
   std::string summary = fmt::format("{} cases (seed {}), {} machines:", count, seed, machines.size());
   for (const auto& [op, n] : per_op) summary += fmt::format(" {} {}", op, n);
-  summary += fmt::format("; kubelet hangs {}; mismatches {}", hangs, mismatches);
+  summary += fmt::format("; kubelet hangs {}, panics {}; mismatches {}", hangs, panics, mismatches);
   for (const auto& [category, n] : known) summary += fmt::format("; {}: {} (not counted)", category, n);
   std::printf("%s\n", summary.c_str());
   EXPECT_EQ(mismatches, 0) << summary;

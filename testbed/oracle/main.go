@@ -748,6 +748,13 @@ func answer(line []byte) (id json.RawMessage, body map[string]any, ns int64, err
 	}
 	done := make(chan result, 1)
 	go func() {
+		// kubelet code that panics (e.g. its bitmask on NUMA ids above 63) answers kind
+		// "panic" instead of taking the oracle down.
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{nil, 0, &protocolError{"panic", fmt.Sprintf("kubelet panicked: %v", p)}}
+			}
+		}()
 		b, err := c.run()
 		var ns int64
 		if err == nil && *timeMode {
