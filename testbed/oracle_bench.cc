@@ -58,8 +58,9 @@ void RegisterAll() {
   for (int cores : kCoresPerNuma) {
     for (int n : kRequests) {
       for (bool uncore : {false, true}) {
-        benchmark::RegisterBenchmark(RowName(cores * 16, n, uncore), BM_HuygensTake, cores, n,
-                                     uncore);
+        benchmark::RegisterBenchmark(
+            RowName(cores * 16, n, uncore).c_str(),
+            [cores, n, uncore](benchmark::State& state) { BM_HuygensTake(state, cores, n, uncore); });
       }
     }
   }
