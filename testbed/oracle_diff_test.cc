@@ -132,7 +132,10 @@ std::vector<Machine> Machines(const std::filesystem::path& dir) {
     // hwloc 2 XML only: the sysfs dumps (.tar.bz2) cost seconds each to unpack and read.
     if (!s.ends_with(".hwloc2.xml")) continue;
     absl::StatusOr<CpuTopology> t = DiscoverFromFile(s);
-    if (t.ok() && t->NumCpus() > 0) docs.emplace_back("fixture " + f.filename().string(), ToJson(*t));
+    // kubelet's NUMA bitmask holds ids 0-63 only (its hints code crashes beyond).
+    if (t.ok() && t->NumCpus() > 0 && t->NumaNodeIds().back() <= 63) {
+      docs.emplace_back("fixture " + f.filename().string(), ToJson(*t));
+    }
   }
   // Shaped like kubelet's test machines (cpu_assignment_test.go, policy_test.go).
   const int shapes[][4] = {{1, 1, 4, 2}, {2, 1, 3, 2}, {2, 1, 6, 1}, {2, 2, 10, 2},
@@ -343,18 +346,21 @@ class Generator {
       const int n = Int(1, 8);
       json c = {{"name", fmt::format("init{}", inits.size())}, {"cpuRequest", std::to_string(n)},
                 {"cpuLimit", std::to_string(n)}};
-      // A fractional request (below its limit, as the API requires): shared pool.
-      if (Coin(0.1)) c["cpuRequest"] = fmt::format("{}.5", n - 1);
+      // A fractional request (below its limit, as the API requires): shared pool, so it
+      // never holds CPUs in the state (0 below).
+      const bool shared = Coin(0.1);
+      if (shared) c["cpuRequest"] = fmt::format("{}.5", n - 1);
       if (Coin(0.3)) c["restartPolicy"] = "Always";
-      names.emplace_back(c["name"], n);
+      names.emplace_back(c["name"], shared ? 0 : n);
       inits.push_back(c);
     }
     for (int i = Int(1, 3); i > 0; --i) {
       const int n = Int(1, 16);
+      const bool below_limit = Coin(0.1), shared = Coin(0.1);
       json c = {{"name", fmt::format("app{}", apps.size())}, {"cpuRequest", std::to_string(n)},
-                {"cpuLimit", std::to_string(Coin(0.9) ? n : n + 1)}};
-      if (Coin(0.1)) c["cpuRequest"] = fmt::format("{}.5", n - 1);
-      names.emplace_back(c["name"], n);
+                {"cpuLimit", std::to_string(below_limit ? n + 1 : n)}};
+      if (shared) c["cpuRequest"] = fmt::format("{}.5", n - 1);
+      names.emplace_back(c["name"], below_limit || shared ? 0 : n);
       apps.push_back(c);
     }
     pod["initContainers"] = inits;
@@ -369,7 +375,8 @@ class Generator {
     json assignments = json::object();
     std::vector<int> held;
     auto assign = [&](const std::string& pod_uid, const std::string& name, int n) {
-      if (static_cast<int>(free.size()) < n) return;
+      // Only containers with exclusive CPUs hold any in kubelet's state.
+      if (n == 0 || static_cast<int>(free.size()) < n) return;
       std::vector<int> set(free.end() - n, free.end());
       free.resize(free.size() - n);
       std::sort(set.begin(), set.end());
