@@ -326,19 +326,19 @@ ojson AssignmentsJson(const std::map<std::string, std::map<std::string, CpuSet>>
 
 absl::StatusOr<ojson> Take(const json& req, const ExclusiveAllocator& machine) {
   HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
-      req, "", {"id", "op", "topology", "available", "numCpus", "options"}));
+      req, "", {"id", "op", "topology", "available", "numCpus", "options", "affinity"}));
   HUYGENS_ASSIGN_OR_RETURN(const CpuSet available,
                            CpuListOr(req, "available", machine.Topology().OnlineCpus()));
   HUYGENS_ASSIGN_OR_RETURN(const int num_cpus, NumCpus(req));
   TakeOptions options;
-  bool distribute = false;
+  bool distribute = false, align_by_socket = false;
   std::optional<int> group_size;
   if (const json* o = Find(req, "options")) {
     HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(*o, "options"));
     HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
         *o, "options",
         {"cpuSortingStrategy", "distribute-cpus-across-numa", "cpuGroupSize",
-         "prefer-align-cpus-by-uncorecache"}));
+         "prefer-align-cpus-by-uncorecache", "align-by-socket"}));
     if (const json* s = Find(*o, "cpuSortingStrategy")) {
       HUYGENS_ASSIGN_OR_RETURN(const std::string name,
                                json_fields::ReadString(*s, "options.cpuSortingStrategy"));
@@ -354,6 +354,7 @@ absl::StatusOr<ojson> Take(const json& req, const ExclusiveAllocator& machine) {
     HUYGENS_ASSIGN_OR_RETURN(
         options.prefer_align_by_uncore_cache,
         BoolOr(*o, "prefer-align-cpus-by-uncorecache", "options", false));
+    HUYGENS_ASSIGN_OR_RETURN(align_by_socket, BoolOr(*o, "align-by-socket", "options", false));
     if (const json* g = Find(*o, "cpuGroupSize")) {
       HUYGENS_ASSIGN_OR_RETURN(group_size, json_fields::ReadInt(*g, "options.cpuGroupSize"));
       if (*group_size < 1) {
@@ -365,10 +366,23 @@ absl::StatusOr<ojson> Take(const json& req, const ExclusiveAllocator& machine) {
       }
     }
   }
+  auto take = [&](const CpuSet& from, int n) {
+    return distribute ? TakeByTopologyNumaDistributed(machine.Index(), from, n,
+                                                      group_size.value_or(1), options)
+                      : TakeByTopology(machine.Index(), from, n, options);
+  };
+  std::optional<TopologyHint> affinity;
+  if (const json* h = Find(req, "affinity"); h != nullptr && !h->is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(affinity, ReadHint(*h, "affinity"));
+  }
   absl::StatusOr<CpuSet> cpus =
-      distribute ? TakeByTopologyNumaDistributed(machine.Index(), available, num_cpus,
-                                                 group_size.value_or(1), options)
-                 : TakeByTopology(machine.Index(), available, num_cpus, options);
+      affinity.has_value() || align_by_socket
+          ? TakeAligned(machine.Topology(), available.Intersection(machine.Topology().OnlineCpus()),
+                        num_cpus,
+                        affinity.has_value() ? std::span<const int>(affinity->numa_nodes)
+                                             : std::span<const int>(),
+                        align_by_socket, take)
+          : take(available, num_cpus);
   if (!cpus.ok()) return cpus.status();
   ojson out;
   out["cpuset"] = cpus->ToString();

@@ -69,6 +69,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"TakeOneCpuFillsTheHalfUsedCoreFirst",
              R"({"id":"b","op":"take","topology":{"synthetic":"dual"},"available":"1-23","numCpus":1})",
              R"({"id":"b","cpuset":"12"})"},
+        // "multi" with NUMA 1 down to CPUs 7 and 23, NUMA 3 and CPU 27 busy. Affinity NUMA 1:
+        // kubelet's allocateCPUs takes the aligned 7 and 23 first, then 2 more packed from the
+        // other free CPUs: the socket with fewer free CPUs (socket 1: 7, socket 0: 8), core 8.
+        Case{"TakeWithAnAffinityTakesItsNumaNodesFirst",
+             R"({"id":"g","op":"take","topology":{"synthetic":"multi"},"available":"0-3,7-11,16-19,23-26","numCpus":4,"affinity":{"numaNodes":[1],"preferred":true}})",
+             R"({"id":"g","cpuset":"7-8,23-24"})"},
+        // align-by-socket: the aligned CPUs are all of socket 0's free ones, so the 4 CPUs stay
+        // there: core 7 (NUMA 1, fewer free CPUs) and core 0.
+        Case{"TakeWithAlignBySocketKeepsTheAffinitysSocket",
+             R"({"id":"h","op":"take","topology":{"synthetic":"multi"},"available":"0-3,7-11,16-19,23-26","numCpus":4,"affinity":{"numaNodes":[1],"preferred":true},"options":{"align-by-socket":true}})",
+             R"({"id":"h","cpuset":"0,7,16,23"})"},
         // distribute-cpus-across-cores: no whole-core phase; socket 0's free CPUs by id.
         Case{"TakeSpreadTakesOneThreadPerCore",
              R"({"id":"c","op":"take","topology":{"synthetic":"dual"},"numCpus":4,"options":{"cpuSortingStrategy":"spread"}})",

@@ -224,9 +224,12 @@ void CpuAccumulator::TakeFullUncore() {
 }
 
 void CpuAccumulator::TakePartialUncore(int l3) {
-  // kubelet: the first needed/CpusPerCore cores (by id) of the L3 group that have a free CPU;
-  // claimed only when their free CPUs are exactly the CPUs still needed.
-  const int cores_needed = needed_ / index_.CpusPerCore();
+  // kubelet (takePartialUncore): the first ceil(needed / CpusPerCore) cores (by id) of the L3
+  // group that have a free CPU, and their free CPUs; when the need is odd on an SMT machine and
+  // those hold more than needed, less the one with the highest CPU id. Claimed only when that
+  // is exactly the CPUs still needed.
+  const int per_core = index_.CpusPerCore();
+  const int cores_needed = (needed_ + per_core - 1) / per_core;
   int count = 0, cores = 0;
   std::span<const int> l3_cores = index_.L3Cores().Of(l3);
   size_t end = 0;
@@ -236,8 +239,23 @@ void CpuAccumulator::TakePartialUncore(int l3) {
     ++cores;
     count += free;
   }
-  if (count != needed_) return;
-  for (size_t i = 0; i < end; ++i) TakeFreeOf(index_.CoreCpus().Of(l3_cores[i]));
+  const bool drop_highest = needed_ % 2 != 0 && per_core > 1 && count > needed_;
+  if (count - (drop_highest ? 1 : 0) != needed_) return;
+  int highest = -1;  // local index of the free CPU with the highest CPU id
+  if (drop_highest) {
+    for (size_t i = 0; i < end; ++i) {
+      for (int cpu : index_.CoreCpus().Of(l3_cores[i])) {
+        if (IsFree(cpu) && (highest < 0 || index_.CpuId(cpu) > index_.CpuId(highest))) {
+          highest = cpu;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < end; ++i) {
+    for (int cpu : index_.CoreCpus().Of(l3_cores[i])) {
+      if (cpu != highest && IsFree(cpu)) Take(cpu);
+    }
+  }
 }
 
 void CpuAccumulator::TakeUncoreCache() {

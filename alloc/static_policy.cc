@@ -241,26 +241,13 @@ absl::StatusOr<CpuSet> StaticPolicy::Allocate(CpuManagerState& state, const PodS
     }
   }
   const CpuSet allocatable = AvailableCpus(state).Union(ReusableCpus(state, pod));
-  CpuSet result;
-  if (affinity.has_value() && !affinity->numa_nodes.empty()) {
-    // kubelet's getAlignedCPUs: the affinity's NUMA nodes, or their whole sockets with
-    // align-by-socket.
-    CpuSet region = topo_.CpusInNumaNodes(affinity->numa_nodes);
-    if (options_.align_by_socket) {
-      const std::vector<int> sockets = topo_.SocketsOf(region);
-      region = topo_.CpusInSockets(sockets);
-    }
-    const CpuSet aligned = allocatable.Intersection(region);
-    absl::StatusOr<CpuSet> taken = Take(aligned, std::min(num_cpus, aligned.Size()));
-    if (!taken.ok()) return taken.status();
-    result = *taken;
-  }
-  if (num_cpus > result.Size()) {
-    absl::StatusOr<CpuSet> rest =
-        Take(allocatable.Difference(result), num_cpus - result.Size());
-    if (!rest.ok()) return rest.status();
-    result = result.Union(*rest);
-  }
+  static const std::vector<int> kNoAffinity;
+  absl::StatusOr<CpuSet> taken = TakeAligned(
+      topo_, allocatable, num_cpus, affinity.has_value() ? affinity->numa_nodes : kNoAffinity,
+      options_.align_by_socket,
+      [this](const CpuSet& available, int n) { return Take(available, n); });
+  if (!taken.ok()) return taken.status();
+  const CpuSet result = *taken;
   state.default_cpu_set = state.default_cpu_set.Difference(result);
   state.assignments[pod.uid][container_name] = result;
   return result;

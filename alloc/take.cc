@@ -239,4 +239,27 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                        options);
 }
 
+absl::StatusOr<CpuSet> TakeAligned(const CpuTopology& topo, const CpuSet& allocatable,
+                                   int num_cpus, std::span<const int> numa_nodes,
+                                   bool align_by_socket, TakeFunction take) {
+  CpuSet result;
+  if (!numa_nodes.empty()) {
+    CpuSet region = topo.CpusInNumaNodes(numa_nodes);
+    if (align_by_socket) {
+      const std::vector<int> sockets = topo.SocketsOf(region);
+      region = topo.CpusInSockets(sockets);
+    }
+    const CpuSet aligned = allocatable.Intersection(region);
+    absl::StatusOr<CpuSet> taken = take(aligned, std::min(num_cpus, aligned.Size()));
+    if (!taken.ok()) return taken.status();
+    result = *taken;
+  }
+  if (num_cpus > result.Size() || numa_nodes.empty()) {
+    absl::StatusOr<CpuSet> rest = take(allocatable.Difference(result), num_cpus - result.Size());
+    if (!rest.ok()) return rest.status();
+    result = result.Union(*rest);
+  }
+  return result;
+}
+
 }  // namespace huygens

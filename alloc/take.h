@@ -18,6 +18,9 @@
 #ifndef HUYGENS_ALLOC_TAKE_H_
 #define HUYGENS_ALLOC_TAKE_H_
 
+#include <span>
+
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "alloc/topology_index.h"
 #include "cpuset/cpuset.h"
@@ -75,6 +78,22 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,
                                                      const TakeOptions& options = {});
+
+// One step of TakeAligned: exactly `num_cpus` CPUs out of `available` (TakeByTopology or
+// TakeByTopologyNumaDistributed with the caller's options).
+using TakeFunction =
+    absl::FunctionRef<absl::StatusOr<CpuSet>(const CpuSet& available, int num_cpus)>;
+
+// Exactly `num_cpus` CPUs out of `allocatable` for a NUMA affinity, as kubelet's static policy
+// takes them (allocateCPUs with getAlignedCPUs): with `numa_nodes` non-empty, first
+// min(num_cpus, aligned size) CPUs of the aligned CPUs, which are the allocatable CPUs of those
+// NUMA nodes or, with `align_by_socket` (kubelet's option align-by-socket), of every socket
+// those NUMA nodes touch; then the rest from the other allocatable CPUs. Both steps use
+// `take`. Empty `numa_nodes` (no affinity): take(allocatable, num_cpus).
+// Errors: those of `take`.
+absl::StatusOr<CpuSet> TakeAligned(const CpuTopology& topo, const CpuSet& allocatable,
+                                   int num_cpus, std::span<const int> numa_nodes,
+                                   bool align_by_socket, TakeFunction take);
 
 }  // namespace huygens
 

@@ -147,10 +147,15 @@ INSTANTIATE_TEST_SUITE_P(
                  testing::EpycLikeSplitL3, "12-127", 6, kUncore, "16-21"},
         TakeCase{"takes a whole L3 group with the uncore option", testing::EpycLikeSplitL3,
                  "0-127", 16, kUncore, "0-15"},
-        // 3 CPUs never fit kubelet's partial-uncore test with SMT (3/2 = 1 core = 2 CPUs), so
-        // the ordinary phases decide: core 0, then the first thread of core 1.
-        TakeCase{"falls back to cores for an odd request with the uncore option",
+        // An odd request: kubelet's partial-uncore step takes ceil(3/2) = 2 cores of L3 0 and
+        // drops the highest free CPU of them (3): 0-2.
+        TakeCase{"takes an odd request from the first L3 group with the uncore option",
                  testing::EpycLikeSplitL3, "0-127", 3, kUncore, "0-2"},
+        // L3 0 has one free CPU (15) and cannot hold 3; L3 1 can: cores 8 and 9 less their
+        // highest CPU (19). Without the odd-request rule the whole-core phase would take core 8
+        // and then fill the half-free core 7 (15-17).
+        TakeCase{"fits an odd request into the next L3 group with the uncore option",
+                 testing::EpycLikeSplitL3, "15-127", 3, kUncore, "16-18"},
         // SingleSocketFourL3: L3 g holds cores 4g..4g+3 (CPUs 4g..4g+3, 16+4g..16+4g+3). L3 0
         // has 6 free (cores 1-3), L3 1 8: the fuller L3 0 holds 6 exactly.
         TakeCase{"fits into the fullest L3 group that can hold the request",

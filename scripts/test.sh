@@ -5,7 +5,7 @@
 # `cluster` tier against a real kube-apiserver, etcd, kube-scheduler and kubelet), then builds
 # the libFuzzer fuzzers with clang and runs each for a bounded time (FUZZ_SECONDS, default 20).
 # Needs ../shared/fixtures beside the checkout (see README) and Go (see testbed/build.sh).
-# SKIP_CLUSTER=1 leaves the real-cluster tier out (no Go needed).
+# SKIP_CLUSTER=1 leaves the real-cluster and oracle tiers out (no Go needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,17 +13,22 @@ if [ ! -d ../shared/fixtures ]; then
   echo "test.sh: ../shared/fixtures is missing; the fixture tests need it" >&2
   exit 2
 fi
-cluster=ON
+# The Go side, from their modules at the release pinned in testbed/go.mod: the upstream binaries
+# of the `cluster` tier (testbed/build.sh) and the kubelet oracle of the `oracle` tier
+# (testbed/oracle/build.sh, kubelet's own CPU manager code).
+cluster=ON oracle=""
 if [ "${SKIP_CLUSTER:-0}" = 1 ]; then
   cluster=OFF
 else
   command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
-  command -v go >/dev/null || { echo "test.sh: Go is needed for the cluster tier (or SKIP_CLUSTER=1)" >&2; exit 2; }
-  echo "test.sh: building the pinned upstream binaries (testbed/build.sh)"
+  command -v go >/dev/null || { echo "test.sh: Go is needed for the cluster and oracle tiers (or SKIP_CLUSTER=1)" >&2; exit 2; }
+  echo "test.sh: building the pinned upstream binaries and the kubelet oracle"
   testbed/build.sh >/dev/null
+  oracle=$(testbed/oracle/build.sh | tail -1)
 fi
+export HUYGENS_KUBELET_ORACLE="$oracle"
 BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON \
-  -DHUYGENS_CLUSTER_TESTS=$cluster
+  -DHUYGENS_CLUSTER_TESTS=$cluster -DHUYGENS_KUBELET_ORACLE="$oracle"
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then

@@ -121,7 +121,6 @@ absl::StatusOr<CpuTopology> CpuTopology::Create(std::vector<CpuInfo> cpus,
       {&CpuInfo::core, "core", &CpuInfo::numa, "NUMA node"},
       {&CpuInfo::core, "core", &CpuInfo::l3, "L3 group"},
       {&CpuInfo::core, "core", &CpuInfo::cluster, "cluster"},
-      {&CpuInfo::l3, "L3 group", &CpuInfo::socket, "socket"},
       {&CpuInfo::die, "die", &CpuInfo::socket, "socket"},
   };
   for (const Nesting& n : nestings) {

@@ -19,10 +19,10 @@
 //   - every online CPU has core, socket, die, NUMA node and L3 group >= 0 and its NUMA node is
 //     listed in numa_nodes (so is the NUMA node of an offline CPU, when known); cluster is >= 0
 //     (equal to the core id when the machine has no cluster level);
-//   - a core lies in one socket, one die, one NUMA node, one L3 group and one cluster; an L3
-//     group and a die lie in one socket (checked over the CPUs where both ids are known); (an
-//     L3 group MAY span NUMA nodes: NPS4/SNC parts split an L3 domain's memory, and kubelet's
-//     uncore-cache option treats this as legal);
+//   - a core lies in one socket, one die, one NUMA node, one L3 group and one cluster; a die
+//     lies in one socket (where both ids are known). An L3 group MAY span NUMA nodes (NPS4/SNC
+//     parts) and sockets: kubelet takes machines without L3 information (uncore id 0 on every
+//     CPU of every socket, as its own test machines have), one L3 group over all sockets;
 //   - NumaNode::cpus equals the set of known CPUs whose `numa` is that node;
 //   - NumaNode::distances, when non-empty, has an entry for every
 //     listed NUMA node and none for unlisted ones, every distance is positive, and the distance

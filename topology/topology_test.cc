@@ -153,6 +153,19 @@ TEST(SparseNumaWithMemoryOnlyNode, AnL3GroupMaySpanNumaNodes) {
   EXPECT_THAT(t.NumaNodesOf(t.CpusInL3Group(1)), ElementsAre(4, 5));
 }
 
+// kubelet's own test machines carry no L3 information: uncore cache id 0 on every CPU of both
+// sockets. kubelet takes such a machine, so Huygens does too: one L3 group over both sockets.
+TEST(CpuTopologyCreate, AnL3GroupMaySpanSocketsAsOnMachinesWithoutL3Information) {
+  absl::StatusOr<CpuTopology> t = CpuTopology::Create(
+      {Online(0, 0, 0, 0, 0), Online(1, 1, 0, 0, 0), Online(2, 2, 1, 1, 0),
+       Online(3, 3, 1, 1, 0)},
+      {Node(0, {0, 1}), Node(1, {2, 3})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->L3GroupIds(), ElementsAre(0));
+  EXPECT_THAT(t->L3GroupsInSocket(1), ElementsAre(0));
+  EXPECT_EQ(t->CpusInL3Group(0), CpuSet({0, 1, 2, 3}));
+}
+
 TEST(OfflineCpusAdjacentSiblings, OfflineCpusAreKnownButNotCounted) {
   const CpuTopology t = OfflineCpusAdjacentSiblings();
   EXPECT_EQ(t.AllCpus(), CpuSet::Range(0, 5));
@@ -343,8 +356,6 @@ INSTANTIATE_TEST_SUITE_P(
                     {Online(0, 0, 0, 0, 0),
                      With(Online(1, 0, 0, 0, 0), [](CpuInfo& c) { c.cluster = 7; })},
                     {kNode0}, "cpu 1: core 0 lies in cluster 7 here but in cluster 0"},
-        InvalidCase{"L3GroupInTwoSockets", {Online(0, 0, 0, 0, 0), Online(1, 1, 1, 0, 0)},
-                    {kNode0}, "cpu 1: L3 group 0 lies in socket 1 here but in socket 0"},
         InvalidCase{"DieInTwoSockets",
                     {Online(0, 0, 0, 0, 0),
                      With(Online(1, 1, 1, 0, 1), [](CpuInfo& c) { c.die = 0; })},

@@ -1,0 +1,860 @@
+// Command huygens-kubelet-oracle answers the `huygens allocate` JSON-lines protocol
+// (docs/allocate.md) with kubelet's own CPU manager and topology manager code, from the
+// k8s.io/kubernetes release pinned in testbed/go.mod. It is the reference the differential test
+// (alloc/oracle_diff_test.cc) compares Huygens against; it is never shipped.
+//
+// Ops: take (takeByTopologyNUMAPacked / takeByTopologyNUMADistributed; with `affinity`, the
+// static policy's allocateCPUs), static-allocate (NewStaticPolicy + Allocate over an in-memory
+// state), hints (the static policy's generateCPUTopologyHints), merge (NewManager's policy and
+// its Merge). The unexported functions are reached through thin wrappers that
+// testbed/oracle/build.sh adds to kubelet's package with `go build -overlay`
+// (overlay/zz_huygens_oracle_export.go); this program only translates the protocol's JSON to
+// kubelet's types and back.
+//
+// Topologies: the protocol's inline topology JSON (minimal or full form) or {"file": "x.json"}
+// holding the same; synthetic specs and XML/sysfs files are not read here (the test harness
+// converts them with `huygens discover --output json` first).
+//
+// A kubelet call that uses more than -timeout of CPU time (kubelet's distributed take can loop
+// forever) is answered with kind "hang" and the program exits with status 3, because the
+// spinning goroutine cannot be stopped; the caller restarts it.
+//
+// With -time, every answered request also carries "ns": kubelet's CPU nanoseconds per call,
+// measured over repeated calls on the already decoded input (no I/O, no JSON).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/cpuset"
+
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/state"
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/topology"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager/bitmask"
+)
+
+var (
+	timeout  = flag.Duration("timeout", 5*time.Second, "most CPU time a kubelet call may use before the answer is kind \"hang\"")
+	timeMode = flag.Bool("time", false, "add \"ns\": kubelet's nanoseconds per call (repeated calls, decoded input)")
+	timeFor  = flag.Duration("time-for", 200*time.Millisecond, "with -time, how much CPU time to spend repeating each call")
+)
+
+// protocolError is an answer with an error kind of the protocol (invalid, unavailable, ...).
+type protocolError struct {
+	kind string
+	msg  string
+}
+
+func (e *protocolError) Error() string { return e.msg }
+
+func invalid(format string, args ...any) error {
+	return &protocolError{"invalid", fmt.Sprintf(format, args...)}
+}
+
+// kindOf maps an error of kubelet's to the protocol's kinds.
+func kindOf(err error) string {
+	var pe *protocolError
+	if errors.As(err, &pe) {
+		return pe.kind
+	}
+	var smt cpumanager.SMTAlignmentError
+	if errors.As(err, &smt) {
+		return "smt-alignment"
+	}
+	if strings.Contains(err.Error(), "not enough cpus available") {
+		return "unavailable"
+	}
+	return "internal"
+}
+
+// machine is one decoded topology: kubelet's CPUTopology and the cadvisor nodes it came from.
+type machine struct {
+	topo   *topology.CPUTopology
+	nodes  []cadvisorapi.Node
+	online cpuset.CPUSet
+}
+
+type cpuJSON struct {
+	ID     int   `json:"id"`
+	Core   *int  `json:"core"`
+	Socket *int  `json:"socket"`
+	Numa   *int  `json:"numa"`
+	L3     *int  `json:"l3"`
+	Online *bool `json:"online"`
+}
+
+type topologyJSON struct {
+	File      string    `json:"file"`
+	Synthetic string    `json:"synthetic"`
+	Cpus      []cpuJSON `json:"cpus"`
+	NumaNodes []struct {
+		ID int `json:"id"`
+	} `json:"numaNodes"`
+	Distances map[string]map[string]uint64 `json:"distances"`
+}
+
+var machines = map[string]*machine{}
+
+var logger = logr.Discard()
+
+// loadMachine decodes a topology value into kubelet's CPUTopology by building the cadvisor
+// MachineInfo kubelet would read and calling kubelet's topology.Discover on it.
+func loadMachine(raw json.RawMessage) (*machine, error) {
+	key := string(raw)
+	if m, ok := machines[key]; ok {
+		return m, nil
+	}
+	var t topologyJSON
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, invalid("topology: %v", err)
+	}
+	if t.Synthetic != "" {
+		return nil, invalid("topology: the oracle reads topology JSON only; convert synthetic specs with huygens discover --output json")
+	}
+	if t.File != "" {
+		if !strings.HasSuffix(t.File, ".json") {
+			return nil, invalid("topology.file: the oracle reads topology JSON (*.json) only")
+		}
+		data, err := os.ReadFile(t.File)
+		if err != nil {
+			return nil, &protocolError{"not-found", err.Error()}
+		}
+		var inner topologyJSON
+		if err := json.Unmarshal(data, &inner); err != nil {
+			return nil, invalid("topology.file: %v", err)
+		}
+		if t.Distances != nil {
+			inner.Distances = t.Distances
+		}
+		t = inner
+	}
+	mi, err := machineInfo(t)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := topology.Discover(logger, mi)
+	if err != nil {
+		return nil, invalid("topology: kubelet: %v", err)
+	}
+	m := &machine{topo: topo, nodes: mi.Topology, online: topo.CPUDetails.CPUs()}
+	if len(machines) > 64 {
+		machines = map[string]*machine{}
+	}
+	machines[key] = m
+	return m, nil
+}
+
+// machineInfo is the cadvisor view of a topology JSON: one node per NUMA node, one core per
+// Huygens core (its online threads), the L3 group as the core's uncore cache.
+func machineInfo(t topologyJSON) (*cadvisorapi.MachineInfo, error) {
+	type coreKey struct{ numa, core int }
+	cores := map[coreKey]*cadvisorapi.Core{}
+	numaIDs := map[int]bool{}
+	sockets := map[int]bool{}
+	numCPUs := 0
+	for i, c := range t.Cpus {
+		if c.Online != nil && !*c.Online {
+			continue
+		}
+		if c.Core == nil || c.Socket == nil || c.Numa == nil {
+			return nil, invalid("topology.cpus[%d]: core, socket and numa are required", i)
+		}
+		numCPUs++
+		numaIDs[*c.Numa] = true
+		sockets[*c.Socket] = true
+		k := coreKey{*c.Numa, *c.Core}
+		core, ok := cores[k]
+		if !ok {
+			core = &cadvisorapi.Core{Id: *c.Core, SocketID: *c.Socket}
+			l3 := *c.Socket // the protocol's default: one L3 group per socket
+			if c.L3 != nil {
+				l3 = *c.L3
+			}
+			core.UncoreCaches = []cadvisorapi.Cache{{Id: l3, Level: 3, Type: "Unified"}}
+			cores[k] = core
+		}
+		core.Threads = append(core.Threads, c.ID)
+	}
+	for _, n := range t.NumaNodes {
+		numaIDs[n.ID] = true
+	}
+	for from := range t.Distances {
+		var id int
+		if _, err := fmt.Sscan(from, &id); err == nil {
+			numaIDs[id] = true
+		}
+	}
+	ids := make([]int, 0, len(numaIDs))
+	for id := range numaIDs {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	mi := &cadvisorapi.MachineInfo{NumCores: numCPUs, NumSockets: len(sockets)}
+	for _, id := range ids {
+		node := cadvisorapi.Node{Id: id}
+		if row, ok := t.Distances[fmt.Sprint(id)]; ok {
+			node.Distances = distanceRow(row, ids)
+		}
+		mi.Topology = append(mi.Topology, node)
+	}
+	keys := make([]coreKey, 0, len(cores))
+	for k := range cores {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].numa != keys[j].numa {
+			return keys[i].numa < keys[j].numa
+		}
+		return keys[i].core < keys[j].core
+	})
+	for _, k := range keys {
+		for i := range mi.Topology {
+			if mi.Topology[i].Id == k.numa {
+				mi.Topology[i].Cores = append(mi.Topology[i].Cores, *cores[k])
+			}
+		}
+	}
+	return mi, nil
+}
+
+// distanceRow is cadvisor's distance slice (indexed by NUMA node id) of one matrix row.
+func distanceRow(row map[string]uint64, ids []int) []uint64 {
+	out := make([]uint64, ids[len(ids)-1]+1)
+	for to, d := range row {
+		var id int
+		if _, err := fmt.Sscan(to, &id); err == nil && id < len(out) {
+			out[id] = d
+		}
+	}
+	return out
+}
+
+func parseCPUs(raw json.RawMessage, field string, fallback cpuset.CPUSet) (cpuset.CPUSet, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return fallback, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return cpuset.New(), invalid("%s: %v", field, err)
+	}
+	set, err := cpuset.Parse(s)
+	if err != nil {
+		return cpuset.New(), invalid("%s: %v", field, err)
+	}
+	return set, nil
+}
+
+// boolText reads an option value that may be a JSON boolean or Go boolean text.
+func boolText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+type hintJSON struct {
+	NumaNodes []int `json:"numaNodes"`
+	Preferred bool  `json:"preferred"`
+}
+
+func toHint(h *hintJSON) (topologymanager.TopologyHint, error) {
+	if h == nil {
+		return topologymanager.TopologyHint{Preferred: true}, nil
+	}
+	out := topologymanager.TopologyHint{Preferred: h.Preferred}
+	if h.NumaNodes != nil {
+		mask, err := bitmask.NewBitMask(h.NumaNodes...)
+		if err != nil {
+			return out, invalid("hint: %v", err)
+		}
+		out.NUMANodeAffinity = mask
+	}
+	return out, nil
+}
+
+func fromHint(h topologymanager.TopologyHint) map[string]any {
+	var nodes []int
+	if h.NUMANodeAffinity != nil {
+		nodes = h.NUMANodeAffinity.GetBits()
+		if nodes == nil {
+			nodes = []int{}
+		}
+	}
+	return map[string]any{"numaNodes": nodes, "preferred": h.Preferred}
+}
+
+type request struct {
+	ID       json.RawMessage `json:"id"`
+	Op       string          `json:"op"`
+	Topology json.RawMessage `json:"topology"`
+
+	// take, hints
+	Available json.RawMessage            `json:"available"`
+	NumCpus   *int                       `json:"numCpus"`
+	Options   map[string]json.RawMessage `json:"options"`
+	Affinity  *hintJSON                  `json:"affinity"`
+	// hints
+	Reusable              json.RawMessage `json:"reusable"`
+	AlignBySocket         bool            `json:"alignBySocket"`
+	MaxAllowableNumaNodes *int            `json:"maxAllowableNumaNodes"`
+	// static-allocate
+	ReservedCpus    json.RawMessage              `json:"reservedCpus"`
+	NumReservedCpus int                          `json:"numReservedCpus"`
+	PolicyOptions   map[string]json.RawMessage   `json:"policyOptions"`
+	DefaultCpuSet   json.RawMessage              `json:"defaultCpuSet"`
+	Assignments     map[string]map[string]string `json:"assignments"`
+	Pod             *podJSON                     `json:"pod"`
+	Container       string                       `json:"container"`
+	// merge
+	Policy    string                       `json:"policy"`
+	Scope     string                       `json:"scope"`
+	NumaNodes []int                        `json:"numaNodes"`
+	Distances map[string]map[string]uint64 `json:"distances"`
+	Providers []map[string]*[]hintJSON     `json:"providers"`
+}
+
+type containerJSON struct {
+	Name          string          `json:"name"`
+	CPURequest    json.RawMessage `json:"cpuRequest"`
+	CPULimit      json.RawMessage `json:"cpuLimit"`
+	RestartPolicy *string         `json:"restartPolicy"`
+}
+
+type podJSON struct {
+	UID            string          `json:"uid"`
+	Qos            string          `json:"qos"`
+	CPURequest     json.RawMessage `json:"cpuRequest"`
+	CPULimit       json.RawMessage `json:"cpuLimit"`
+	InitContainers []containerJSON `json:"initContainers"`
+	Containers     []containerJSON `json:"containers"`
+}
+
+// call is one decoded request, ready to run against kubelet: run may be repeated (-time).
+type call struct {
+	run func() (map[string]any, error)
+	// kernel, when set, is the bare kubelet call that -time measures (no output formatting).
+	kernel func()
+}
+
+func quantity(raw json.RawMessage, field string) (*resource.Quantity, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(raw)
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return nil, invalid("%s: %v", field, err)
+	}
+	return &q, nil
+}
+
+func resources(req, lim json.RawMessage, field string) (v1.ResourceRequirements, error) {
+	var r v1.ResourceRequirements
+	rq, err := quantity(req, field+".cpuRequest")
+	if err != nil {
+		return r, err
+	}
+	lq, err := quantity(lim, field+".cpuLimit")
+	if err != nil {
+		return r, err
+	}
+	// The protocol does not model memory: every container gets memory request = limit, so
+	// kubelet's QoS class follows the CPU fields (or the request's "qos", set as the pod's
+	// status class, which kubelet reads first).
+	mem := resource.MustParse("1Gi")
+	r.Requests = v1.ResourceList{v1.ResourceMemory: mem}
+	r.Limits = v1.ResourceList{v1.ResourceMemory: mem}
+	if rq != nil {
+		r.Requests[v1.ResourceCPU] = *rq
+	}
+	if lq != nil {
+		r.Limits[v1.ResourceCPU] = *lq
+		if rq == nil { // Kubernetes defaults a missing request to the limit
+			r.Requests[v1.ResourceCPU] = *lq
+		}
+	}
+	return r, nil
+}
+
+func toPod(p *podJSON) (*v1.Pod, error) {
+	if p == nil {
+		return nil, invalid("pod: missing")
+	}
+	pod := &v1.Pod{}
+	pod.UID = types.UID(p.UID)
+	pod.Name = p.UID
+	pod.Status.QOSClass = v1.PodQOSClass(p.Qos)
+	conv := func(cs []containerJSON, field string) ([]v1.Container, error) {
+		out := []v1.Container{}
+		for i, c := range cs {
+			r, err := resources(c.CPURequest, c.CPULimit, fmt.Sprintf("%s[%d]", field, i))
+			if err != nil {
+				return nil, err
+			}
+			vc := v1.Container{Name: c.Name, Resources: r}
+			if c.RestartPolicy != nil {
+				rp := v1.ContainerRestartPolicy(*c.RestartPolicy)
+				vc.RestartPolicy = &rp
+			}
+			out = append(out, vc)
+		}
+		return out, nil
+	}
+	var err error
+	if pod.Spec.InitContainers, err = conv(p.InitContainers, "pod.initContainers"); err != nil {
+		return nil, err
+	}
+	if pod.Spec.Containers, err = conv(p.Containers, "pod.containers"); err != nil {
+		return nil, err
+	}
+	if len(p.CPURequest) > 0 || len(p.CPULimit) > 0 {
+		r, err := resources(p.CPURequest, p.CPULimit, "pod")
+		if err != nil {
+			return nil, err
+		}
+		pod.Spec.Resources = &r
+	}
+	return pod, nil
+}
+
+// store is the topology manager as the static policy sees it: the request's affinity.
+type store struct {
+	hint topologymanager.TopologyHint
+}
+
+func (s store) GetAffinity(string, string) topologymanager.TopologyHint { return s.hint }
+func (s store) GetPolicy() topologymanager.Policy                       { return topologymanager.NewNonePolicy() }
+
+func optionText(opts map[string]json.RawMessage) map[string]string {
+	out := map[string]string{}
+	for k, v := range opts {
+		out[k] = boolText(v)
+	}
+	return out
+}
+
+func decode(r *request) (*call, error) {
+	switch r.Op {
+	case "take":
+		return decodeTake(r)
+	case "hints":
+		return decodeHints(r)
+	case "static-allocate":
+		return decodeStaticAllocate(r)
+	case "merge":
+		return decodeMerge(r)
+	}
+	return nil, invalid("op: %q is not an op kubelet has", r.Op)
+}
+
+func decodeTake(r *request) (*call, error) {
+	m, err := loadMachine(r.Topology)
+	if err != nil {
+		return nil, err
+	}
+	available, err := parseCPUs(r.Available, "available", m.online)
+	if err != nil {
+		return nil, err
+	}
+	// kubelet only knows the CPUs of its topology.
+	available = available.Intersection(m.online)
+	if r.NumCpus == nil || *r.NumCpus < 0 {
+		return nil, invalid("numCpus: missing or negative")
+	}
+	n := *r.NumCpus
+	spread, distribute, uncore, bySocket := false, false, false, false
+	group := 1
+	for k, v := range r.Options {
+		switch k {
+		case "cpuSortingStrategy":
+			var s string
+			_ = json.Unmarshal(v, &s)
+			spread = s == "spread"
+		case "distribute-cpus-across-numa":
+			distribute = boolText(v) == "true"
+		case "prefer-align-cpus-by-uncorecache":
+			uncore = boolText(v) == "true"
+		case "align-by-socket":
+			bySocket = boolText(v) == "true"
+		case "cpuGroupSize":
+			_ = json.Unmarshal(v, &group)
+		default:
+			return nil, invalid("options.%s: unknown", k)
+		}
+	}
+	if r.Affinity != nil || bySocket {
+		return decodeAlignedTake(r, m, available, n, spread, distribute, uncore, bySocket, group)
+	}
+	take := func() (cpuset.CPUSet, error) {
+		if distribute {
+			return cpumanager.OracleTakeByTopologyNUMADistributed(logger, m.topo, available, n, group, spread)
+		}
+		return cpumanager.OracleTakeByTopologyNUMAPacked(logger, m.topo, available, n, spread, uncore)
+	}
+	return &call{
+		run: func() (map[string]any, error) {
+			cpus, err := take()
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"cpuset": cpus.String()}, nil
+		},
+		kernel: func() { _, _ = take() },
+	}, nil
+}
+
+// decodeAlignedTake is the take with a NUMA affinity: kubelet's static policy allocateCPUs
+// (aligned CPUs first: the affinity's NUMA nodes, or their sockets with align-by-socket, then
+// the rest), with the take's sorting, distribution and uncore choices as policy options.
+func decodeAlignedTake(r *request, m *machine, available cpuset.CPUSet, n int, spread, distribute, uncore, bySocket bool, group int) (*call, error) {
+	hint, err := toHint(r.Affinity)
+	if err != nil {
+		return nil, err
+	}
+	if r.Affinity == nil {
+		hint = topologymanager.TopologyHint{}
+	}
+	return &call{run: func() (map[string]any, error) {
+		st := state.NewMemoryState(logger)
+		st.SetDefaultCPUSet(available)
+		cpus, err := cpumanager.OracleAllocateCPUs(logger, m.topo, st, n, hint.NUMANodeAffinity, cpuset.New(), spread, distribute, group, uncore, bySocket)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"cpuset": cpus.String()}, nil
+	}}, nil
+}
+
+func decodeHints(r *request) (*call, error) {
+	m, err := loadMachine(r.Topology)
+	if err != nil {
+		return nil, err
+	}
+	available, err := parseCPUs(r.Available, "available", m.online)
+	if err != nil {
+		return nil, err
+	}
+	available = available.Intersection(m.online)
+	reusable, err := parseCPUs(r.Reusable, "reusable", cpuset.New())
+	if err != nil {
+		return nil, err
+	}
+	if r.NumCpus == nil || *r.NumCpus < 0 {
+		return nil, invalid("numCpus: missing or negative")
+	}
+	if r.MaxAllowableNumaNodes != nil && *r.MaxAllowableNumaNodes < m.topo.NumNUMANodes {
+		return nil, invalid("maxAllowableNumaNodes: kubelet's CPU hints have no such limit")
+	}
+	n := *r.NumCpus
+	return &call{run: func() (map[string]any, error) {
+		if n == 0 {
+			// The protocol's "no preference": kubelet's GetTopologyHints returns nil hints
+			// for a container without exclusive CPUs.
+			return map[string]any{"hints": nil}, nil
+		}
+		hints := cpumanager.OracleGenerateCPUTopologyHints(m.topo, r.AlignBySocket, available, reusable, n)
+		out := []map[string]any{}
+		for _, h := range hints {
+			out = append(out, fromHint(h))
+		}
+		return map[string]any{"hints": out}, nil
+	}}, nil
+}
+
+func decodeStaticAllocate(r *request) (*call, error) {
+	m, err := loadMachine(r.Topology)
+	if err != nil {
+		return nil, err
+	}
+	reserved, err := parseCPUs(r.ReservedCpus, "reservedCpus", cpuset.New())
+	if err != nil {
+		return nil, err
+	}
+	numReserved := r.NumReservedCpus
+	if numReserved == 0 {
+		numReserved = reserved.Size()
+	}
+	hint, err := toHint(r.Affinity)
+	if err != nil {
+		return nil, err
+	}
+	if r.Affinity == nil {
+		hint = topologymanager.TopologyHint{}
+	}
+	pod, err := toPod(r.Pod)
+	if err != nil {
+		return nil, err
+	}
+	var target *v1.Container
+	var before []*v1.Container
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if target == nil && list[i].Name == r.Container {
+				target = &list[i]
+			} else if target == nil {
+				before = append(before, &list[i])
+			}
+		}
+	}
+	if target == nil {
+		return nil, &protocolError{"not-found", fmt.Sprintf("pod %q: no container %q", r.Pod.UID, r.Container)}
+	}
+	opts := optionText(r.PolicyOptions)
+	return &call{run: func() (map[string]any, error) {
+		policy, err := cpumanager.NewStaticPolicy(logger, m.topo, numReserved, reserved, store{hint}, opts)
+		if err != nil {
+			return nil, invalid("kubelet: %v", err)
+		}
+		st := state.NewMemoryState(logger)
+		if len(r.DefaultCpuSet) == 0 || string(r.DefaultCpuSet) == "null" {
+			if err := policy.Start(logger, st); err != nil {
+				return nil, invalid("kubelet: %v", err)
+			}
+		} else {
+			def, err := parseCPUs(r.DefaultCpuSet, "defaultCpuSet", cpuset.New())
+			if err != nil {
+				return nil, err
+			}
+			st.SetDefaultCPUSet(def)
+		}
+		assignments := state.ContainerCPUAssignments{}
+		for uid, cs := range r.Assignments {
+			assignments[uid] = map[string]cpuset.CPUSet{}
+			for name, list := range cs {
+				set, err := cpuset.Parse(list)
+				if err != nil {
+					return nil, invalid("assignments.%s.%s: %v", uid, name, err)
+				}
+				assignments[uid][name] = set
+			}
+		}
+		st.SetCPUAssignments(assignments)
+		// kubelet admits a pod's containers in order; the ones before the target that hold
+		// CPUs already pass through Allocate again, which is how kubelet learns the CPUs of
+		// init containers it may reuse.
+		for _, c := range before {
+			if _, ok := st.GetCPUSet(string(pod.UID), c.Name); ok {
+				_ = policy.Allocate(logger, st, pod, c)
+			}
+		}
+		if err := policy.Allocate(logger, st, pod, target); err != nil {
+			return nil, err
+		}
+		outAssign := map[string]map[string]string{}
+		for uid, cs := range st.GetCPUAssignments() {
+			outAssign[uid] = map[string]string{}
+			for name, set := range cs {
+				outAssign[uid][name] = set.String()
+			}
+		}
+		return map[string]any{
+			"cpuset":        st.GetCPUSetOrDefault(string(pod.UID), target.Name).String(),
+			"defaultCpuSet": st.GetDefaultCPUSet().String(),
+			"assignments":   outAssign,
+		}, nil
+	}}, nil
+}
+
+func decodeMerge(r *request) (*call, error) {
+	nodes := []cadvisorapi.Node{}
+	ids := append([]int(nil), r.NumaNodes...)
+	sort.Ints(ids)
+	if len(ids) == 0 {
+		return nil, invalid("numaNodes: missing")
+	}
+	for _, id := range ids {
+		n := cadvisorapi.Node{Id: id}
+		if row, ok := r.Distances[fmt.Sprint(id)]; ok {
+			n.Distances = distanceRow(row, ids)
+		}
+		nodes = append(nodes, n)
+	}
+	scope := r.Scope
+	if scope == "" {
+		scope = "container"
+	}
+	mgr, err := topologymanager.NewManager(nodes, r.Policy, scope, optionText(r.Options))
+	if err != nil {
+		return nil, invalid("kubelet: %v", err)
+	}
+	providers := []map[string][]topologymanager.TopologyHint{}
+	for i, p := range r.Providers {
+		hp := map[string][]topologymanager.TopologyHint{}
+		for res, hs := range p {
+			if hs == nil {
+				hp[res] = nil
+				continue
+			}
+			list := []topologymanager.TopologyHint{}
+			for j := range *hs {
+				h, err := toHint(&(*hs)[j])
+				if err != nil {
+					return nil, invalid("providers[%d].%s[%d]: %v", i, res, j, err)
+				}
+				list = append(list, h)
+			}
+			hp[res] = list
+		}
+		providers = append(providers, hp)
+	}
+	policy := mgr.GetPolicy()
+	return &call{run: func() (map[string]any, error) {
+		hint, admit := policy.Merge(logger, providers)
+		return map[string]any{"hint": fromHint(hint), "admit": admit}, nil
+	}}, nil
+}
+
+// answer runs one request line and returns the response object (id first).
+func answer(line []byte) (id json.RawMessage, body map[string]any, ns int64, err error) {
+	var r request
+	id = json.RawMessage("null")
+	if err := json.Unmarshal(line, &r); err != nil {
+		return id, nil, 0, invalid("not a request: %v", err)
+	}
+	if len(r.ID) > 0 {
+		id = r.ID
+	}
+	c, err := decode(&r)
+	if err != nil {
+		return id, nil, 0, err
+	}
+	type result struct {
+		body map[string]any
+		ns   int64
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// kubelet code that panics (e.g. its bitmask on NUMA ids above 63) answers kind
+		// "panic" instead of taking the oracle down.
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{nil, 0, &protocolError{"panic", fmt.Sprintf("kubelet panicked: %v", p)}}
+			}
+		}()
+		b, err := c.run()
+		var ns int64
+		if err == nil && *timeMode {
+			// CPU time, as Google Benchmark's cpu_time on the Huygens side: on a shared,
+			// loaded machine wall time mostly measures the other processes.
+			iters := 0
+			start := cpuTime()
+			for cpuTime()-start < *timeFor || iters < 3 {
+				if c.kernel != nil {
+					c.kernel()
+				} else {
+					_, _ = c.run()
+				}
+				iters++
+			}
+			ns = (cpuTime() - start).Nanoseconds() / int64(iters)
+		}
+		done <- result{b, ns, err}
+	}()
+	// The budget is CPU time, not wall time: on a loaded machine a slow but finite kubelet call
+	// must not count as a hang.
+	start := cpuTime()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-done:
+			return id, res.body, res.ns, res.err
+		case <-tick.C:
+			if cpuTime()-start > *timeout {
+				return id, nil, 0, &protocolError{"hang", fmt.Sprintf("kubelet did not return within %v of CPU time", *timeout)}
+			}
+		}
+	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func writeLine(w io.Writer, id json.RawMessage, body map[string]any, ns int64, err error) {
+	var b strings.Builder
+	b.WriteString(`{"id":`)
+	b.Write(id)
+	if err != nil {
+		msg, _ := json.Marshal(err.Error())
+		fmt.Fprintf(&b, `,"error":%s,"kind":%q`, msg, kindOf(err))
+	} else {
+		keys := make([]string, 0, len(body))
+		for k := range body {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, _ := json.Marshal(body[k])
+			fmt.Fprintf(&b, `,%q:%s`, k, v)
+		}
+		if *timeMode {
+			fmt.Fprintf(&b, `,"ns":%d`, ns)
+		}
+	}
+	b.WriteString("}\n")
+	_, _ = io.WriteString(w, b.String())
+}
+
+func main() {
+	klogFlags := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("logtostderr", "false")
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+	flag.Parse()
+	// Every option v1.35.4 has, alpha ones included, as a node with the gates on would have.
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+		"CPUManagerPolicyAlphaOptions": true,
+		"CPUManagerPolicyBetaOptions":  true,
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "oracle: feature gates:", err)
+		os.Exit(2)
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		line, readErr := in.ReadBytes('\n')
+		trimmed := strings.TrimSpace(string(line))
+		if trimmed != "" {
+			id, body, ns, err := answer([]byte(trimmed))
+			writeLine(out, id, body, ns, err)
+			_ = out.Flush()
+			if err != nil && kindOf(err) == "hang" {
+				os.Exit(3)
+			}
+		}
+		if readErr != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,554 @@
+// Differential test: `huygens allocate` (alloc/batch.h, in process) against the kubelet oracle
+// (testbed/oracle: kubelet's own CPU manager and topology manager code at the release pinned in
+// testbed/go.mod), on generated cases of every op kubelet has: take (packed, spread,
+// distributed, uncore, with a NUMA affinity and align-by-socket), hints, merge and
+// static-allocate.
+//
+// Machines: the server presets' shapes (sim/cluster_spec.cc), the hwloc 2 XML topology
+// fixtures, and machines shaped like kubelet's own test machines (no L3 information: uncore id 0
+// on every CPU of every socket). Each machine is written once as topology JSON to a temporary
+// folder and named by {"file": ...} in the requests, so both sides read the same machine.
+//
+// The oracle binary comes from HUYGENS_KUBELET_ORACLE (environment, set by scripts/test.sh from
+// testbed/oracle/build.sh) or the CMake cache variable of the same name; without it the test
+// is skipped. HUYGENS_ORACLE_SEED and HUYGENS_ORACLE_CASES change the seed (default 15) and the
+// number of cases (default 100000) for a longer run by hand. A mismatch prints the request as
+// one JSON line, ready to replay with `huygens allocate` and the oracle.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc/batch.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "topology/discovery/discovery.h"
+#include "topology/json.h"
+
+namespace huygens {
+namespace {
+
+using json = nlohmann::json;
+
+std::string OraclePath() {
+  if (const char* env = std::getenv("HUYGENS_KUBELET_ORACLE"); env != nullptr && *env) {
+    return env;
+  }
+  return HUYGENS_KUBELET_ORACLE;
+}
+
+uint64_t EnvOr(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// One machine as the requests name it, with what the generator needs to know about it.
+struct Machine {
+  std::string name;
+  json topology;  // {"file": path}
+  std::vector<int> cpus;
+  std::map<int, std::vector<int>> numa_cpus;  // NUMA node -> its CPUs
+  int sockets = 1;
+  int cpus_per_core = 1;
+};
+
+// A machine shaped like kubelet's test machines: Linux numbering (core c's threads are
+// c, c + cores, ...), NUMA nodes cut evenly from each socket, uncore id 0 on every CPU.
+json KubeletShaped(int sockets, int numa_per_socket, int cores_per_numa, int threads) {
+  json cpus = json::array();
+  const int cores = sockets * numa_per_socket * cores_per_numa;
+  for (int t = 0; t < threads; ++t) {
+    for (int c = 0; c < cores; ++c) {
+      const int numa = c / cores_per_numa;
+      cpus.push_back({{"id", t * cores + c}, {"core", c}, {"socket", numa / numa_per_socket},
+                      {"numa", numa}, {"l3", 0}});
+    }
+  }
+  std::sort(cpus.begin(), cpus.end(),
+            [](const json& a, const json& b) { return a["id"] < b["id"]; });
+  return {{"cpus", cpus}};
+}
+
+Machine Describe(std::string name, const std::string& path, const json& doc) {
+  Machine m;
+  m.name = std::move(name);
+  m.topology = {{"file", path}};
+  std::map<int, int> threads_per_core;
+  std::map<int, bool> sockets;
+  for (const json& c : doc["cpus"]) {
+    if (c.contains("online") && !c["online"].get<bool>()) continue;
+    m.cpus.push_back(c["id"]);
+    m.numa_cpus[c["numa"].get<int>()].push_back(c["id"]);
+    ++threads_per_core[c["core"].get<int>()];
+    sockets[c["socket"].get<int>()] = true;
+  }
+  m.sockets = static_cast<int>(sockets.size());
+  m.cpus_per_core = threads_per_core.empty()
+                        ? 1
+                        : static_cast<int>(m.cpus.size() / threads_per_core.size());
+  return m;
+}
+
+std::vector<Machine> Machines(const std::filesystem::path& dir) {
+  std::vector<std::pair<std::string, json>> docs;
+  // Real servers, built as the simulator's presets are (sim/cluster_spec.cc: an hwloc
+  // synthetic description in Linux numbering and a NUMA split), plus a 768-CPU part.
+  struct Server {
+    const char* name;
+    const char* synthetic;
+    NumaSplit split;
+  };
+  const Server servers[] = {
+      {"epyc-9654-2s-nps1", "package:2 l3cache:12 core:8 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"epyc-9654-2s-nps4", "package:2 l3cache:12 core:8 pu:2", {NumaSplit::Mode::kPerSocket, 4}},
+      {"xeon-8480-2s", "package:2 l3cache:1 core:56 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"xeon-6230-2s-snc2", "package:2 l3cache:1 core:20 pu:2", {NumaSplit::Mode::kPerSocket, 2}},
+      {"kunpeng-920-2s", "package:2 l3cache:2 core:32 pu:1", {NumaSplit::Mode::kPerL3, 1}},
+      {"epyc-9965-2s-nps1", "package:2 l3cache:12 core:16 pu:2", {NumaSplit::Mode::kPerSocket, 1}},
+      {"epyc-9965-2s-nps2", "package:2 l3cache:12 core:16 pu:2", {NumaSplit::Mode::kPerSocket, 2}},
+  };
+  for (const Server& s : servers) {
+    absl::StatusOr<CpuTopology> t = DiscoverSynthetic(s.synthetic);
+    if (t.ok()) t = ApplyNumaSplit(*t, s.split);
+    if (t.ok()) docs.emplace_back(std::string("server ") + s.name, ToJson(*t));
+  }
+  const std::filesystem::path fixtures = std::filesystem::path(HUYGENS_FIXTURES) / "topologies";
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(fixtures, ec)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string s = f.string();
+    // hwloc 2 XML only: the sysfs dumps (.tar.bz2) cost seconds each to unpack and read.
+    if (!s.ends_with(".hwloc2.xml")) continue;
+    absl::StatusOr<CpuTopology> t = DiscoverFromFile(s);
+    // kubelet's NUMA bitmask holds ids 0-63 only (its hints code crashes beyond).
+    if (t.ok() && t->NumCpus() > 0 && t->NumaNodeIds().back() <= 63) {
+      docs.emplace_back("fixture " + f.filename().string(), ToJson(*t));
+    }
+  }
+  // Shaped like kubelet's test machines (cpu_assignment_test.go, policy_test.go).
+  const int shapes[][4] = {{1, 1, 4, 2}, {2, 1, 3, 2}, {2, 1, 6, 1}, {2, 2, 10, 2},
+                           {4, 1, 18, 4}, {2, 4, 6, 2}, {1, 2, 8, 2}};
+  for (const auto& s : shapes) {
+    docs.emplace_back(fmt::format("kubelet-shaped {}s{}n{}c{}t (uncore 0)", s[0], s[1], s[2], s[3]),
+                      KubeletShaped(s[0], s[1], s[2], s[3]));
+  }
+  std::vector<Machine> out;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string path = (dir / fmt::format("machine{}.json", i)).string();
+    std::ofstream(path) << docs[i].second.dump();
+    out.push_back(Describe(docs[i].first, path, docs[i].second));
+  }
+  return out;
+}
+
+// ---- Case generation -------------------------------------------------------------------------
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const std::vector<Machine>& machines) : rng_(seed), machines_(machines) {}
+
+  json Next(uint64_t id) {
+    const int pick = Int(0, 99);
+    json req = pick < 45   ? Take()
+               : pick < 65 ? Hints()
+               : pick < 90 ? Merge()
+                           : StaticAllocate();
+    req["id"] = id;
+    return req;
+  }
+
+ private:
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
+
+  // kubelet's take costs tens of milliseconds to seconds of CPU per call on 384 and 768 CPUs
+  // (see the benchmark in docs/allocate.md), so machines above 160 CPUs get 1 case in 500.
+  const Machine& AnyMachine() {
+    const bool large = Coin(0.002);
+    while (true) {
+      const Machine& m = machines_[Int(0, static_cast<int>(machines_.size()) - 1)];
+      if ((m.cpus.size() > 160) == large) return m;
+    }
+  }
+
+  // Free CPUs: random occupancy, sometimes whole NUMA nodes busy.
+  std::vector<int> Free(const Machine& m) {
+    static constexpr double kBusy[] = {0.0, 0.0, 0.1, 0.3, 0.5, 0.7, 0.9};
+    const double busy = kBusy[Int(0, 6)];
+    std::vector<int> free;
+    std::map<int, bool> numa_busy;
+    for (const auto& [node, cpus] : m.numa_cpus) numa_busy[node] = Coin(0.15);
+    for (const auto& [node, cpus] : m.numa_cpus) {
+      if (numa_busy[node]) continue;
+      for (int c : cpus) {
+        if (!Coin(busy)) free.push_back(c);
+      }
+    }
+    std::sort(free.begin(), free.end());
+    return free;
+  }
+
+  static std::string List(const std::vector<int>& cpus) {
+    std::string out;
+    for (size_t i = 0; i < cpus.size();) {
+      size_t j = i;
+      while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+      if (!out.empty()) out += ',';
+      out += j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+      i = j + 1;
+    }
+    return out;
+  }
+
+  int Request(int free) {
+    static constexpr int kSmall[] = {1, 2, 3, 4, 6, 8, 16, 32, 64};
+    if (Coin(0.6)) return kSmall[Int(0, 8)];
+    return Int(0, free + 2);
+  }
+
+  json NumaSubset(const Machine& m) {
+    std::vector<int> nodes;
+    for (const auto& [node, cpus] : m.numa_cpus) {
+      if (Coin(0.4)) nodes.push_back(node);
+    }
+    if (nodes.empty()) nodes.push_back(m.numa_cpus.begin()->first);
+    return nodes;
+  }
+
+  json Take() {
+    const Machine& m = AnyMachine();
+    const std::vector<int> free = Free(m);
+    json req = {{"op", "take"}, {"topology", m.topology}, {"available", List(free)},
+                {"numCpus", Request(static_cast<int>(free.size()))}};
+    json options = json::object();
+    if (Coin(0.3)) options["cpuSortingStrategy"] = "spread";
+    if (Coin(0.3)) {
+      options["distribute-cpus-across-numa"] = true;
+      if (m.cpus_per_core > 1 && Coin()) options["cpuGroupSize"] = m.cpus_per_core;
+    }
+    if (Coin(0.4)) options["prefer-align-cpus-by-uncorecache"] = true;
+    if (Coin(0.15)) {
+      req["affinity"] = {{"numaNodes", NumaSubset(m)}, {"preferred", true}};
+      if (Coin()) options["align-by-socket"] = true;
+    }
+    if (!options.empty()) req["options"] = options;
+    return req;
+  }
+
+  json Hints() {
+    const Machine* m = &AnyMachine();
+    while (m->numa_cpus.size() > 8) m = &AnyMachine();
+    const std::vector<int> free = Free(*m);
+    std::vector<int> reusable;
+    if (Coin(0.3)) {
+      for (int c : m->cpus) {
+        if (!std::binary_search(free.begin(), free.end(), c) && Coin(0.05)) reusable.push_back(c);
+      }
+    }
+    json req = {{"op", "hints"}, {"topology", m->topology}, {"available", List(free)},
+                {"numCpus", Request(static_cast<int>(free.size()))}};
+    if (!reusable.empty()) req["reusable"] = List(reusable);
+    if (Coin(0.3)) req["alignBySocket"] = true;
+    return req;
+  }
+
+  json Hint(const std::vector<int>& nodes) {
+    json mask = json::array();
+    for (int n : nodes) {
+      if (Coin(0.35)) mask.push_back(n);
+    }
+    if (mask.empty()) mask.push_back(nodes[Int(0, static_cast<int>(nodes.size()) - 1)]);
+    return {{"numaNodes", mask}, {"preferred", Coin(0.6)}};
+  }
+
+  json Merge() {
+    static constexpr const char* kPolicies[] = {"none", "best-effort", "restricted",
+                                                "single-numa-node"};
+    const int count = Int(1, 8);
+    std::vector<int> nodes;
+    for (int i = 0, id = 0; i < count; ++i, id += Coin(0.8) ? 1 : 2) nodes.push_back(id);
+    json req = {{"op", "merge"}, {"policy", kPolicies[Int(0, 3)]}, {"numaNodes", nodes}};
+    if (Coin(0.2)) req["scope"] = "pod";
+    json options = json::object();
+    if (Coin(0.4)) {
+      options["prefer-closest-numa-nodes"] = "true";
+      json distances = json::object();
+      for (int a : nodes) {
+        for (int b : nodes) {
+          if (b < a) continue;
+          const int d = a == b ? 10 : Int(11, 32);
+          distances[std::to_string(a)][std::to_string(b)] = d;
+          distances[std::to_string(b)][std::to_string(a)] = d;
+        }
+      }
+      req["distances"] = distances;
+    }
+    if (!options.empty()) req["options"] = options;
+    static constexpr const char* kResources[] = {"cpu", "memory", "hugepages-2Mi",
+                                                 "example.com/gpu"};
+    json providers = json::array();
+    for (int p = Int(1, 3); p > 0; --p) {
+      json provider = json::object();
+      for (int r = Int(1, 2); r > 0; --r) {
+        const char* resource = kResources[Int(0, 3)];
+        if (Coin(0.15)) {
+          provider[resource] = nullptr;
+        } else if (Coin(0.1)) {
+          provider[resource] = json::array();
+        } else {
+          json hints = json::array();
+          for (int h = Int(1, 4); h > 0; --h) hints.push_back(Hint(nodes));
+          provider[resource] = hints;
+        }
+      }
+      providers.push_back(provider);
+    }
+    req["providers"] = providers;
+    return req;
+  }
+
+
+  json StaticAllocate() {
+    const Machine& m = AnyMachine();
+    static constexpr const char* kOptions[] = {
+        "full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket",
+        "distribute-cpus-across-cores", "prefer-align-cpus-by-uncorecache",
+        "strict-cpu-reservation"};
+    json policy_options = json::object();
+    for (const char* o : kOptions) {
+      if (Coin(0.2)) policy_options[o] = "true";
+    }
+    const int num_reserved = Int(1, 4);
+    json req = {{"op", "static-allocate"}, {"topology", m.topology},
+                {"numReservedCpus", num_reserved}, {"policyOptions", policy_options}};
+    if (Coin(0.3)) {
+      std::vector<int> reserved;
+      for (int i = 0; i < num_reserved; ++i) reserved.push_back(m.cpus[i]);
+      req["reservedCpus"] = List(reserved);
+    }
+    json pod = {{"uid", "p"}};
+    json inits = json::array();
+    json apps = json::array();
+    std::vector<std::pair<std::string, int>> names;  // container -> exclusive CPUs asked
+    for (int i = Int(0, 2); i > 0; --i) {
+      const int n = Int(1, 8);
+      json c = {{"name", fmt::format("init{}", inits.size())}, {"cpuRequest", std::to_string(n)},
+                {"cpuLimit", std::to_string(n)}};
+      // A fractional request (below its limit, as the API requires): shared pool, so it
+      // never holds CPUs in the state (0 below).
+      const bool shared = Coin(0.1);
+      if (shared) c["cpuRequest"] = fmt::format("{}.5", n - 1);
+      if (Coin(0.3)) c["restartPolicy"] = "Always";
+      names.emplace_back(c["name"], shared ? 0 : n);
+      inits.push_back(c);
+    }
+    for (int i = Int(1, 3); i > 0; --i) {
+      const int n = Int(1, 16);
+      const bool below_limit = Coin(0.1), shared = Coin(0.1);
+      json c = {{"name", fmt::format("app{}", apps.size())}, {"cpuRequest", std::to_string(n)},
+                {"cpuLimit", std::to_string(below_limit ? n + 1 : n)}};
+      if (shared) c["cpuRequest"] = fmt::format("{}.5", n - 1);
+      names.emplace_back(c["name"], below_limit || shared ? 0 : n);
+      apps.push_back(c);
+    }
+    pod["initContainers"] = inits;
+    pod["containers"] = apps;
+    req["pod"] = pod;
+    const size_t target = Int(0, static_cast<int>(names.size()) - 1);
+    req["container"] = names[target].first;
+    // State: some containers before the target (and sometimes the target) hold CPUs, another
+    // pod holds some; the rest, minus the reserved CPUs' region, is the default set.
+    std::vector<int> free = Free(m);
+    std::shuffle(free.begin(), free.end(), rng_);
+    json assignments = json::object();
+    std::vector<int> held;
+    auto assign = [&](const std::string& pod_uid, const std::string& name, int n) {
+      // Only containers with exclusive CPUs hold any in kubelet's state.
+      if (n == 0 || static_cast<int>(free.size()) < n) return;
+      std::vector<int> set(free.end() - n, free.end());
+      free.resize(free.size() - n);
+      std::sort(set.begin(), set.end());
+      assignments[pod_uid][name] = List(set);
+    };
+    // A container below its limit or with a fractional request makes the pod Burstable: then
+    // none of its containers holds CPUs.
+    const bool guaranteed =
+        std::all_of(names.begin(), names.end(), [](const auto& c) { return c.second > 0; });
+    for (size_t i = 0; i < names.size() && guaranteed; ++i) {
+      if ((i < target || (i == target && Coin(0.1))) && Coin(0.7)) {
+        assign("p", names[i].first, names[i].second);
+      }
+    }
+    if (Coin(0.3)) assign("other", "c", Int(1, 8));
+    if (!assignments.empty()) req["assignments"] = assignments;
+    if (Coin(0.7)) {
+      std::sort(free.begin(), free.end());
+      req["defaultCpuSet"] = List(free);
+    }
+    if (Coin(0.4)) req["affinity"] = {{"numaNodes", NumaSubset(m)}, {"preferred", Coin(0.8)}};
+    return req;
+  }
+
+  std::mt19937_64 rng_;
+  const std::vector<Machine>& machines_;
+};
+
+// ---- Running the oracle ----------------------------------------------------------------------
+
+// Answers every request line with the oracle. The oracle exits with status 3 after a request
+// kubelet does not return from within 10 s of CPU time (kind "hang"); it is restarted after that
+// line.
+std::vector<std::string> AskOracle(const std::string& oracle, const std::vector<std::string>& lines,
+                                   const std::filesystem::path& dir) {
+  std::vector<std::string> answers;
+  while (answers.size() < lines.size()) {
+    const std::filesystem::path in = dir / "requests.jsonl";
+    const std::filesystem::path out = dir / "answers.jsonl";
+    {
+      std::ofstream f(in);
+      for (size_t i = answers.size(); i < lines.size(); ++i) f << lines[i] << '\n';
+    }
+    const std::string cmd = fmt::format("'{}' -timeout 10s < '{}' > '{}'", oracle, in.string(),
+                                        out.string());
+    const int status = std::system(cmd.c_str());
+    std::ifstream f(out);
+    std::string line;
+    size_t got = 0;
+    while (std::getline(f, line)) {
+      answers.push_back(line);
+      ++got;
+    }
+    if (got == 0) {
+      ADD_FAILURE() << "the oracle answered nothing (status " << status << "): " << cmd;
+      break;
+    }
+    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)) {
+      ADD_FAILURE() << "the oracle failed (status " << status << "): " << cmd;
+      break;
+    }
+  }
+  return answers;
+}
+
+// Issue 12: another change reworks these behaviours; their mismatches are counted and listed,
+// but do not fail the test unless HUYGENS_ORACLE_STRICT=1. Returns the category of a request
+// in those areas.
+std::optional<std::string> KnownIssue12Category(const json& req) {
+  const std::string op = req["op"];
+  if (op == "take") {
+    const json options = req.value("options", json::object());
+    if (options.value("distribute-cpus-across-numa", false)) {
+      return "issue 12: take with distribute-cpus-across-numa";
+    }
+    if (options.value("cpuSortingStrategy", "") == "spread") {
+      return "issue 12: spread sibling choice";
+    }
+  }
+  if (op == "static-allocate") {
+    const json options = req["policyOptions"];
+    if (options.contains("distribute-cpus-across-numa")) {
+      return "issue 12: static policy with distribute-cpus-across-numa";
+    }
+    if (options.contains("distribute-cpus-across-cores")) {
+      return "issue 12: static policy with distribute-cpus-across-cores (spread)";
+    }
+    // Containers of the pod that hold CPUs pass through Allocate again before the target (how
+    // kubelet learns which init-container CPUs it may reuse); under full-pcpus-only that
+    // re-admission is what issue 12 reworks.
+    if (options.contains("full-pcpus-only") && req.contains("assignments") &&
+        req["assignments"].contains("p")) {
+      return "issue 12: re-admission under full-pcpus-only";
+    }
+  }
+  return std::nullopt;
+}
+
+// Equal answers: both results alike, or both errors of one kind.
+bool Agree(json huygens, json kubelet) {
+  huygens.erase("id");
+  kubelet.erase("id");
+  if (huygens.contains("error") || kubelet.contains("error")) {
+    return huygens.contains("error") && kubelet.contains("error") &&
+           huygens["kind"] == kubelet["kind"];
+  }
+  return huygens == kubelet;
+}
+
+TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
+  const std::string oracle = OraclePath();
+  if (oracle.empty() || access(oracle.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "kubelet oracle not built (build it with testbed/oracle/build.sh and set "
+                    "HUYGENS_KUBELET_ORACLE, as scripts/test.sh does): '"
+                 << oracle << "'";
+  }
+  const uint64_t seed = EnvOr("HUYGENS_ORACLE_SEED", 15);
+  const uint64_t count = EnvOr("HUYGENS_ORACLE_CASES", 100000);
+  const bool strict = EnvOr("HUYGENS_ORACLE_STRICT", 0) != 0;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("huygens-oracle-{}", getpid());
+  std::filesystem::create_directories(dir);
+  const std::vector<Machine> machines = Machines(dir);
+  ASSERT_GT(machines.size(), 10u);
+
+  Generator gen(seed, machines);
+  std::vector<std::string> lines;
+  std::vector<json> requests;
+  for (uint64_t i = 0; i < count; ++i) {
+    requests.push_back(gen.Next(i));
+    lines.push_back(requests.back().dump());
+  }
+  const std::vector<std::string> answers = AskOracle(oracle, lines, dir);
+  ASSERT_EQ(answers.size(), lines.size());
+
+  AllocateBatch batch([](const TopologySource& s) { return DiscoverFromFile(s.file); });
+  int mismatches = 0, hangs = 0, panics = 0, printed = 0;
+  std::map<std::string, int> known;
+  std::map<std::string, int> per_op;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const json kubelet = json::parse(answers[i]);
+    const json huygens = json::parse(batch.Handle(lines[i]).line);
+    ++per_op[requests[i]["op"].get<std::string>()];
+    if (kubelet.value("kind", "") == "hang") {
+      ++hangs;  // kubelet never returns here; Huygens answers (docs/allocate.md)
+      continue;
+    }
+    if (kubelet.value("kind", "") == "panic") {
+      ++panics;  // kubelet crashes here (e.g. NUMA ids above 63 in its bitmask)
+      continue;
+    }
+    if (Agree(huygens, kubelet)) continue;
+    if (std::optional<std::string> category = KnownIssue12Category(requests[i]);
+        category.has_value() && !strict) {
+      ++known[*category];
+      continue;
+    }
+    ++mismatches;
+    if (printed++ < 20) {
+      ADD_FAILURE() << "mismatch; replay with huygens allocate and the oracle:\n"
+                    << lines[i] << "\nhuygens: " << huygens.dump() << "\nkubelet: "
+                    << kubelet.dump();
+    }
+  }
+  std::filesystem::remove_all(dir);
+  std::string summary = fmt::format("{} cases (seed {}), {} machines:", count, seed, machines.size());
+  for (const auto& [op, n] : per_op) summary += fmt::format(" {} {}", op, n);
+  summary += fmt::format("; kubelet hangs {}, panics {}; mismatches {}", hangs, panics, mismatches);
+  for (const auto& [category, n] : known) summary += fmt::format("; {}: {} (not counted)", category, n);
+  std::printf("%s\n", summary.c_str());
+  EXPECT_EQ(mismatches, 0) << summary;
+}
+
+}  // namespace
+}  // namespace huygens
