@@ -32,10 +32,30 @@ bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
 
 inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
 
-// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine), no system pool,
-// kubelet-held CPUs `kubelet_cpus` published as exclusive in the NRT. Returns false on error.
+// The Node object of a machine with `cpus` logical CPUs as the real API server stores it (no
+// kubelet behind it): hostname label, status capacity = allocatable (`cpus` cpu, 4 GiB memory per
+// CPU, 110 pods) and a Ready condition. `patch` (a JSON merge patch) adds labels, taints, ...
+inline nlohmann::json NodeObject(const std::string& name, int cpus,
+                                 const nlohmann::json& patch = nlohmann::json::object()) {
+  nlohmann::json resources = {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}};
+  nlohmann::json node = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+      {"status",
+       {{"capacity", resources},
+        {"allocatable", resources},
+        {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
+  node.merge_patch(patch);
+  return node;
+}
+
+// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine; the Node as
+// NodeObject with `node_patch`), no system pool, kubelet-held CPUs `kubelet_cpus` published as
+// exclusive in the NRT. Returns false on error.
 inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
-                       CpuSet kubelet_cpus = {}) {
+                       CpuSet kubelet_cpus = {},
+                       const nlohmann::json& node_patch = nlohmann::json::object()) {
   auto shape = sim::ShapeForCpuCount(cpus);
   if (!shape.ok()) return false;
   NrtInput in;
@@ -45,13 +65,8 @@ inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& 
   in.policy = "single-numa-node";
   auto nrt = BuildNrt(in);
   if (!nrt.ok()) return false;
-  nlohmann::json node = {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-      {"status",
-       {{"allocatable", {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}}}}}};
-  return server.Create("nodes", node).ok() && server.Create(kNrtResource, *nrt).ok();
+  return server.Create("nodes", NodeObject(name, cpus, node_patch)).ok() &&
+         server.Create(kNrtResource, *nrt).ok();
 }
 
 // A Guaranteed pod asking `cpus` whole CPUs (exclusive under Huygens' default cpu-policy).
@@ -74,10 +89,11 @@ struct ClusterCheck {
   std::vector<std::string> problems;  // overlaps, mismatches
 };
 
-inline ClusterCheck CheckCluster(const kube::testing::FakeApiServer& server) {
+// The pods of `ns` ("" = every namespace); CPUs are compared across those pods only.
+inline ClusterCheck CheckCluster(const kube::testing::FakeApiServer& server, const std::string& ns = "") {
   ClusterCheck check;
   std::map<std::string, std::map<int, std::string>> held;  // node -> cpu -> pod
-  for (const nlohmann::json& pod : server.List("pods")) {
+  for (const nlohmann::json& pod : server.List("pods", ns)) {
     ++check.pods;
     std::string name = pod["metadata"].value("name", "");
     std::string node = pod["spec"].value("nodeName", "");
