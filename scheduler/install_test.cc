@@ -389,8 +389,11 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
     const bool tainted = nodes[node]["spec"].contains("taints");
     const std::string k = kind.contains(name) ? kind[name] : "";
     EXPECT_EQ(tainted, k == "infra") << name << " (" << k << ") on " << node;
-    if (k == "zone-a") EXPECT_EQ(labels.value("zone", ""), "a") << name << " on " << node;
-    if (k == "not-zone-a") EXPECT_NE(labels.value("zone", ""), "a") << name << " on " << node;
+    if (k == "zone-a") {
+      EXPECT_EQ(labels.value("zone", ""), "a") << name << " on " << node;
+    } else if (k == "not-zone-a") {
+      EXPECT_NE(labels.value("zone", ""), "a") << name << " on " << node;
+    }
   }
   EXPECT_GE(used_nodes.size(), 4u) << "the pods spread over several nodes";
 
