@@ -8,6 +8,11 @@ function(huygens_test name)
     return()
   endif()
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  # A test of label `cluster` needs the real testbed cluster: only with HUYGENS_CLUSTER_TESTS,
+  # after the fixture brought it up, one at a time, with HUYGENS_TESTBED_DIR naming it.
+  if("cluster" IN_LIST T_LABELS AND NOT HUYGENS_CLUSTER_TESTS)
+    return()
+  endif()
   add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main
@@ -18,6 +23,12 @@ function(huygens_test name)
   set(labels unit)
   if(T_LABELS)
     set(labels ${T_LABELS})
+  endif()
+  if("cluster" IN_LIST labels)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}" TIMEOUT 600
+      ENVIRONMENT "HUYGENS_TESTBED_DIR=${HUYGENS_TESTBED_DIR}"
+      FIXTURES_REQUIRED testbed RESOURCE_LOCK testbed)
+    return()
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
   # API tests run a second time against the real kube-apiserver of the testbed (label

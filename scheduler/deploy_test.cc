@@ -1,5 +1,7 @@
 // The deployment files parse, and say what the service expects: the ConfigMap holds a valid
-// configuration, the CRD stores v1alpha2, RBAC grants no wildcard.
+// configuration, the CRD stores v1alpha2, RBAC grants no wildcard, kube-scheduler's extender
+// configuration calls what the extender serves. (scheduler/install_test.cc applies them to a real
+// apiserver, label `cluster`.)
 #include <fstream>
 #include <sstream>
 
@@ -23,7 +25,9 @@ std::vector<YAML::Node> LoadAll(const std::string& relative) {
 TEST(Deploy, EveryManifestParsesAndHasAnApiVersionAndKind) {
   for (const char* f : {"deploy/crd/noderesourcetopology.yaml", "deploy/scheduler/rbac.yaml",
                         "deploy/scheduler/configmap.yaml", "deploy/scheduler/deployment.yaml",
-                        "deploy/scheduler/extender.yaml"}) {
+                        "deploy/scheduler/extender.yaml", "deploy/agent/00-namespace.yaml",
+                        "deploy/agent/01-rbac.yaml", "deploy/agent/configmap.yaml",
+                        "deploy/agent/daemonset.yaml", "deploy/kube-scheduler/extender-config.yaml"}) {
     std::vector<YAML::Node> docs = LoadAll(f);
     ASSERT_FALSE(docs.empty()) << f;
     for (const YAML::Node& d : docs) {
@@ -42,27 +46,41 @@ TEST(Deploy, TheConfigMapHoldsAConfigurationTheSchedulerAccepts) {
   EXPECT_TRUE(config->leader_election.leader_elect);
 }
 
-TEST(Deploy, TheExtenderSnippetCallsTheVerbsTheExtenderServesOnItsConfiguredPort) {
-  std::vector<YAML::Node> docs = LoadAll("deploy/scheduler/extender.yaml");
-  ASSERT_EQ(docs.size(), 4u);
-  ASSERT_EQ(docs[0]["kind"].as<std::string>(), "KubeSchedulerConfiguration");
-  YAML::Node e = docs[0]["extenders"][0];
+TEST(Deploy, TheExtenderConfigCallsTheVerbsTheExtenderServesOnItsConfiguredPort) {
+  std::vector<YAML::Node> scheduler = LoadAll("deploy/kube-scheduler/extender-config.yaml");
+  ASSERT_EQ(scheduler.size(), 1u);
+  ASSERT_EQ(scheduler[0]["kind"].as<std::string>(), "KubeSchedulerConfiguration");
+  YAML::Node e = scheduler[0]["extenders"][0];
   EXPECT_EQ(e["filterVerb"].as<std::string>(), "filter");  // SchedulerService::ServeExtender's paths
   EXPECT_EQ(e["prioritizeVerb"].as<std::string>(), "prioritize");
   EXPECT_EQ(e["bindVerb"].as<std::string>(), "bind");
   EXPECT_TRUE(e["nodeCacheCapable"].as<bool>());
   EXPECT_FALSE(e["ignorable"].as<bool>());
-  ASSERT_EQ(docs[1]["kind"].as<std::string>(), "ConfigMap");
-  auto config = ParseSchedulerConfig(docs[1]["data"]["config.yaml"].as<std::string>(), "extender configmap");
+  // The applied part holds API objects only (kubectl apply refuses a KubeSchedulerConfiguration).
+  std::vector<YAML::Node> docs = LoadAll("deploy/scheduler/extender.yaml");
+  ASSERT_EQ(docs.size(), 3u);
+  ASSERT_EQ(docs[0]["kind"].as<std::string>(), "ConfigMap");
+  auto config = ParseSchedulerConfig(docs[0]["data"]["config.yaml"].as<std::string>(), "extender configmap");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->extender_enabled);
   const std::string port = config->extender_address.substr(config->extender_address.rfind(':') + 1);
   EXPECT_EQ(e["urlPrefix"].as<std::string>(), "http://huygens-extender.kube-system.svc:" + port);
-  ASSERT_EQ(docs[2]["kind"].as<std::string>(), "Deployment");
-  EXPECT_EQ(docs[2]["spec"]["replicas"].as<int>(), 1);
-  ASSERT_EQ(docs[3]["kind"].as<std::string>(), "Service");
-  EXPECT_EQ(docs[3]["metadata"]["name"].as<std::string>(), "huygens-extender");
-  EXPECT_EQ(docs[3]["spec"]["ports"][0]["port"].as<std::string>(), port);
+  ASSERT_EQ(docs[1]["kind"].as<std::string>(), "Deployment");
+  EXPECT_EQ(docs[1]["spec"]["replicas"].as<int>(), 1);
+  ASSERT_EQ(docs[2]["kind"].as<std::string>(), "Service");
+  EXPECT_EQ(docs[2]["metadata"]["name"].as<std::string>(), "huygens-extender");
+  EXPECT_EQ(docs[2]["spec"]["ports"][0]["port"].as<std::string>(), port);
+}
+
+TEST(Deploy, ThePrometheusRuleFilesArePlainRuleFilesOutsideTheAppliedFolders) {
+  for (const char* f : {"deploy/prometheus/huygens-agent.rules.yaml",
+                        "deploy/prometheus/huygens-scheduler.rules.yaml"}) {
+    std::vector<YAML::Node> docs = LoadAll(f);
+    ASSERT_EQ(docs.size(), 1u) << f;
+    EXPECT_FALSE(docs[0]["kind"]) << f;
+    ASSERT_TRUE(docs[0]["groups"].IsSequence()) << f;
+    EXPECT_GT(docs[0]["groups"][0]["rules"].size(), 0u) << f;
+  }
 }
 
 TEST(Deploy, TheCrdStoresV1alpha2AndRequiresZones) {
@@ -82,7 +100,9 @@ TEST(Deploy, TheCrdStoresV1alpha2AndRequiresZones) {
 }
 
 TEST(Deploy, RbacGrantsNoWildcardAndBindingOnlyCreate) {
-  for (const YAML::Node& d : LoadAll("deploy/scheduler/rbac.yaml")) {
+  std::vector<YAML::Node> docs = LoadAll("deploy/scheduler/rbac.yaml");
+  for (const YAML::Node& d : LoadAll("deploy/agent/01-rbac.yaml")) docs.push_back(d);
+  for (const YAML::Node& d : docs) {
     if (!d["rules"]) continue;
     for (const YAML::Node& rule : d["rules"]) {
       for (const char* key : {"apiGroups", "resources", "verbs"}) {

@@ -33,19 +33,11 @@ bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
 
 inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
 
-// Adds node `name` of machine `topology` (no system pool; kubelet-held CPUs `kubelet_cpus`
-// published as exclusive in the NRT), single-numa-node: the Node (labels, status capacity and
-// allocatable, Ready) and its NodeResourceTopology. Returns false on error.
-inline bool AddNode(kube::testing::FakeApiServer& server, const std::string& name, const CpuTopology& topology,
-                    CpuSet kubelet_cpus = {}) {
-  NrtInput in;
-  in.node_name = name;
-  in.topology = &topology;
-  in.exclusive_cpus = kubelet_cpus;
-  in.policy = "single-numa-node";
-  auto nrt = BuildNrt(in);
-  if (!nrt.ok()) return false;
-  const int cpus = topology.NumCpus();
+// The Node object of a machine with `cpus` logical CPUs as the real API server stores it (no
+// kubelet behind it): hostname label, status capacity = allocatable (`cpus` cpu, 4 GiB memory per
+// CPU, 110 pods) and a Ready condition. `patch` (a JSON merge patch) adds labels, taints, ...
+inline nlohmann::json NodeObject(const std::string& name, int cpus,
+                                 const nlohmann::json& patch = nlohmann::json::object()) {
   nlohmann::json resources = {{"cpu", std::to_string(cpus)}, {"memory", fmt::format("{}Gi", 4 * cpus)}, {"pods", "110"}};
   nlohmann::json node = {
       {"apiVersion", "v1"},
@@ -54,8 +46,35 @@ inline bool AddNode(kube::testing::FakeApiServer& server, const std::string& nam
       {"status",
        {{"capacity", resources},
         {"allocatable", resources},
-        {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}, {"message", "test node"}}}}}}};
-  return server.Create("nodes", node).ok() && server.Create(kNrtResource, *nrt).ok();
+        {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
+  node.merge_patch(patch);
+  return node;
+}
+
+// Adds node `name` of machine `topology` (no system pool; kubelet-held CPUs `kubelet_cpus`
+// published as exclusive in the NRT), single-numa-node: the Node as NodeObject with
+// `node_patch`, and its NodeResourceTopology. Returns false on error.
+inline bool AddNode(kube::testing::FakeApiServer& server, const std::string& name, const CpuTopology& topology,
+                    CpuSet kubelet_cpus = {}, const nlohmann::json& node_patch = nlohmann::json::object()) {
+  NrtInput in;
+  in.node_name = name;
+  in.topology = &topology;
+  in.exclusive_cpus = kubelet_cpus;
+  in.policy = "single-numa-node";
+  auto nrt = BuildNrt(in);
+  if (!nrt.ok()) return false;
+  return server.Create("nodes", NodeObject(name, topology.NumCpus(), node_patch)).ok() &&
+         server.Create(kNrtResource, *nrt).ok();
+}
+
+// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine); see AddNode.
+inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
+                       CpuSet kubelet_cpus = {},
+                       const nlohmann::json& node_patch = nlohmann::json::object()) {
+  auto shape = sim::ShapeForCpuCount(cpus);
+  if (!shape.ok()) return false;
+  return AddNode(server, name, *shape->topology, kubelet_cpus, node_patch);
+}
 }
 
 // Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine); see AddNode.
@@ -115,10 +134,11 @@ struct ClusterCheck {
   std::vector<std::string> problems;  // overlaps, mismatches
 };
 
-inline ClusterCheck CheckCluster(const kube::testing::FakeApiServer& server) {
+// The pods of `ns` ("" = every namespace); CPUs are compared across those pods only.
+inline ClusterCheck CheckCluster(const kube::testing::FakeApiServer& server, const std::string& ns = "") {
   ClusterCheck check;
   std::map<std::string, std::map<int, std::string>> held;  // node -> cpu -> pod
-  for (const nlohmann::json& pod : server.List("pods")) {
+  for (const nlohmann::json& pod : server.List("pods", ns)) {
     ++check.pods;
     std::string name = pod["metadata"].value("name", "");
     std::string node = pod["spec"].value("nodeName", "");

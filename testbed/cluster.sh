@@ -19,7 +19,10 @@
 #   scheduler.kubeconfig        user system:kube-scheduler (the default RBAC role of kube-scheduler)
 #   controller-manager.kubeconfig  user system:kube-controller-manager
 #   user-<name>.kubeconfig      made by `user DIR NAME [GROUP]` for tests that need other identities
-#   logs/  etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log
+#   logs/  etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log,
+#          audit.log: the apiserver's audit events (JSON lines, level Metadata, stage
+#          ResponseComplete) of every request made by a service account, so that tests can see
+#          what a component was refused (responseStatus.code 403) and what it used
 #   pids/  one file per process
 #   env    the assignments `env` prints (HUYGENS_TEST_KUBECONFIG, HUYGENS_TESTBED_DIR, ...)
 # Ports: the apiserver listens on 127.0.0.1:P (default: the first free one from a start picked
@@ -144,7 +147,20 @@ up)
     --unsafe-no-fsync --log-level warn
   echo "http://127.0.0.1:$((port + 1))" >"$dir/etcd-url"
 
+  # Audit: requests of service accounts only (the Huygens components under test run as theirs),
+  # one line per finished request, without bodies.
+  cat >"$dir/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+EOF
   start kube-apiserver "$kube_bin/kube-apiserver" \
+    --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log" \
+    --audit-log-format json --audit-log-mode blocking \
     --etcd-servers "http://127.0.0.1:$((port + 1))" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
     --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
