@@ -33,25 +33,8 @@ using Clock = std::chrono::steady_clock;
 constexpr long kOverlayfsMagic = 0x794c7630;
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
-// Builds an OCI image layout tar ($D/image.tar) holding $BUSYBOX as bin/busybox with links, named
-// $IMAGE for `ctr images import`. Digests come from sha256sum; tar output is reproducible.
-constexpr const char* kBuildImageScript = R"SH(set -eu
-cd "$D"
-rm -rf image-build && mkdir -p image-build/layer/bin image-build/oci/blobs/sha256
-cd image-build
-cp "$BUSYBOX" layer/bin/busybox
-for l in sh sleep cat; do ln -s busybox "layer/bin/$l"; done
-tar --numeric-owner --owner=0 --group=0 --mtime=@0 --sort=name -C layer -cf layer.tar bin
-blob() { d=$(sha256sum "$1" | cut -d' ' -f1); s=$(stat -c %s "$1"); mv "$1" "oci/blobs/sha256/$d"; echo "$d $s"; }
-set -- $(blob layer.tar); LD=$1; LS=$2
-printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":["/bin/sleep"],"Cmd":["1000000"],"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$ARCH" "$LD" > config.json
-set -- $(blob config.json); CD=$1; CS=$2
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' "$CD" "$CS" "$LD" "$LS" > manifest.json
-set -- $(blob manifest.json); MD=$1; MS=$2
-printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s"}}]}' "$MD" "$MS" "$ARCH" "$IMAGE" > oci/index.json
-printf '{"imageLayoutVersion":"1.0.0"}' > oci/oci-layout
-tar -C oci -cf ../image.tar oci-layout index.json blobs
-)SH";
+// Builds the busybox OCI image tar ($D/image.tar); see the script's header.
+constexpr const char* kBuildImageScript = HUYGENS_SOURCE_DIR "/cri/testing/busybox_image.sh";
 
 // The absolute path of `name` (as is when it holds '/'), or "" when not found in PATH.
 std::string FindBinary(const std::string& name) {
@@ -349,7 +332,7 @@ absl::Status ContainerdEnv::WaitReady() {
 
 absl::Status ContainerdEnv::ImportImage() {
   const std::string log = dir_ + "/image.log";
-  if (absl::Status s = Run({"/bin/sh", "-c", kBuildImageScript}, log, std::chrono::seconds(60),
+  if (absl::Status s = Run({"/bin/sh", kBuildImageScript}, log, std::chrono::seconds(60),
                            {"D=" + dir_, "BUSYBOX=" + options_.busybox, "IMAGE=" + options_.image,
                             "ARCH=" + Arch()});
       !s.ok()) {

@@ -6,8 +6,8 @@
 // snapshotter overlayfs (native where overlay cannot mount) and restrict_oom_score_adj on (so it
 // also runs where lowering oom_score_adj is denied, as in unprivileged CI containers); starts `containerd --config ...` as
 // a child in its own process group; waits for the CRI socket to answer Version; builds a tiny
-// OCI image from busybox-static (bin/busybox with links sh, sleep, cat; entrypoint
-// `sleep 1000000`) and imports it with `ctr -n k8s.io images import`. No registry and no CNI are
+// OCI image from busybox-static (cri/testing/busybox_image.sh: bin/busybox with links sh, sleep,
+// cat; entrypoint `sleep 1000000`) and imports it with `ctr -n k8s.io images import`. No registry and no CNI are
 // needed: every pod sandbox uses host networking (containerd 1.6 skips CNI for those).
 //
 // Pods are placed under the cgroup parent "/huygens-e2e-<test pid>/pod<uid>" (kubelet's
