@@ -8,7 +8,8 @@
 #
 # Usage:
 #   testbed/kubelet.sh up      DIR [--name NODE]  start containerd and the kubelet; wait until
-#                                                 the Node is registered
+#                                                 the Node is registered (after a failed `up`,
+#                                                 `down` removes what it started)
 #   testbed/kubelet.sh restart DIR                stop the kubelet and start it again (same
 #                                                 config; containers keep running)
 #   testbed/kubelet.sh down    DIR                stop the kubelet and containerd, kill what they
@@ -236,7 +237,7 @@ down)
   # The shims of this containerd outlive it: found by their -address argument, killed by pid;
   # then whatever still runs in the kubelet's cgroups (the containers).
   for p in /proc/[0-9]*; do
-    tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF "$sock" && { kill -KILL "${p#/proc/}" 2>/dev/null || true; }
+    { tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null | grep -qxF "$sock" && { kill -KILL "${p#/proc/}" 2>/dev/null || true; }
   done
   if [ -n "$cgroup_root" ]; then
     for h in $(hierarchies); do
