@@ -40,28 +40,13 @@ dir=$(cd "$dir" && pwd)
 node_dir=$dir/node
 image=huygens.local/busybox:testbed
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-start() {  # NAME CMD...: a process in its own session; log and pid in DIR
-  local name=$1; shift
-  mkdir -p "$dir/logs" "$dir/pids"
-  setsid "$@" >>"$dir/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$dir/pids/$name"
-}
-
-stop() {  # NAME: SIGTERM to its session, SIGKILL after 10 s
-  local f="$dir/pids/$1" pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -f "$f"
-}
+# shellcheck source=testbed/procs.sh
+. "$here/procs.sh"
 
 # Every cgroup hierarchy: the v1 controllers' mount points under /sys/fs/cgroup, or the v2 root.
 hierarchies() {
-  awk '$9 == "cgroup" || $9 == "cgroup2" {print $5}' /proc/self/mountinfo | sort -u
+  awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) ~ /^cgroup2?$/) print $5; break } }' \
+    /proc/self/mountinfo | sort -u
 }
 
 start_kubelet() {
@@ -105,40 +90,16 @@ up)
   for b in containerd ctr runc; do command -v "$b" >/dev/null || die "$b is not installed"; done
   [ -x /bin/busybox ] || die "/bin/busybox is missing (Debian package busybox-static)"
   bins
-  mkdir -p "$node_dir/containerd" "$node_dir/kubelet/root" "$node_dir/kubelet/pki" "$node_dir/cni/bin" "$node_dir/cni/conf"
+  mkdir -p "$node_dir/containerd" "$node_dir/kubelet/root" "$node_dir/kubelet/pki"
   sock=$node_dir/containerd/containerd.sock
   cgroup_root=/huygens-testbed-$name
 
-  # containerd: overlayfs cannot stack on overlayfs (a containerised CI): native there.
+  # containerd (cri/testing/containerd_config.sh, as the containerd tests run it): overlayfs
+  # cannot stack on overlayfs (a containerised CI): native there.
   snapshotter=overlayfs
   [ "$(stat -f -c %T "$node_dir")" = overlayfs ] && snapshotter=native
   grep -qw overlay /proc/filesystems || snapshotter=native
-  cat >"$node_dir/containerd/config.toml" <<EOF
-version = 2
-root = "$node_dir/containerd/root"
-state = "$node_dir/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = "$sock"
-[ttrpc]
-  address = "$sock.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$node_dir/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$image"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "$snapshotter"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$node_dir/cni/bin"
-    conf_dir = "$node_dir/cni/conf"
-EOF
+  sh "$src/cri/testing/containerd_config.sh" "$node_dir/containerd" "$sock" "$image" "$snapshotter"
   start containerd containerd --config "$node_dir/containerd/config.toml"
   for _ in $(seq 1 120); do
     ctr -a "$sock" version >/dev/null 2>&1 && break
@@ -192,6 +153,7 @@ cpuManagerPolicy: none
 memoryManagerPolicy: None
 topologyManagerPolicy: none
 registerNode: true
+podLogsDir: "$node_dir/kubelet/logs"
 serializeImagePulls: false
 nodeStatusUpdateFrequency: 5s
 syncFrequency: 10s
@@ -222,6 +184,7 @@ restart)
   [ -f "$node_dir/env" ] || die "no kubelet in $dir (kubelet.sh up $dir first)"
   bins
   stop kubelet
+  mv "$dir/logs/kubelet.log" "$dir/logs/kubelet.log.1" 2>/dev/null || true  # the log before
   start_kubelet
   wait_kubelet
   ;;

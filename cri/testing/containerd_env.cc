@@ -35,6 +35,8 @@ constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
 // Builds the busybox OCI image tar ($D/image.tar); see the script's header.
 constexpr const char* kBuildImageScript = HUYGENS_SOURCE_DIR "/cri/testing/busybox_image.sh";
+// Writes DIR/config.toml for this containerd; see the script's header.
+constexpr const char* kConfigScript = HUYGENS_SOURCE_DIR "/cri/testing/containerd_config.sh";
 
 // The absolute path of `name` (as is when it holds '/'), or "" when not found in PATH.
 std::string FindBinary(const std::string& name) {
@@ -241,8 +243,6 @@ absl::Status ContainerdEnv::Setup() {
   socket_ = dir_ + "/containerd.sock";
   cgroup_base_ = fmt::format("/huygens-e2e-{}", ::getpid());
   std::error_code ec;
-  fs::create_directories(dir_ + "/cni/bin", ec);
-  fs::create_directories(dir_ + "/cni/conf", ec);
   fs::create_directories(dir_ + "/logs", ec);
 
   // overlayfs cannot stack on overlayfs (a containerised CI): use the native snapshotter there.
@@ -257,29 +257,11 @@ absl::Status ContainerdEnv::Setup() {
   }
   snapshotter_ = overlay ? "overlayfs" : "native";
 
-  std::ofstream(dir_ + "/config.toml") << fmt::format(
-      R"(version = 2
-root = "{0}/root"
-state = "{0}/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = "{1}"
-[ttrpc]
-  address = "{1}.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "{0}/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "{2}"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "{3}"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "{0}/cni/bin"
-    conf_dir = "{0}/cni/conf"
-)",
-      dir_, socket_, options_.image, snapshotter_);
+  if (absl::Status s = Run({"/bin/sh", kConfigScript, dir_, socket_, options_.image, snapshotter_},
+                           dir_ + "/logs/config.log", std::chrono::seconds(10));
+      !s.ok()) {
+    return absl::InternalError(fmt::format("writing containerd's config: {}", MessageOf(s)));
+  }
 
   if (absl::Status s = LaunchContainerd(); !s.ok()) return s;
   return ImportImage();
