@@ -824,7 +824,7 @@ struct FakeApiServer::Impl {
     }
     auto answer = upstream->Forward(forward);
     if (!answer.ok()) {
-      Reply r = Failure(502, "InternalError", fmt::format("upstream: {}", answer.status().message()));
+      Reply r = Failure(502, "InternalError", fmt::format("upstream: {}", std::string(answer.status().message())));
       res.status = r.code;
       res.set_content(r.body.dump(), "application/json");
       return;
