@@ -8,6 +8,10 @@ function(huygens_test name)
     return()
   endif()
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  # A test of the `cluster` label runs only against the testbed (HUYGENS_CLUSTER_TESTS).
+  if("cluster" IN_LIST T_LABELS AND NOT HUYGENS_CLUSTER_TESTS)
+    return()
+  endif()
   add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main
@@ -19,7 +23,15 @@ function(huygens_test name)
   if(T_LABELS)
     set(labels ${T_LABELS})
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  if("cluster" IN_LIST labels)
+    # Needs the running testbed cluster (its folder in HUYGENS_TESTBED_DIR); one at a time, as
+    # the API tests against it.
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}"
+      ENVIRONMENT "HUYGENS_TESTBED_DIR=${HUYGENS_TESTBED_DIR}"
+      FIXTURES_REQUIRED testbed RESOURCE_LOCK testbed TIMEOUT 600)
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  endif()
   # Every API test runs a second time against the real kube-apiserver of the testbed (label
   # `cluster`): FakeApiServer forwards to it (kube/testing/upstream.h). One at a time, since
   # each empties the cluster first.
