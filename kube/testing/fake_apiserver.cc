@@ -1195,7 +1195,7 @@ void FakeApiServer::SetDelay(std::chrono::milliseconds delay) {
 
 void FakeApiServer::Compact() {
   if (impl_->upstream) {
-    if (absl::Status s = impl_->upstream->Compact(); !s.ok()) spdlog::error("fake apiserver: {}", s.message());
+    if (absl::Status s = impl_->upstream->Compact(); !s.ok()) spdlog::error("fake apiserver: {}", std::string(s.message()));
     return;
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
