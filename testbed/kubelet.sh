@@ -55,7 +55,7 @@ start_kubelet() {
   start kubelet "$kube_bin/kubelet" --config "$node_dir/kubelet/config.yaml" \
     --kubeconfig "$HUYGENS_KUBELET_KUBECONFIG" --root-dir "$HUYGENS_KUBELET_ROOT" \
     --cert-dir "$node_dir/kubelet/pki" --hostname-override "$HUYGENS_KUBELET_NODE" \
-    --node-ip 127.0.0.1 --v=2
+    --v=2
 }
 
 # Waits until kubelet's /healthz answers ok (90 s).
