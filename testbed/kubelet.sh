@@ -100,6 +100,10 @@ up)
   [ "$(stat -f -c %T "$node_dir")" = overlayfs ] && snapshotter=native
   grep -qw overlay /proc/filesystems || snapshotter=native
   sh "$src/cri/testing/containerd_config.sh" "$node_dir/containerd" "$sock" "$image" "$snapshotter"
+  # A CNI network list, so that the runtime reports NetworkReady and the Node becomes Ready. Its
+  # plugin does not exist and is never run: every pod here uses host networking.
+  printf '{"cniVersion": "0.4.0", "name": "testbed", "plugins": [{"type": "huygens-testbed-none"}]}\n' \
+    >"$node_dir/containerd/cni/conf/10-testbed.conflist"
   start containerd containerd --config "$node_dir/containerd/config.toml"
   for _ in $(seq 1 120); do
     ctr -a "$sock" version >/dev/null 2>&1 && break
@@ -178,6 +182,13 @@ EOF
   done
   KUBECONFIG=$dir/admin.kubeconfig "$kube_bin/kubectl" get node "$name" >/dev/null 2>&1 ||
     die "node $name did not register (log: $dir/logs/kubelet.log)"
+  # The kubelet registers its Node with the taint node.kubernetes.io/not-ready:NoSchedule; the
+  # node lifecycle controller, which the testbed does not run (cluster.sh), would lift it once
+  # the Node is Ready. Done here instead.
+  KUBECONFIG=$dir/admin.kubeconfig "$kube_bin/kubectl" wait --for condition=Ready --timeout=60s \
+    node "$name" >/dev/null || die "node $name did not become Ready (log: $dir/logs/kubelet.log)"
+  KUBECONFIG=$dir/admin.kubeconfig "$kube_bin/kubectl" taint node "$name" \
+    node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
   echo "testbed: kubelet for node $name up (containerd $sock, log $dir/logs/kubelet.log)" >&2
   ;;
 restart)
