@@ -34,8 +34,10 @@ die() { echo "testbed/cluster.sh: $*" >&2; exit 2; }
 [ $# -ge 2 ] || die "usage: cluster.sh up|down|env|scheduler|user DIR [...] (see the header of this file)"
 cmd=$1 dir=$2; shift 2
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+# port_free, start, stop (shared with kubelet.sh)
+# shellcheck source=testbed/procs.sh
+. "$here/procs.sh"
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 bins() {
   local out; out=$("$here/build.sh") || die "building the upstream binaries failed"
   kube_bin=$(sed -n 1p <<<"$out"); etcd_bin=$(sed -n 2p <<<"$out")
@@ -80,22 +82,6 @@ wait_ready() {  # URL WHAT LOG: polls until the URL answers ok (60 s)
   done
   tail -20 "$3" >&2
   die "$2 did not become ready at $1 (log: $3)"
-}
-
-start() {  # NAME CMD...: starts a process in its own session, logs and pid in DIR
-  local name=$1; shift
-  setsid "$@" >"$dir/logs/$name.log" 2>&1 < /dev/null &
-  echo $! >"$dir/pids/$name"
-}
-
-stop() {  # NAME
-  local f="$dir/pids/$1" pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -f "$f"
 }
 
 case "$cmd" in

@@ -33,25 +33,10 @@ using Clock = std::chrono::steady_clock;
 constexpr long kOverlayfsMagic = 0x794c7630;
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
-// Builds an OCI image layout tar ($D/image.tar) holding $BUSYBOX as bin/busybox with links, named
-// $IMAGE for `ctr images import`. Digests come from sha256sum; tar output is reproducible.
-constexpr const char* kBuildImageScript = R"SH(set -eu
-cd "$D"
-rm -rf image-build && mkdir -p image-build/layer/bin image-build/oci/blobs/sha256
-cd image-build
-cp "$BUSYBOX" layer/bin/busybox
-for l in sh sleep cat; do ln -s busybox "layer/bin/$l"; done
-tar --numeric-owner --owner=0 --group=0 --mtime=@0 --sort=name -C layer -cf layer.tar bin
-blob() { d=$(sha256sum "$1" | cut -d' ' -f1); s=$(stat -c %s "$1"); mv "$1" "oci/blobs/sha256/$d"; echo "$d $s"; }
-set -- $(blob layer.tar); LD=$1; LS=$2
-printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":["/bin/sleep"],"Cmd":["1000000"],"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$ARCH" "$LD" > config.json
-set -- $(blob config.json); CD=$1; CS=$2
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' "$CD" "$CS" "$LD" "$LS" > manifest.json
-set -- $(blob manifest.json); MD=$1; MS=$2
-printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s"}}]}' "$MD" "$MS" "$ARCH" "$IMAGE" > oci/index.json
-printf '{"imageLayoutVersion":"1.0.0"}' > oci/oci-layout
-tar -C oci -cf ../image.tar oci-layout index.json blobs
-)SH";
+// Builds the busybox OCI image tar ($D/image.tar); see the script's header.
+constexpr const char* kBuildImageScript = HUYGENS_SOURCE_DIR "/cri/testing/busybox_image.sh";
+// Writes DIR/config.toml for this containerd; see the script's header.
+constexpr const char* kConfigScript = HUYGENS_SOURCE_DIR "/cri/testing/containerd_config.sh";
 
 // The absolute path of `name` (as is when it holds '/'), or "" when not found in PATH.
 std::string FindBinary(const std::string& name) {
@@ -258,8 +243,6 @@ absl::Status ContainerdEnv::Setup() {
   socket_ = dir_ + "/containerd.sock";
   cgroup_base_ = fmt::format("/huygens-e2e-{}", ::getpid());
   std::error_code ec;
-  fs::create_directories(dir_ + "/cni/bin", ec);
-  fs::create_directories(dir_ + "/cni/conf", ec);
   fs::create_directories(dir_ + "/logs", ec);
 
   // overlayfs cannot stack on overlayfs (a containerised CI): use the native snapshotter there.
@@ -274,29 +257,11 @@ absl::Status ContainerdEnv::Setup() {
   }
   snapshotter_ = overlay ? "overlayfs" : "native";
 
-  std::ofstream(dir_ + "/config.toml") << fmt::format(
-      R"(version = 2
-root = "{0}/root"
-state = "{0}/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = "{1}"
-[ttrpc]
-  address = "{1}.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "{0}/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "{2}"
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "{3}"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "{0}/cni/bin"
-    conf_dir = "{0}/cni/conf"
-)",
-      dir_, socket_, options_.image, snapshotter_);
+  if (absl::Status s = Run({"/bin/sh", kConfigScript, dir_, socket_, options_.image, snapshotter_},
+                           dir_ + "/logs/config.log", std::chrono::seconds(10));
+      !s.ok()) {
+    return absl::InternalError(fmt::format("writing containerd's config: {}", MessageOf(s)));
+  }
 
   if (absl::Status s = LaunchContainerd(); !s.ok()) return s;
   return ImportImage();
@@ -349,7 +314,7 @@ absl::Status ContainerdEnv::WaitReady() {
 
 absl::Status ContainerdEnv::ImportImage() {
   const std::string log = dir_ + "/image.log";
-  if (absl::Status s = Run({"/bin/sh", "-c", kBuildImageScript}, log, std::chrono::seconds(60),
+  if (absl::Status s = Run({"/bin/sh", kBuildImageScript}, log, std::chrono::seconds(60),
                            {"D=" + dir_, "BUSYBOX=" + options_.busybox, "IMAGE=" + options_.image,
                             "ARCH=" + Arch()});
       !s.ok()) {

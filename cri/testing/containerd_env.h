@@ -2,12 +2,13 @@
 // tests and the agent's end-to-end test). Test-only (target huygens_cri_containerd_env).
 //
 // Start() creates a temporary folder holding containerd's root, state, socket, config and logs;
-// writes a config with the CRI plugin on, the sandbox image set to our local image and the
-// snapshotter overlayfs (native where overlay cannot mount) and restrict_oom_score_adj on (so it
-// also runs where lowering oom_score_adj is denied, as in unprivileged CI containers); starts `containerd --config ...` as
+// writes a config (cri/testing/containerd_config.sh) with the CRI plugin on, the sandbox image set
+// to our local image, the snapshotter overlayfs (native where overlay cannot mount), runc with the
+// cgroupfs driver and restrict_oom_score_adj on (so it also runs where lowering oom_score_adj is
+// denied, as in unprivileged CI containers); starts `containerd --config ...` as
 // a child in its own process group; waits for the CRI socket to answer Version; builds a tiny
-// OCI image from busybox-static (bin/busybox with links sh, sleep, cat; entrypoint
-// `sleep 1000000`) and imports it with `ctr -n k8s.io images import`. No registry and no CNI are
+// OCI image from busybox-static (cri/testing/busybox_image.sh: bin/busybox with links sh, sleep,
+// cat; entrypoint `sleep 1000000`) and imports it with `ctr -n k8s.io images import`. No registry and no CNI are
 // needed: every pod sandbox uses host networking (containerd 1.6 skips CNI for those).
 //
 // Pods are placed under the cgroup parent "/huygens-e2e-<test pid>/pod<uid>" (kubelet's
