@@ -77,14 +77,6 @@ inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& 
 }
 }
 
-// Adds node `name` with `cpus` logical CPUs (sim::ShapeForCpuCount's machine); see AddNode.
-inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& name, int cpus,
-                       CpuSet kubelet_cpus = {}) {
-  auto shape = sim::ShapeForCpuCount(cpus);
-  if (!shape.ok()) return false;
-  return AddNode(server, name, *shape->topology, kubelet_cpus);
-}
-
 // A Guaranteed pod asking `cpus` whole CPUs (exclusive under Huygens' default cpu-policy).
 inline nlohmann::json GuaranteedPod(const std::string& name, int cpus,
                                     const std::string& scheduler = "huygens-scheduler") {
