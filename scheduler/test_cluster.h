@@ -75,7 +75,6 @@ inline bool AddMachine(kube::testing::FakeApiServer& server, const std::string& 
   if (!shape.ok()) return false;
   return AddNode(server, name, *shape->topology, kubelet_cpus, node_patch);
 }
-}
 
 // A Guaranteed pod asking `cpus` whole CPUs (exclusive under Huygens' default cpu-policy).
 inline nlohmann::json GuaranteedPod(const std::string& name, int cpus,
