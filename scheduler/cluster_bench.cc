@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/config.h"
 #include "kube/testing/fake_apiserver.h"
 #include "node/allocation.h"
 #include "scheduler/test_cluster.h"
@@ -181,7 +182,19 @@ void Run(benchmark::State& state, Mode mode) {
     std::mutex mu;
     std::map<std::string, SteadyClock::time_point> created, bound;
     std::atomic<bool> cancel{false};
-    kube::Client& client = (*server)->client();
+    auto admin = kube::LoadKubeconfig(dir + "/admin.kubeconfig");
+    if (!admin.ok()) {
+      state.SkipWithError(std::string(admin.status().message()).c_str());
+      return;
+    }
+    admin->qps = 5000;
+    admin->burst = 5000;
+    auto rest = kube::RestClient::Create(*admin);
+    if (!rest.ok()) {
+      state.SkipWithError("rest client");
+      return;
+    }
+    kube::Client client(std::move(*rest));
     std::thread watcher([&] {
       kube::WatchOptions w;
       w.resource_version = std::to_string((*server)->resource_version());
