@@ -4,6 +4,7 @@
 
 #include "agent/capacity.h"
 #include "agent/read_file.h"
+#include "base/status.h"
 #include "fmt/format.h"
 #include "kube/resource.h"
 #include "spdlog/spdlog.h"
@@ -11,12 +12,10 @@
 namespace huygens::agent {
 namespace {
 
-std::string Msg(const absl::Status& s) { return std::string(s.message()); }
-
 }  // namespace
 
 struct Agent::Metrics {
-  explicit Metrics(kube::MetricsRegistry& r)
+  explicit Metrics(serving::MetricsRegistry& r)
       : passes(r.AddCounter("huygens_agent_reconcile_passes_total",
                             "Reconcile passes run by the agent.")),
         applied(r.AddCounter("huygens_agent_containers_applied_total",
@@ -40,18 +39,18 @@ struct Agent::Metrics {
                             "Pass steps that failed, by step.", {"step"})),
         latency(r.AddHistogram("huygens_agent_apply_latency_seconds",
                                "Time of one runtime cpuset update.", {},
-                               kube::LatencyBuckets())) {}
-  kube::CounterFamily& passes;
-  kube::CounterFamily& applied;
-  kube::CounterFamily& drift;
-  kube::CounterFamily& restarts;
-  kube::CounterFamily& update_failures;
-  kube::CounterFamily& conflicts;
-  kube::GaugeFamily& pods;
-  kube::GaugeFamily& runtime_up;
-  kube::CounterFamily& nrt_writes;
-  kube::CounterFamily& errors;
-  kube::HistogramFamily& latency;
+                               serving::LatencyBuckets())) {}
+  serving::CounterFamily& passes;
+  serving::CounterFamily& applied;
+  serving::CounterFamily& drift;
+  serving::CounterFamily& restarts;
+  serving::CounterFamily& update_failures;
+  serving::CounterFamily& conflicts;
+  serving::GaugeFamily& pods;
+  serving::GaugeFamily& runtime_up;
+  serving::CounterFamily& nrt_writes;
+  serving::CounterFamily& errors;
+  serving::HistogramFamily& latency;
 };
 
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet system_cpus,
@@ -250,9 +249,9 @@ void Agent::Run(const std::atomic<bool>& stop) {
         deps_.clock);
     informer_->Start();
   }
-  std::optional<kube::Clock::TimePoint> next_resync;
+  std::optional<Clock::TimePoint> next_resync;
   while (!stop.load()) {
-    const kube::Clock::TimePoint now = deps_.clock->Now();
+    const Clock::TimePoint now = deps_.clock->Now();
     bool due = !next_resync.has_value() || now >= *next_resync;
     if (auto pending = publisher_->PendingUntil(); pending.has_value() && now >= *pending) due = true;
     {

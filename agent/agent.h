@@ -30,10 +30,10 @@
 #include "agent/reconciler.h"
 #include "cri/runtime.h"
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/informer.h"
 #include "kube/rest_client.h"
-#include "kube/serving.h"
+#include "serving/http_server.h"
 #include "topology/topology.h"
 
 namespace huygens::agent {
@@ -42,9 +42,9 @@ namespace huygens::agent {
 struct AgentDeps {
   kube::Client* client = nullptr;                  // required
   cri::ContainerRuntime* runtime = nullptr;        // required
-  kube::Clock* clock = nullptr;                    // required
+  Clock* clock = nullptr;                    // required
   std::shared_ptr<const CpuTopology> topology;     // required (discovered by the caller)
-  kube::MetricsRegistry* metrics = nullptr;        // optional: families are registered here
+  serving::MetricsRegistry* metrics = nullptr;        // optional: families are registered here
 };
 
 class Agent {
@@ -95,7 +95,7 @@ class Agent {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool dirty_ = false;
-  std::optional<kube::Clock::TimePoint> last_pass_;
+  std::optional<Clock::TimePoint> last_pass_;
   bool last_runtime_ok_ = true;
 };
 

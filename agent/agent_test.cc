@@ -85,7 +85,7 @@ class AgentTest : public ::testing::Test {
   kube::testing::FakeClock clock_;
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
-  kube::MetricsRegistry metrics_;
+  serving::MetricsRegistry metrics_;
   std::filesystem::path dir_;
   AgentConfig config_;
 };

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "sim/quantity.h"
+#include "base/duration.h"
 #include "yaml-cpp/yaml.h"
 
 namespace huygens::agent {
@@ -46,7 +46,7 @@ absl::StatusOr<std::chrono::milliseconds> PositiveDuration(const YAML::Node& nod
                                                            std::string_view field) {
   auto text = Scalar(node, field);
   if (!text.ok()) return text.status();
-  auto micros = sim::ParseDuration(*text);
+  auto micros = ParseDuration(*text);
   if (!micros.ok()) return FieldError(field, fmt::format("{:?} is not a duration", *text));
   if (*micros < 1000) return FieldError(field, "must be at least 1ms");
   return std::chrono::milliseconds(*micros / 1000);

@@ -4,7 +4,7 @@
 // from the agent's config file (deploy/agent/configmap.yaml shows every field; docs/agent.md
 // describes them). Unknown keys are errors (a typo must not silently fall back to a default).
 //
-// File shape (every key optional unless stated; durations as sim/quantity.h reads them: "250ms", "30s", "10m", "1h"):
+// File shape (every key optional unless stated; durations as base/duration.h reads them: "250ms", "30s", "10m", "1h"):
 //   nodeName: n1                         # default: $NODE_NAME
 //   systemCpus: "0-1"                    # the system pool, a cpu-list; or
 //   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool

@@ -64,7 +64,7 @@ class ContainerdE2eTest : public ::testing::Test {
     auto server = kube::testing::FakeApiServer::Start();
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    client_ = kube::testing::ClientFor(*server_, kube::RealClock::Get());
+    client_ = kube::testing::ClientFor(*server_, RealClock::Get());
     dir_ = std::filesystem::path(env_->dir()) / "agent";
     std::filesystem::create_directories(dir_);
 
@@ -75,7 +75,7 @@ class ContainerdE2eTest : public ::testing::Test {
     auto agent = Agent::Create(config, system_,
                                {.client = client_.get(),
                                 .runtime = runtime_.get(),
-                                .clock = kube::RealClock::Get(),
+                                .clock = RealClock::Get(),
                                 .topology = topology_});
     ASSERT_TRUE(agent.ok()) << agent.status();
     agent_ = std::move(*agent);

@@ -9,11 +9,12 @@
 #include "agent/agent.h"
 #include "agent/config.h"
 #include "agent/read_file.h"
+#include "base/status.h"
 #include "cri/cgroupfs_runtime.h"
 #include "cri/cri_runtime.h"
 #include "cri/fallback_runtime.h"
 #include "kube/config.h"
-#include "kube/serving.h"
+#include "serving/http_server.h"
 #include "spdlog/spdlog.h"
 #include "topology/discovery/discovery.h"
 
@@ -22,8 +23,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 extern "C" void OnSignal(int) { g_stop.store(true); }
-
-std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
 constexpr char kDescription[] = R"(huygens-agent: the Huygens node agent.
 
@@ -122,12 +121,12 @@ int main(int argc, char** argv) {
         std::move(runtime), std::make_unique<cri::CgroupfsRuntime>(cgroupfs));
   }
 
-  kube::MetricsRegistry metrics;
+  serving::MetricsRegistry metrics;
   auto agent = agent::Agent::Create(
       *config, *system_cpus,
       {.client = &client,
        .runtime = runtime.get(),
-       .clock = kube::RealClock::Get(),
+       .clock = RealClock::Get(),
        .topology = std::make_shared<const CpuTopology>(std::move(*topology)),
        .metrics = &metrics});
   if (!agent.ok()) {
@@ -145,10 +144,10 @@ int main(int argc, char** argv) {
     return report->runtime_ok ? 0 : 1;
   }
 
-  std::unique_ptr<kube::HttpServer> server;
+  std::unique_ptr<serving::HttpServer> server;
   if (!config->metrics_address.empty()) {
-    server = std::make_unique<kube::HttpServer>(
-        kube::HttpServerOptions{.address = config->metrics_address}, &metrics);
+    server = std::make_unique<serving::HttpServer>(
+        serving::HttpServerOptions{.address = config->metrics_address}, &metrics);
     agent::Agent* a = agent->get();
     server->AddHealthCheck("reconcile", [a] { return a->Healthy(); });
     server->AddReadyCheck("runtime", [a] { return a->Ready(); });

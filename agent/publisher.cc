@@ -41,7 +41,7 @@ const char* ToString(PublishResult r) {
   return "unknown";
 }
 
-Publisher::Publisher(kube::Client* client, kube::Clock* clock, PublisherOptions options)
+Publisher::Publisher(kube::Client* client, Clock* clock, PublisherOptions options)
     : client_(client), clock_(clock), options_(std::move(options)) {}
 
 absl::StatusOr<json> Publisher::BuildObject(const NodePublication& publication) const {
@@ -67,7 +67,7 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
     pending_until_.reset();
     return PublishResult::kUnchanged;
   }
-  const kube::Clock::TimePoint now = clock_->Now();
+  const Clock::TimePoint now = clock_->Now();
   if (last_write_time_.has_value() && now < *last_write_time_ + options_.min_interval) {
     pending_until_ = *last_write_time_ + options_.min_interval;
     return PublishResult::kDeferred;
@@ -99,7 +99,7 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
   return PublishResult::kWritten;
 }
 
-std::optional<kube::Clock::TimePoint> Publisher::PendingUntil() const { return pending_until_; }
+std::optional<Clock::TimePoint> Publisher::PendingUntil() const { return pending_until_; }
 
 absl::StatusOr<bool> Publisher::PublishIsolatedCpus(int count) {
   if (isolated_published_ == count) return false;

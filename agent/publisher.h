@@ -28,9 +28,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
+#include "base/wire_names.h"
 #include "cpuset/cpuset.h"
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "node/node_state.h"
 #include "nlohmann/json.hpp"
 #include "topology/nrt.h"
@@ -41,8 +42,6 @@ namespace huygens::agent {
 // The zone attribute that carries a NUMA node's capacity factor (topology/nrt.h); the scheduler
 // reads it into NodeConfig::capacity (NUMA id -> factor).
 using ::huygens::kCapacityFactorAttribute;
-// The extended resource advertised in isolated mode.
-inline constexpr char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
 
 struct PublisherOptions {
   std::string node_name;                          // required
@@ -71,7 +70,7 @@ const char* ToString(PublishResult r);
 class Publisher {
  public:
   // `client` and `clock` must outlive the publisher.
-  Publisher(kube::Client* client, kube::Clock* clock, PublisherOptions options);
+  Publisher(kube::Client* client, Clock* clock, PublisherOptions options);
 
   // The NRT object for `publication` (BuildNrt). Errors: BuildNrt's InvalidArgument (e.g. an
   // exclusive CPU outside the user pool).
@@ -82,7 +81,7 @@ class Publisher {
   absl::StatusOr<PublishResult> Publish(const NodePublication& publication);
 
   // When a deferred change becomes writable; nullopt when nothing is pending.
-  std::optional<kube::Clock::TimePoint> PendingUntil() const;
+  std::optional<Clock::TimePoint> PendingUntil() const;
 
   // Isolated mode: sets status.capacity and status.allocatable huygens.io/isolated-cpu on the
   // Node to `count` when the Node does not already say so. Returns true when it patched.
@@ -91,11 +90,11 @@ class Publisher {
 
  private:
   kube::Client* const client_;
-  kube::Clock* const clock_;
+  Clock* const clock_;
   const PublisherOptions options_;
   std::optional<nlohmann::json> last_written_;  // the content the server holds, once known
-  std::optional<kube::Clock::TimePoint> last_write_time_;
-  std::optional<kube::Clock::TimePoint> pending_until_;
+  std::optional<Clock::TimePoint> last_write_time_;
+  std::optional<Clock::TimePoint> pending_until_;
   std::optional<int> isolated_published_;
 };
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "agent/pod.h"
+#include "base/status.h"
 #include "fmt/format.h"
 #include "kube/resource.h"
 #include "spdlog/spdlog.h"
@@ -13,8 +14,6 @@ namespace huygens::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
 bool Same(const cri::CpusetResources& a, const CpuSet& cpus, const CpuSet& mems) {
   return a.cpus == cpus && a.mems == mems;
@@ -34,7 +33,7 @@ struct Reconciler::Admitted {
 absl::StatusOr<std::unique_ptr<Reconciler>> Reconciler::Create(ReconcilerOptions options,
                                                                cri::ContainerRuntime* runtime,
                                                                kube::Client* client,
-                                                               kube::Clock* clock) {
+                                                               Clock* clock) {
   NodeConfig config;
   config.name = options.node_name;
   config.mode = options.mode;
@@ -72,22 +71,41 @@ absl::StatusOr<std::unique_ptr<Reconciler>> Reconciler::Create(ReconcilerOptions
 }
 
 Reconciler::Reconciler(ReconcilerOptions options, cri::ContainerRuntime* runtime,
-                       kube::Client* client, kube::Clock* clock, NodeState empty)
+                       kube::Client* client, Clock* clock, NodeState empty)
     : options_(std::move(options)),
       runtime_(runtime),
       client_(client),
       clock_(clock),
       empty_(std::move(empty)) {}
 
+// What one pass works out, step by step (Reconcile).
+struct Reconciler::Pass {
+  std::vector<NodePod> pods;                          // this node's live pods, as listed
+  std::map<std::string, const NodePod*> by_uid;       // into `pods`
+  NodeState state;                                    // the desired state
+  std::map<std::string, AllocationStatus> refused;    // uid -> conflict / failed
+  std::map<std::string, Admitted> admitted;           // uid -> admitted Huygens pod
+};
+
 ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
   ReconcileReport report;
   report.warnings = std::move(pending_warnings_);
   pending_warnings_.clear();
+  Pass pass{.state = empty_};
+  CollectPods(input, pass, report);
+  AdmitPods(input, pass, report);
+  ConvergeContainers(pass, report);
+  ReportStatuses(pass, report);
+  if (report.runtime_ok) SaveCheckpoint(pass, report);
+  return report;
+}
 
-  // ---- The pods of this node ------------------------------------------------------------------
-  std::vector<NodePod> pods;
+// The pods of this node: decoded (a pod that does not decode is a warning), terminal ones left
+// out.
+void Reconciler::CollectPods(const ReconcileInput& input, Pass& pass, ReconcileReport& report) {
+  std::vector<NodePod>& pods = pass.pods;
   for (const json& object : input.pods) {
-    absl::StatusOr<NodePod> pod = NodePodFromJson(object);
+    absl::StatusOr<NodePod> pod = kube::DecodePod(object);
     if (!pod.ok()) {
       report.warnings.push_back(Msg(pod.status()));
       continue;
@@ -95,19 +113,21 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
     if (pod->node_name != options_.node_name || pod->terminal()) continue;
     pods.push_back(std::move(*pod));
   }
-  std::map<std::string, const NodePod*> by_uid;
+  std::map<std::string, const NodePod*>& by_uid = pass.by_uid;
   for (const NodePod& p : pods) by_uid[p.spec.uid] = &p;
+}
 
-  // ---- Desired state: kubelet first, then Huygens pods in admission order -------------------
-  NodeState state = empty_;
+// Desired state: kubelet's pods first, then Huygens pods in admission order (rule 2).
+void Reconciler::AdmitPods(const ReconcileInput& input, Pass& pass, ReconcileReport& report) {
+  NodeState& state = pass.state;
   if (input.kubelet.has_value()) {
     for (std::string& v : ImportKubeletCpus(state, *input.kubelet)) {
       report.warnings.push_back("kubelet checkpoint: " + v);
     }
   }
   std::vector<std::pair<const NodePod*, PodAllocation>> candidates;
-  std::map<std::string, AllocationStatus> refused;  // uid -> conflict / failed
-  for (const NodePod& p : pods) {
+  std::map<std::string, AllocationStatus>& refused = pass.refused;
+  for (const NodePod& p : pass.pods) {
     if (!p.allocation.has_value()) continue;
     absl::StatusOr<PodAllocation> a = AllocationFromJson(*p.allocation, p.spec.uid);
     if (!a.ok()) {
@@ -123,7 +143,7 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
   };
   std::sort(candidates.begin(), candidates.end(),
             [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-  std::map<std::string, Admitted> admitted;
+  std::map<std::string, Admitted>& admitted = pass.admitted;
   for (auto& [pod, allocation] : candidates) {
     const std::string& uid = pod->spec.uid;
     if (state.OwnerOf(uid) == Owner::kKubelet && state.Pods().contains(uid)) {
@@ -141,8 +161,14 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
     admitted[uid] = Admitted{.pod = pod, .allocation = std::move(allocation)};
   }
   report.exclusive = state.ExclusiveCpus();
+}
 
-  // ---- Actual state and convergence -----------------------------------------------------------
+// Actual state and convergence (rule 3): every running container of a known pod to its target.
+void Reconciler::ConvergeContainers(Pass& pass, ReconcileReport& report) {
+  NodeState& state = pass.state;
+  const std::map<std::string, const NodePod*>& by_uid = pass.by_uid;
+  const std::map<std::string, AllocationStatus>& refused = pass.refused;
+  std::map<std::string, Admitted>& admitted = pass.admitted;
   absl::StatusOr<std::vector<cri::ContainerInfo>> containers = runtime_->ListContainers();
   if (!containers.ok()) {
     report.runtime_ok = false;
@@ -221,13 +247,17 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
     for (const cri::ContainerInfo& c : *containers) live.insert(c.id);
     std::erase_if(set_by_us_, [&](const auto& kv) { return !live.contains(kv.first); });
   }
+}
 
-  // ---- Statuses -------------------------------------------------------------------------------
-  for (const auto& [uid, status] : refused) {
+// Statuses: refused, admitted and kubelet-bound pods, sorted by uid.
+void Reconciler::ReportStatuses(const Pass& pass, ReconcileReport& report) {
+  const NodeState& state = pass.state;
+  const std::map<std::string, const NodePod*>& by_uid = pass.by_uid;
+  for (const auto& [uid, status] : pass.refused) {
     const NodePod& p = *by_uid.at(uid);
-    Report(p.spec.namespace_name, p.spec.name, uid, p.status, status, report);
+    Report(p.spec.namespace_name, p.spec.name, uid, p.allocation_status, status, report);
   }
-  for (const auto& [uid, a] : admitted) {
+  for (const auto& [uid, a] : pass.admitted) {
     AllocationStatus status;
     status.observed = a.observed;
     if (a.error.has_value()) {
@@ -246,7 +276,8 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
         status.reason = fmt::format("waiting for container(s) {} to run", fmt::join(missing, ", "));
       }
     }
-    Report(a.pod->spec.namespace_name, a.pod->spec.name, uid, a.pod->status, status, report);
+    Report(a.pod->spec.namespace_name, a.pod->spec.name, uid, a.pod->allocation_status, status,
+           report);
   }
   for (const auto& [uid, allocation] : state.Pods()) {
     if (state.OwnerOf(uid) != Owner::kKubelet) continue;
@@ -258,23 +289,22 @@ ReconcileReport Reconciler::Reconcile(const ReconcileInput& input) {
     for (const ContainerAllocation& ca : allocation.containers) {
       status.observed[ca.name] = ca.cpuset.ToString();
     }
-    Report(it->second->spec.namespace_name, it->second->spec.name, uid, it->second->status,
+    Report(it->second->spec.namespace_name, it->second->spec.name, uid, it->second->allocation_status,
            status, report);
   }
   std::sort(report.pods.begin(), report.pods.end(),
             [](const PodOutcome& a, const PodOutcome& b) { return a.uid < b.uid; });
+}
 
-  // ---- Local checkpoint -----------------------------------------------------------------------
-  if (report.runtime_ok) {
-    NodeCheckpoint checkpoint{.node = options_.node_name};
-    applied_pods_.clear();
-    for (const auto& [uid, a] : admitted) {
-      checkpoint.pods.emplace_back(a.pod->spec, a.allocation);
-      applied_pods_[uid] = a.allocation;
-    }
-    WriteCheckpoint(checkpoint, report);
+// Local checkpoint: the admitted Huygens pods. REQUIRES: the runtime answered this pass.
+void Reconciler::SaveCheckpoint(const Pass& pass, ReconcileReport& report) {
+  NodeCheckpoint checkpoint{.node = options_.node_name};
+  applied_pods_.clear();
+  for (const auto& [uid, a] : pass.admitted) {
+    checkpoint.pods.emplace_back(a.pod->spec, a.allocation);
+    applied_pods_[uid] = a.allocation;
   }
-  return report;
+  WriteCheckpoint(checkpoint, report);
 }
 
 absl::Status Reconciler::Converge(const cri::ContainerInfo& c, const Desired& want,
@@ -302,7 +332,7 @@ absl::Status Reconciler::Converge(const cri::ContainerInfo& c, const Desired& wa
   const bool drift = mine != set_by_us_.end() && Same(mine->second, want.cpus, want.mems);
   auto known = known_containers_.find(key);
   const bool restart = !drift && known != known_containers_.end() && known->second != c.id;
-  const kube::Clock::TimePoint start = clock_->Now();
+  const Clock::TimePoint start = clock_->Now();
   absl::Status s = runtime_->UpdateCpuset(c, want.cpus, want.mems);
   if (!s.ok()) {
     ++report.update_failures;

@@ -54,7 +54,7 @@
 #include "cpuset/cpuset.h"
 #include "cri/runtime.h"
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "node/allocation.h"
 #include "node/checkpoint.h"
 #include "node/kubelet_checkpoint.h"
@@ -112,7 +112,7 @@ class Reconciler {
   static absl::StatusOr<std::unique_ptr<Reconciler>> Create(ReconcilerOptions options,
                                                            cri::ContainerRuntime* runtime,
                                                            kube::Client* client,
-                                                           kube::Clock* clock);
+                                                           Clock* clock);
 
   // One pass; see the file comment. Never fails: every problem is in the report and on pods.
   ReconcileReport Reconcile(const ReconcileInput& input);
@@ -122,11 +122,19 @@ class Reconciler {
 
  private:
   struct Admitted;
+  struct Pass;
   struct Desired {
     CpuSet cpus, mems;
   };
   Reconciler(ReconcilerOptions options, cri::ContainerRuntime* runtime, kube::Client* client,
-             kube::Clock* clock, NodeState empty);
+             Clock* clock, NodeState empty);
+
+  // The steps of one pass, in order (see the file comment for the rules).
+  void CollectPods(const ReconcileInput& input, Pass& pass, ReconcileReport& report);
+  void AdmitPods(const ReconcileInput& input, Pass& pass, ReconcileReport& report);
+  void ConvergeContainers(Pass& pass, ReconcileReport& report);
+  void ReportStatuses(const Pass& pass, ReconcileReport& report);
+  void SaveCheckpoint(const Pass& pass, ReconcileReport& report);
 
   // Sets one container to `want` when it differs; returns the error to report on its pod.
   absl::Status Converge(const cri::ContainerInfo& c, const Desired& want,
@@ -140,7 +148,7 @@ class Reconciler {
   const ReconcilerOptions options_;
   cri::ContainerRuntime* const runtime_;
   kube::Client* const client_;
-  kube::Clock* const clock_;
+  Clock* const clock_;
   const NodeState empty_;
   std::optional<CheckpointFile> checkpoint_file_;
   // Pods the agent applied before (from the checkpoint, then from each pass): uid -> allocation.

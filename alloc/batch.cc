@@ -8,7 +8,7 @@
 #include "alloc/hints.h"
 #include "alloc/merge.h"
 #include "alloc/pod.h"
-#include "alloc/quantity.h"
+#include "base/quantity.h"
 #include "alloc/static_policy.h"
 #include "alloc/take.h"
 #include "fmt/format.h"

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "alloc/bits.h"
+#include "alloc/combinations.h"
 
 namespace huygens {
 namespace {
@@ -54,8 +55,8 @@ std::vector<TopologyHint> GenerateHints(const HintInput& in, int num_cpus, int m
   std::vector<int> pos;
   for (int k = 1; k <= max_k; ++k) {
     pos.resize(static_cast<size_t>(k));
-    for (int i = 0; i < k; ++i) pos[static_cast<size_t>(i)] = i;
-    while (true) {
+    FirstCombination(pos);
+    do {
       uint64_t mask = 0;
       int allocatable = 0, available = 0;
       for (int p : pos) {
@@ -65,15 +66,7 @@ std::vector<TopologyHint> GenerateHints(const HintInput& in, int num_cpus, int m
       }
       if (allocatable >= num_cpus && k < min_affinity_size) min_affinity_size = k;
       if ((mask & in.required) == in.required && available >= num_cpus) masks.push_back(mask);
-      // Next combination.
-      int i = k - 1;
-      while (i >= 0 && pos[static_cast<size_t>(i)] == n - k + i) --i;
-      if (i < 0) break;
-      ++pos[static_cast<size_t>(i)];
-      for (int j = i + 1; j < k; ++j) {
-        pos[static_cast<size_t>(j)] = pos[static_cast<size_t>(j - 1)] + 1;
-      }
-    }
+    } while (NextCombination(pos, n));
   }
   int min_sockets = -1;
   if (align_by_socket && in.numa_per_socket > 0) {

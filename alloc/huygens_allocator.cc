@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "alloc/combinations.h"
 #include "alloc/cpu_accumulator.h"
 #include "alloc/insertion_sort.h"
 #include "alloc/take.h"
@@ -410,8 +411,9 @@ class AllocationRun {
     const int n = static_cast<int>(nodes.size());
     const int* node = nodes.data();
     const int* offer = offer_.data();
-    for (int i = 0; i < k; ++i) pos[static_cast<size_t>(i)] = i;
-    while (true) {
+    const std::span<int> positions(pos.data(), static_cast<size_t>(k));
+    FirstCombination(positions);
+    do {
       int total = 0;
       for (size_t i = 0; i < current.size(); ++i) {
         set[i] = node[pos[i]];
@@ -432,14 +434,7 @@ class AllocationRun {
           }
         }
       }
-      int i = k - 1;
-      while (i >= 0 && pos[static_cast<size_t>(i)] == n - k + i) --i;
-      if (i < 0) break;
-      ++pos[static_cast<size_t>(i)];
-      for (int j = i + 1; j < k; ++j) {
-        pos[static_cast<size_t>(j)] = pos[static_cast<size_t>(j - 1)] + 1;
-      }
-    }
+    } while (NextCombination(positions, n));
     return absl::OkStatus();
   }
 

@@ -6,9 +6,6 @@
 namespace huygens {
 namespace {
 
-// Kubernetes API defaulting: a container with a limit and no request gets request = limit.
-int64_t EffectiveRequest(int64_t request, int64_t limit) { return request == 0 ? limit : request; }
-
 template <typename Enum, size_t N>
 std::optional<Enum> ParseName(const std::array<std::pair<const char*, Enum>, N>& names,
                               const std::string& s) {
@@ -53,6 +50,8 @@ constexpr std::array<std::pair<const char*, TopologyScope>, 2> kScopeNames = {{
 }};
 
 }  // namespace
+
+int64_t EffectiveRequest(int64_t request, int64_t limit) { return request == 0 ? limit : request; }
 
 QosClass QosOf(const PodSpec& pod) {
   // As kubelet's GetPodQOS, over cpu and memory of every init and app container: BestEffort

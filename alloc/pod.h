@@ -72,6 +72,11 @@ struct PodSpec {
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
+// A container's request after the API server's defaulting: a missing request (0) defaults to
+// the limit. For cpu (millicores) and memory (bytes) alike. The one statement of this rule
+// below the wire (the pod codec, kube/pod_codec.h, applies it to absent fields).
+int64_t EffectiveRequest(int64_t request, int64_t limit);
+
 // The pod's QoS class, as kubelet computes it: Guaranteed when every container (init
 // included) has cpu and memory limits equal to its requests (a missing request defaults to the
 // limit); BestEffort when no container has any request or limit; else Burstable.

@@ -25,7 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "kube/backoff.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/resource.h"
 #include "kube/rest_client.h"
 #include "nlohmann/json.hpp"

@@ -26,7 +26,7 @@
 
 #include "absl/status/status.h"
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube {

@@ -10,7 +10,7 @@
 
 #include <mutex>
 
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace huygens::kube {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/config.h"
 #include "kube/rate_limiter.h"
 #include "nlohmann/json.hpp"

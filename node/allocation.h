@@ -31,12 +31,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/wire_names.h"
 #include "cpuset/cpuset.h"
 
 namespace huygens {
 
-// The annotation key (DESIGN.md).
-inline constexpr char kAllocationAnnotation[] = "huygens.io/allocation";
+// The annotation key is kAllocationAnnotation (base/wire_names.h).
 // The only wire version this code reads and writes.
 inline constexpr int kAllocationVersion = 1;
 

@@ -57,81 +57,7 @@ std::shared_ptr<const NodeState::Shape> NodeState::ShapeFor(
   return shape;
 }
 
-// ---- Names and demand ---------------------------------------------------------------------
-
-const char* ToString(NodeMode mode) {
-  return mode == NodeMode::kIsolated ? "isolated" : "allocatable";
-}
-
-std::optional<NodeMode> ParseNodeMode(const std::string& s) {
-  if (s == "allocatable") return NodeMode::kAllocatable;
-  if (s == "isolated") return NodeMode::kIsolated;
-  return std::nullopt;
-}
-
 namespace {
-
-// How NodeState treats one container (see AllocatePod's docstring).
-struct ContainerPlan {
-  const ContainerSpec* spec = nullptr;
-  bool managed = false;      // appears in the allocation
-  int exclusive_cpus = 0;    // > 0: exclusive
-  int64_t shared_milli = 0;  // shared containers: what they ask of the shared pool
-};
-
-// CPU request of a shared container in milli-CPUs: its cpu request, or in kIsolated mode its
-// isolated CPUs. A missing request defaults to the limit, as the API server defaults it.
-int64_t SharedMilliOf(const ContainerSpec& c, NodeMode mode) {
-  if (mode == NodeMode::kIsolated) return c.isolated_cpus * 1000;
-  return c.cpu_request_milli > 0 ? c.cpu_request_milli : c.cpu_limit_milli;
-}
-
-ContainerPlan PlanOf(const PodSpec& pod, const ContainerSpec& c, NodeMode mode) {
-  ContainerPlan plan;
-  plan.spec = &c;
-  if (mode == NodeMode::kIsolated) {
-    // Only containers asking for huygens.io/isolated-cpu are Huygens'; the annotation alone
-    // decides (a pod requesting only the extended resource is never Guaranteed).
-    if (c.isolated_cpus <= 0 || pod.cpu_policy == CpuPolicy::kNone) return plan;
-    plan.managed = true;
-    if (pod.cpu_policy == CpuPolicy::kShared) {
-      plan.shared_milli = SharedMilliOf(c, mode);
-    } else {
-      plan.exclusive_cpus = static_cast<int>(c.isolated_cpus);
-    }
-    return plan;
-  }
-  const CpuPolicy policy = EffectiveCpuPolicy(pod);
-  if (policy == CpuPolicy::kNone) return plan;
-  plan.managed = true;
-  if (policy == CpuPolicy::kExclusive) plan.exclusive_cpus = ExclusiveCpus(pod, c);
-  if (plan.exclusive_cpus == 0) plan.shared_milli = SharedMilliOf(c, mode);
-  return plan;
-}
-
-// Plans of every container, init containers first, in spec order.
-std::vector<ContainerPlan> PlansOf(const PodSpec& pod, NodeMode mode) {
-  std::vector<ContainerPlan> plans;
-  plans.reserve(pod.init_containers.size() + pod.containers.size());
-  for (const ContainerSpec& c : pod.init_containers) plans.push_back(PlanOf(pod, c, mode));
-  for (const ContainerSpec& c : pod.containers) plans.push_back(PlanOf(pod, c, mode));
-  return plans;
-}
-
-// kubelet's podGuaranteedCPUs over the plans' exclusive counts.
-int PodLevelExclusive(const std::vector<ContainerPlan>& plans) {
-  int long_running = 0;
-  int init_peak = 0;
-  for (const ContainerPlan& p : plans) {
-    const bool regular_init = p.spec->init && !p.spec->restartable;
-    if (regular_init) {
-      init_peak = std::max(init_peak, long_running + p.exclusive_cpus);
-    } else {
-      long_running += p.exclusive_cpus;
-    }
-  }
-  return std::max(init_peak, long_running);
-}
 
 std::string PodName(const PodSpec& pod) {
   if (pod.name.empty()) return fmt::format("pod {}", pod.uid);
@@ -190,8 +116,6 @@ std::vector<int> PodNumaNodes(const PodAllocation& a) {
 
 int CeilCpus(int64_t milli) { return static_cast<int>((milli + 999) / 1000); }
 
-bool RegularInit(const ContainerPlan& p) { return p.spec->init && !p.spec->restartable; }
-
 // The exclusive CPUs of one placement of a pod's containers.
 struct ExclusivePass {
   // By plan index; empty for containers without exclusive CPUs.
@@ -210,14 +134,14 @@ struct ExclusivePass {
 //     CPUs when they suffice, else among them and the free CPUs.
 // Errors: the allocator's, prefixed with the container's name.
 absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator,
-                                             const std::vector<ContainerPlan>& plans,
+                                             const std::vector<ContainerCpuPlan>& plans,
                                              ExclusiveRequest request, CpuSet free,
                                              bool long_running_first) {
   ExclusivePass out;
   out.by_plan.resize(plans.size());
   CpuSet reusable;  // kubelet's cpusToReuse (kubelet's order)
   auto place = [&](size_t i, const CpuSet& reuse) -> absl::Status {
-    const ContainerPlan& p = plans[i];
+    const ContainerCpuPlan& p = plans[i];
     request.num_cpus = p.exclusive_cpus;
     const bool try_reusable = p.exclusive_cpus <= reuse.Size();
     absl::StatusOr<ExclusiveAllocation> got =
@@ -235,22 +159,22 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
     return absl::OkStatus();
   };
   for (size_t i = 0; i < plans.size(); ++i) {
-    const ContainerPlan& p = plans[i];
-    if (p.exclusive_cpus == 0 || (long_running_first && RegularInit(p))) continue;
+    const ContainerCpuPlan& p = plans[i];
+    if (p.exclusive_cpus == 0 || (long_running_first && p.regular_init())) continue;
     if (long_running_first) {
       if (absl::Status s = place(i, CpuSet()); !s.ok()) return s;
       continue;
     }
     if (absl::Status s = place(i, reusable); !s.ok()) return s;
     const CpuSet& cpus = out.by_plan[i].cpus;
-    reusable = RegularInit(p) ? reusable.Union(cpus) : reusable.Difference(cpus);
+    reusable = p.regular_init() ? reusable.Union(cpus) : reusable.Difference(cpus);
   }
   if (!long_running_first) return out;
   CpuSet beside;  // CPUs of the restartable init containers before the current one
   for (size_t i = 0; i < plans.size(); ++i) {
-    const ContainerPlan& p = plans[i];
+    const ContainerCpuPlan& p = plans[i];
     if (p.exclusive_cpus == 0) continue;
-    if (!RegularInit(p)) {
+    if (!p.regular_init()) {
       if (p.spec->init) beside = beside.Union(out.by_plan[i].cpus);
       continue;
     }
@@ -260,14 +184,6 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
 }
 
 }  // namespace
-
-CpuDemand CpuDemandOf(const PodSpec& pod, NodeMode mode) {
-  const std::vector<ContainerPlan> plans = PlansOf(pod, mode);
-  CpuDemand d;
-  d.exclusive_cpus = PodLevelExclusive(plans);
-  for (const ContainerPlan& p : plans) d.shared_milli += p.shared_milli;
-  return d;
-}
 
 // ---- Construction -------------------------------------------------------------------------
 
@@ -412,7 +328,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     return absl::AlreadyExistsError(
         fmt::format("{}: already allocated on node {:?}", PodName(pod), config_.name));
   }
-  const std::vector<ContainerPlan> plans = PlansOf(pod, config_.mode);
+  const std::vector<ContainerCpuPlan> plans = PlanPod(pod, config_.mode);
   // Pods have a few containers: comparing pairs beats building a set on every allocation.
   for (size_t i = 0; i < plans.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
@@ -423,7 +339,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     }
   }
   int64_t pod_shared_milli = 0;
-  for (const ContainerPlan& p : plans) pod_shared_milli += p.shared_milli;
+  for (const ContainerCpuPlan& p : plans) pod_shared_milli += p.shared_milli;
 
   ExclusiveRequest request;
   request.bind_policy = pod.bind_policy.value_or(config_.default_bind_policy);
@@ -442,7 +358,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   };
 
   // Scope pod: one NUMA decision for the pod's kubelet-style total.
-  const int pod_level = PodLevelExclusive(plans);
+  const int pod_level = PodLevelExclusiveCpus(plans);
   if (config_.topology_scope == TopologyScope::kPod) {
     if (pod_level > 0) {
       request.num_cpus = pod_level;
@@ -456,8 +372,8 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   // count (an init container's CPUs that no later container could reuse), the long-running
   // containers first, each regular init container then inside their CPUs where it fits.
   absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans, request, free, false);
-  const bool exclusive_init = std::any_of(plans.begin(), plans.end(), [](const ContainerPlan& p) {
-    return RegularInit(p) && p.exclusive_cpus > 0;
+  const bool exclusive_init = std::any_of(plans.begin(), plans.end(), [](const ContainerCpuPlan& p) {
+    return p.regular_init() && p.exclusive_cpus > 0;
   });
   if (exclusive_init && (!pass.ok() || pass->taken.Size() > pod_level)) {
     absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans, request, free, true);
@@ -475,7 +391,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   out.node = config_.name;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!plans[i].managed) continue;
-    const ContainerPlan& p = plans[i];
+    const ContainerCpuPlan& p = plans[i];
     ContainerAllocation c;
     c.name = p.spec->name;
     c.init = p.spec->init;
@@ -606,7 +522,7 @@ void NodeState::Commit(const PodSpec& pod, PodAllocation allocation, Owner owner
   for (const ContainerAllocation& c : allocation.containers) {
     if (c.exclusive) continue;
     for (const ContainerSpec* s : specs) {
-      if (s->name == c.name) rec.shared_milli += SharedMilliOf(*s, config_.mode);
+      if (s->name == c.name) rec.shared_milli += SharedCpuMilli(*s, config_.mode);
     }
   }
   allocation.pod_uid = pod.uid;
@@ -654,7 +570,7 @@ absl::Status NodeState::ReleaseContainer(const std::string& pod_uid,
     for (const auto* list : {&rec->second.spec.init_containers, &rec->second.spec.containers}) {
       for (const ContainerSpec& s : *list) {
         if (s.name == container) {
-          const int64_t milli = SharedMilliOf(s, config_.mode);
+          const int64_t milli = SharedCpuMilli(s, config_.mode);
           rec->second.shared_milli -= milli;
           shared_milli_ -= milli;
         }

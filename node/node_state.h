@@ -58,6 +58,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "alloc/cpu_plan.h"
 #include "alloc/huygens_allocator.h"
 #include "alloc/pod.h"
 #include "cpuset/cpuset.h"
@@ -66,13 +67,7 @@
 
 namespace huygens {
 
-// DESIGN.md "Pools on a node": how the user pool is formed.
-enum class NodeMode {
-  kAllocatable,  // user pool = all online CPUs minus the system pool; pods request `cpu`
-  kIsolated,     // user pool = the kernel's isolated CPUs; pods request huygens.io/isolated-cpu
-};
-const char* ToString(NodeMode mode);                        // "allocatable" | "isolated"
-std::optional<NodeMode> ParseNodeMode(const std::string& s);  // nullopt when unknown
+// NodeMode, the per-container CPU plan and CpuDemandOf: alloc/cpu_plan.h.
 
 // Per-node configuration. Defaults per field as written.
 struct NodeConfig {
@@ -104,18 +99,6 @@ enum class Owner {
   kKubelet,  // kubelet's CPU manager (imported from cpu_manager_state)
 };
 
-// What one pod asks of a node, as NodeState counts it (no CPU walks).
-struct CpuDemand {
-  // Exclusive CPUs the pod holds at most at once: kubelet's pod-level count, the larger of
-  // (each regular init container plus the restartable init containers before it) and (all
-  // restartable init containers plus all app containers).
-  int exclusive_cpus = 0;
-  int64_t shared_milli = 0;  // sum of the shared containers' CPU requests
-};
-
-// The demand of `pod` on a node of `mode` (see AllocatePod for which containers are exclusive).
-CpuDemand CpuDemandOf(const PodSpec& pod, NodeMode mode);
-
 class NodeState {
  public:
   // Builds an empty node (no pods). The topology is shared, never copied: a scheduler keeps
@@ -126,7 +109,8 @@ class NodeState {
   static absl::StatusOr<NodeState> Create(std::shared_ptr<const CpuTopology> topology,
                                           NodeConfig config);
 
-  // Allocates every container of `pod` (init containers in order, then app containers):
+  // Allocates every container of `pod` (init containers in order, then app containers), by
+  // the pod's CPU plan (alloc/cpu_plan.h, PlanPod):
   //   - a container is exclusive when, in kAllocatable mode, EffectiveCpuPolicy(pod) is
   //     kExclusive and ExclusiveCpus(pod, container) > 0 (kubelet's guaranteedCPUs), taking
   //     that many CPUs; in kIsolated mode, when its isolated_cpus > 0 and the pod's cpu-policy

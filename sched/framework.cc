@@ -1,5 +1,7 @@
 #include "sched/framework.h"
 
+#include "alloc/cpu_plan.h"
+
 namespace huygens::sched {
 
 std::string Status::Message() const {
@@ -20,15 +22,14 @@ void ComputePodFacts(const Pod& pod, PodFacts& f) {
   f.demand_isolated = CpuDemandOf(spec, NodeMode::kIsolated);
   f.units.clear();
   if (f.demand_allocatable.exclusive_cpus == 0 && f.demand_isolated.exclusive_cpus == 0) return;
-  // The same rule as NodeState's per-container plan (node/node_state.h, AllocatePod).
-  const bool isolated_exclusive =
-      spec.cpu_policy != CpuPolicy::kShared && spec.cpu_policy != CpuPolicy::kNone;
+  // NodeState's per-container plan (alloc/cpu_plan.h) on each node mode.
   for (const auto* list : {&spec.init_containers, &spec.containers}) {
     for (const ContainerSpec& c : *list) {
+      const ContainerCpuPlan allocatable = PlanContainer(spec, c, NodeMode::kAllocatable);
       ExclusiveUnit u;
-      u.cpus_allocatable = f.cpu_policy == CpuPolicy::kExclusive ? ExclusiveCpus(spec, c) : 0;
-      u.cpus_isolated = isolated_exclusive ? static_cast<int>(c.isolated_cpus) : 0;
-      u.init = c.init && !c.restartable;
+      u.cpus_allocatable = allocatable.exclusive_cpus;
+      u.cpus_isolated = PlanContainer(spec, c, NodeMode::kIsolated).exclusive_cpus;
+      u.init = allocatable.regular_init();
       if (u.cpus_allocatable > 0 || u.cpus_isolated > 0) f.units.push_back(u);
     }
   }

@@ -16,11 +16,10 @@ struct Amounts {
   }
 };
 
-// A container's requests after API defaulting: a missing request defaults to the limit.
+// A container's requests after API defaulting (EffectiveRequest, alloc/pod.h).
 Amounts RequestsOf(const ContainerSpec& c) {
-  return {c.cpu_request_milli > 0 ? c.cpu_request_milli : c.cpu_limit_milli,
-          c.memory_request_bytes > 0 ? c.memory_request_bytes : c.memory_limit_bytes,
-          c.isolated_cpus};
+  return {EffectiveRequest(c.cpu_request_milli, c.cpu_limit_milli),
+          EffectiveRequest(c.memory_request_bytes, c.memory_limit_bytes), c.isolated_cpus};
 }
 
 Amounts Max(const Amounts& a, const Amounts& b) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "alloc/pod.h"
+#include "base/wire_names.h"
 
 namespace huygens::sched {
 
@@ -133,9 +134,6 @@ PodRequests ComputePodRequests(const PodSpec& pod);
 // inter-pod affinity plugin) and creation_index. A plugin that reads a new pod field must add
 // it here; a static_assert on the struct sizes in pod.cc is the reminder.
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
-
-// Extended resource name advertised by nodes in `isolated` mode (DESIGN.md).
-inline constexpr const char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
 
 const char* ToString(TaintEffect e);          // "NoSchedule", "PreferNoSchedule", "NoExecute"
 const char* ToString(SelectorOperator op);    // "In", "NotIn", ...

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "fmt/format.h"
+#include "sched/plugin_set.h"
 #include "sched/plugins.h"
 
 namespace huygens::sched {
@@ -41,14 +42,8 @@ std::string FitErrorMessage(const Diagnosis& diagnosis) {
 }
 
 struct Scheduler::Impl {
-  std::vector<std::unique_ptr<Plugin>> owned;
+  PluginSet plugins;  // the profile's plugins, shared loops with the extender (plugin_set.h)
   std::unique_ptr<BindPlugin> binder;
-  std::vector<PreFilterPlugin*> pre_filters;
-  std::vector<FilterPlugin*> filters;
-  std::vector<PostFilterPlugin*> post_filters;
-  std::vector<PreScorePlugin*> pre_scores;
-  std::vector<std::pair<ScorePlugin*, int64_t>> scores;
-  std::vector<ReservePlugin*> reserves;
 
   CycleState state;
   // Nodes() index of each feasible node, in visit order: the first num_feasible entries
@@ -105,7 +100,7 @@ std::pair<Scheduler::Impl::ClassResults*, bool> Scheduler::Impl::ResultsFor(
   if (profile.equivalence_cache) {
     key.clear();
     AppendEquivalenceKey(state.pod(), key);
-    for (const auto& plugin : owned) plugin->AppendEquivalenceKey(state, key);
+    for (const auto& plugin : plugins.owned) plugin->AppendEquivalenceKey(state, key);
     auto it = classes.find(key);
     if (it == classes.end()) {
       if (classes.size() >= kMaxClasses) {  // evict the least recently used class
@@ -122,7 +117,7 @@ std::pair<Scheduler::Impl::ClassResults*, bool> Scheduler::Impl::ResultsFor(
     results = it->second.get();
     results->last_use = ++uses;
   }
-  results->Resize(nodes, scores.size());
+  results->Resize(nodes, plugins.scores.size());
   return {results, reuse};
 }
 
@@ -156,49 +151,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(ClusterCache* cache
                                                              std::unique_ptr<BindPlugin> binder) {
   std::unique_ptr<Scheduler> s(new Scheduler(cache, std::move(profile)));
   Impl& impl = *s->impl_;
-  const Profile& p = s->profile_;
-  absl::flat_hash_map<std::string, Plugin*> by_name;
-  auto get = [&](const std::string& name) -> absl::StatusOr<Plugin*> {
-    auto it = by_name.find(name);
-    if (it != by_name.end()) return it->second;
-    absl::StatusOr<std::unique_ptr<Plugin>> made = NewPlugin(name, p, cache);
-    if (!made.ok()) return made.status();
-    Plugin* raw = made->get();
-    raw->set_slot(static_cast<int>(impl.owned.size()));
-    impl.owned.push_back(*std::move(made));
-    by_name.emplace(name, raw);
-    if (auto* pf = dynamic_cast<PreFilterPlugin*>(raw)) impl.pre_filters.push_back(pf);
-    if (auto* pf = dynamic_cast<PostFilterPlugin*>(raw)) impl.post_filters.push_back(pf);
-    return raw;
-  };
-  auto wrong_point = [&](const std::string& name, std::string_view point) {
-    return absl::InvalidArgumentError(fmt::format("profile {:?}: plugin {:?} has no {} point",
-                                                  p.scheduler_name, name, point));
-  };
-  for (const std::string& name : p.filters) {
-    absl::StatusOr<Plugin*> plugin = get(name);
-    if (!plugin.ok()) return plugin.status();
-    auto* f = dynamic_cast<FilterPlugin*>(*plugin);
-    if (f == nullptr) return wrong_point(name, "Filter");
-    impl.filters.push_back(f);
-  }
-  for (const WeightedPlugin& w : p.scores) {
-    absl::StatusOr<Plugin*> plugin = get(w.name);
-    if (!plugin.ok()) return plugin.status();
-    auto* sp = dynamic_cast<ScorePlugin*>(*plugin);
-    if (sp == nullptr) return wrong_point(w.name, "Score");
-    if (auto* ps = dynamic_cast<PreScorePlugin*>(*plugin)) impl.pre_scores.push_back(ps);
-    impl.scores.emplace_back(sp, w.weight);
-  }
-  for (const std::string& name : p.reserves) {
-    absl::StatusOr<Plugin*> plugin = get(name);
-    if (!plugin.ok()) return plugin.status();
-    auto* r = dynamic_cast<ReservePlugin*>(*plugin);
-    if (r == nullptr) return wrong_point(name, "Reserve");
-    impl.reserves.push_back(r);
-  }
+  absl::StatusOr<PluginSet> plugins = PluginSet::Create(s->profile_, cache);
+  if (!plugins.ok()) return plugins.status();
+  impl.plugins = *std::move(plugins);
   impl.binder = binder != nullptr ? std::move(binder) : NewCacheBind(cache);
-  impl.binder->set_slot(static_cast<int>(impl.owned.size()));
+  impl.binder->set_slot(static_cast<int>(impl.plugins.owned.size()));
   return s;
 }
 
@@ -214,7 +171,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   const int num_nodes = static_cast<int>(nodes.size());
   auto unschedulable = [&](std::string pre_filter_message) {
     Diagnosis d = impl.MakeDiagnosis(num_nodes, std::move(pre_filter_message));
-    for (PostFilterPlugin* p : impl.post_filters) {
+    for (PostFilterPlugin* p : impl.plugins.post_filters) {
       std::optional<std::string> nominated = p->PostFilter(state, d);
       if (nominated.has_value()) {
         result.nominated_node = std::move(nominated);
@@ -233,17 +190,19 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   };
 
   // 1. PreFilter.
-  for (PreFilterPlugin* p : impl.pre_filters) {
-    Status s = p->PreFilter(state);
-    if (s.ok()) continue;
-    if (s.code() == Code::kError) return error(fmt::format("{}: {}", p->Name(), s.Message()));
-    impl.CountReasons(s, num_nodes);
-    return unschedulable(s.Message());
+  {
+    const Plugin* failed = nullptr;
+    Status s = impl.plugins.RunPreFilters(state, &failed);
+    if (!s.ok()) {
+      if (s.code() == Code::kError) return error(PluginSet::ErrorMessage(*failed, s));
+      impl.CountReasons(s, num_nodes);
+      return unschedulable(s.Message());
+    }
   }
 
   // 2. Filter, round-robin from where the last attempt stopped.
   auto [results, reuse] = impl.ResultsFor(profile_, nodes.size());
-  const size_t num_scores = impl.scores.size();
+  const size_t num_scores = impl.plugins.scores.size();
   const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
   if (impl.feasible_index.size() < nodes.size()) impl.feasible_index.resize(nodes.size());
   size_t num_feasible = 0;
@@ -259,17 +218,15 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     if (!reuse || entry.filter_generation != generation) {
       const NodeInfo* node = nodes[pos];
       entry.feasible = true;
-      for (FilterPlugin* f : impl.filters) {
-        Status s = f->Filter(state, *node);
-        if (s.ok()) continue;
+      const Plugin* failed = nullptr;
+      Status s = impl.plugins.RunFilters(state, *node, &failed);
+      if (!s.ok()) {
         if (s.code() == Code::kError) {
           entry.filter_generation = 0;
-          return error(
-              fmt::format("{} on node {:?}: {}", f->Name(), node->node.name, s.Message()));
+          return error(PluginSet::ErrorMessage(*failed, *node, s));
         }
         entry.feasible = false;
         results->rejection[pos] = std::move(s);
-        break;
       }
       if (entry.filter_generation != generation) results->score_generation[pos] = 0;
       entry.filter_generation = generation & Impl::ClassResults::Entry::kGenerationMask;
@@ -292,9 +249,9 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   if (num_feasible > 1 && num_scores > 0) {
     impl.feasible.resize(num_feasible);
     for (size_t k = 0; k < num_feasible; ++k) impl.feasible[k] = nodes[impl.feasible_index[k]];
-    for (PreScorePlugin* p : impl.pre_scores) {
+    for (PreScorePlugin* p : impl.plugins.pre_scores) {
       Status s = p->PreScore(state, impl.feasible);
-      if (!s.ok()) return error(fmt::format("{}: {}", p->Name(), s.Message()));
+      if (!s.ok()) return error(PluginSet::ErrorMessage(*p, s));
     }
     // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
     // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
@@ -304,7 +261,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
       int64_t* row = &results->scores[i * num_scores];
       if (!reuse || results->score_generation[i] != generations[i]) {
         for (size_t p = 0; p < num_scores; ++p) {
-          row[p] = impl.scores[p].first->Score(state, *impl.feasible[k]);
+          row[p] = impl.plugins.scores[p].first->Score(state, *impl.feasible[k]);
         }
         results->score_generation[i] = generations[i];
       }
@@ -312,7 +269,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     }
     impl.totals.assign(num_feasible, 0);
     for (size_t p = 0; p < num_scores; ++p) {
-      const auto& [plugin, weight] = impl.scores[p];
+      const auto& [plugin, weight] = impl.plugins.scores[p];
       std::span<int64_t> scores(impl.plugin_scores.data() + p * num_feasible, num_feasible);
       plugin->NormalizeScore(state, scores);
       for (size_t k = 0; k < num_feasible; ++k) impl.totals[k] += weight * scores[k];
@@ -329,10 +286,10 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     if (const ClusterCache::PodEntry* e = cache_->FindPod(pod->Uid()); e != nullptr && e->assumed) {
       (void)cache_->ForgetPod(pod->Uid());
     }
-    for (size_t i = count; i-- > 0;) impl.reserves[i]->Unreserve(state, *chosen);
+    for (size_t i = count; i-- > 0;) impl.plugins.reserves[i]->Unreserve(state, *chosen);
   };
-  for (; reserved < impl.reserves.size(); ++reserved) {
-    Status s = impl.reserves[reserved]->Reserve(state, *chosen);
+  for (; reserved < impl.plugins.reserves.size(); ++reserved) {
+    Status s = impl.plugins.reserves[reserved]->Reserve(state, *chosen);
     if (!s.ok() && s.IsRejection()) {
       // kube-scheduler's schedulingCycle: a Reserve rejection is a FitError over the one node
       // tried (no PostFilter), so the pod waits for a cluster change instead of backing off
@@ -348,8 +305,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     }
     if (!s.ok()) {
       undo(reserved + 1);
-      return error(fmt::format("{} on node {:?}: {}", impl.reserves[reserved]->Name(),
-                               chosen->node.name, s.Message()));
+      return error(PluginSet::ErrorMessage(*impl.plugins.reserves[reserved], *chosen, s));
     }
   }
   absl::Status assumed = cache_->AssumePod(pod, chosen->node.name, state.allocation,

@@ -5,14 +5,13 @@
 #include <sstream>
 
 #include "fmt/format.h"
-#include "sim/yaml_reader.h"
-#include "topology/json_fields.h"
+#include "base/yaml_reader.h"
+#include "base/status.h"
 
 namespace huygens::scheduler {
 
 namespace {
 
-using sim::YamlReader;
 
 absl::StatusOr<std::chrono::milliseconds> Millis(const YamlReader& r, const YAML::Node& node,
                                                  const std::string& field) {

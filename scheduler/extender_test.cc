@@ -46,7 +46,7 @@ class ExtenderTest : public ::testing::Test {
     auto service = SchedulerService::Create(client_.get(), options, &registry_);
     ASSERT_TRUE(service.ok()) << service.status();
     service_ = *std::move(service);
-    http_ = std::make_unique<kube::HttpServer>(kube::HttpServerOptions{}, nullptr);
+    http_ = std::make_unique<serving::HttpServer>(serving::HttpServerOptions{}, nullptr);
     service_->ServeExtender(*http_);
     ASSERT_TRUE(http_->Start().ok());
     service_->Start();
@@ -141,9 +141,9 @@ class ExtenderTest : public ::testing::Test {
   kube::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
-  kube::MetricsRegistry registry_;
+  serving::MetricsRegistry registry_;
   std::unique_ptr<SchedulerService> service_;
-  std::unique_ptr<kube::HttpServer> http_;
+  std::unique_ptr<serving::HttpServer> http_;
   std::unique_ptr<httplib::Client> http_client_;
 };
 

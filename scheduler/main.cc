@@ -16,7 +16,7 @@
 #include "fmt/format.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "kube/serving.h"
+#include "serving/http_server.h"
 #include "scheduler/config.h"
 #include "scheduler/service.h"
 #include "spdlog/spdlog.h"
@@ -82,11 +82,11 @@ int main(int argc, char** argv) {
     gethostname(host, sizeof(host) - 1);
     identity = fmt::format("{}_{}", host, getpid());
   }
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = scheduler::SchedulerService::Create(&client, {.config = config, .identity = identity}, &registry);
   if (!service.ok()) return Fail(std::string(service.status().message()));
 
-  kube::HttpServer http({.address = config.metrics_address}, &registry);
+  serving::HttpServer http({.address = config.metrics_address}, &registry);
   scheduler::SchedulerService* svc = service->get();
   http.AddHealthCheck("scheduling-loop", [svc] { return svc->Healthy(); });
   http.AddReadyCheck("informers-synced", [svc] {
@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
   // Extender mode: kube-scheduler's extender protocol on its own address (more threads: filter
   // and prioritize of the next pod arrive while a bind is in flight).
-  std::unique_ptr<kube::HttpServer> extender;
+  std::unique_ptr<serving::HttpServer> extender;
   if (config.extender_enabled) {
-    extender = std::make_unique<kube::HttpServer>(kube::HttpServerOptions{.address = config.extender_address, .threads = 8},
+    extender = std::make_unique<serving::HttpServer>(serving::HttpServerOptions{.address = config.extender_address, .threads = 8},
                                                   nullptr);
     svc->ServeExtender(*extender);
     if (absl::Status s = extender->Start(); !s.ok()) return Fail(std::string(s.message()));

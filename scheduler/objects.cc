@@ -1,13 +1,13 @@
 #include "scheduler/objects.h"
 
 #include <charconv>
-
-#include <set>
+#include <utility>
 
 #include "alloc/pod.h"
-#include "alloc/quantity.h"
+#include "base/json_fields.h"
+#include "base/status.h"
 #include "fmt/format.h"
-#include "topology/json_fields.h"
+#include "kube/pod_codec.h"
 #include "topology/nrt.h"
 
 namespace huygens::scheduler {
@@ -16,17 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-const json& Member(const json& object, std::string_view key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(std::string(key));
-  return it == object.end() ? kNull : *it;
-}
-
-std::string StringMember(const json& object, std::string_view key) {
-  const json& v = Member(object, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using json_fields::MemberOrNull;
+using json_fields::StringOrEmpty;
+using kube::QuantityKind;
 
 absl::Status Error(const std::string& what, std::string_view field, std::string_view message) {
   return absl::InvalidArgumentError(fmt::format("{}: {}: {}", what, field, message));
@@ -44,78 +36,24 @@ absl::StatusOr<std::map<std::string, std::string>> StringMap(const json& j, cons
   return out;
 }
 
-// A quantity as Kubernetes writes it ("4", "500m", "1Gi"); integers are accepted too.
+// A quantity as Kubernetes writes it ("4", "500m", "1Gi"), by the pod codec's rule.
 absl::StatusOr<int64_t> Quantity(const json& j, bool cpu, const std::string& what,
                                  std::string_view field) {
-  std::string text;
-  if (j.is_number_integer()) {
-    text = std::to_string(j.get<int64_t>());
-  } else if (j.is_string()) {
-    text = j.get<std::string>();
-  } else {
-    return Error(what, field, "expected a quantity string");
-  }
-  auto v = cpu ? ParseCpuMilli(text) : ParseMemoryBytes(text);
-  if (!v.ok()) return Error(what, field, std::string(v.status().message()));
-  return *v;
-}
-
-absl::Status ReadContainer(const json& c, bool init, const std::string& what,
-                           const std::string& field, ContainerSpec& out,
-                           std::map<std::string, int64_t>& extended) {
-  if (!c.is_object()) return Error(what, field, "expected an object");
-  out.name = StringMember(c, "name");
-  if (out.name.empty()) return Error(what, field + ".name", "missing");
-  out.init = init;
-  out.restartable = init && StringMember(c, "restartPolicy") == "Always";
-  const json& resources = Member(c, "resources");
-  const json& requests = Member(resources, "requests");
-  const json& limits = Member(resources, "limits");
-  auto read = [&](std::string_view name, bool cpu, int64_t& request,
-                  int64_t* limit) -> absl::Status {
-    const json& r = Member(requests, name);
-    const json& l = Member(limits, name);
-    if (!l.is_null() && limit != nullptr) {
-      HUYGENS_ASSIGN_OR_RETURN(*limit, Quantity(l, cpu, what, fmt::format("{}.resources.limits.{}", field, name)));
-    }
-    if (!r.is_null()) {
-      HUYGENS_ASSIGN_OR_RETURN(request, Quantity(r, cpu, what, fmt::format("{}.resources.requests.{}", field, name)));
-    } else if (!l.is_null()) {
-      HUYGENS_ASSIGN_OR_RETURN(request, Quantity(l, cpu, what, fmt::format("{}.resources.limits.{}", field, name)));
-    }
-    return absl::OkStatus();
-  };
-  HUYGENS_RETURN_IF_ERROR(read("cpu", true, out.cpu_request_milli, &out.cpu_limit_milli));
-  HUYGENS_RETURN_IF_ERROR(read("memory", false, out.memory_request_bytes, &out.memory_limit_bytes));
-  HUYGENS_RETURN_IF_ERROR(read(sched::kIsolatedCpuResource, false, out.isolated_cpus, nullptr));
-  // Other extended resources (names with a domain, not the Huygens one).
-  std::set<std::string> names;
-  for (const json* m : {&requests, &limits}) {
-    if (!m->is_object()) continue;
-    for (const auto& [k, v] : m->items()) {
-      if (k.find('/') != std::string::npos && k != sched::kIsolatedCpuResource) names.insert(k);
-    }
-  }
-  for (const std::string& name : names) {
-    int64_t amount = 0;
-    HUYGENS_RETURN_IF_ERROR(read(name, false, amount, nullptr));
-    extended[name] = amount;
-  }
-  return absl::OkStatus();
+  return kube::ReadQuantity(j, cpu ? QuantityKind::kCpuMilli : QuantityKind::kAmount, what, field);
 }
 
 absl::StatusOr<sched::NodeSelectorTerm> ReadTerm(const json& t, const std::string& what,
                                                  const std::string& field) {
   sched::NodeSelectorTerm term;
   for (const char* kind : {"matchExpressions", "matchFields"}) {
-    const json& list = Member(t, kind);
+    const json& list = MemberOrNull(t, kind);
     if (list.is_null()) continue;
     if (!list.is_array()) return Error(what, fmt::format("{}.{}", field, kind), "expected an array");
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string f = fmt::format("{}.{}[{}]", field, kind, i);
       sched::NodeSelectorRequirement req;
-      req.key = StringMember(list[i], "key");
-      std::string op = StringMember(list[i], "operator");
+      req.key = StringOrEmpty(list[i], "key");
+      std::string op = StringOrEmpty(list[i], "operator");
       static const std::map<std::string, sched::SelectorOperator> kOps = {
           {"In", sched::SelectorOperator::kIn},         {"NotIn", sched::SelectorOperator::kNotIn},
           {"Exists", sched::SelectorOperator::kExists}, {"DoesNotExist", sched::SelectorOperator::kDoesNotExist},
@@ -123,7 +61,7 @@ absl::StatusOr<sched::NodeSelectorTerm> ReadTerm(const json& t, const std::strin
       auto it = kOps.find(op);
       if (it == kOps.end()) return Error(what, f + ".operator", fmt::format("unknown operator {:?}", op));
       req.op = it->second;
-      const json& values = Member(list[i], "values");
+      const json& values = MemberOrNull(list[i], "values");
       if (values.is_array()) {
         for (const json& v : values) {
           if (v.is_string()) req.values.push_back(v.get<std::string>());
@@ -145,73 +83,39 @@ std::optional<sched::TaintEffect> ParseEffect(const std::string& s) {
 
 }  // namespace
 
-std::string ObjectKey(const json& object) {
-  const json& md = Member(object, "metadata");
-  std::string ns = StringMember(md, "namespace");
-  std::string name = StringMember(md, "name");
-  return ns.empty() ? name : ns + "/" + name;
-}
-
 absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
-  const std::string what = "pod " + ObjectKey(object);
-  const json& md = Member(object, "metadata");
-  const json& spec = Member(object, "spec");
+  HUYGENS_ASSIGN_OR_RETURN(kube::PodObject decoded, kube::DecodePod(object));
+  const std::string what = "pod " + kube::ObjectKey(object);
+  const json& md = MemberOrNull(object, "metadata");
+  const json& spec = MemberOrNull(object, "spec");
   sched::Pod pod;
-  pod.spec.uid = StringMember(md, "uid");
-  pod.spec.namespace_name = StringMember(md, "namespace");
-  pod.spec.name = StringMember(md, "name");
-  if (pod.spec.uid.empty()) return Error(what, "metadata.uid", "missing");
-  for (const char* list : {"initContainers", "containers"}) {
-    bool init = std::string_view(list) == "initContainers";
-    const json& cs = Member(spec, list);
-    if (cs.is_null()) continue;
-    if (!cs.is_array()) return Error(what, fmt::format("spec.{}", list), "expected an array");
-    for (std::size_t i = 0; i < cs.size(); ++i) {
-      ContainerSpec c;
-      HUYGENS_RETURN_IF_ERROR(ReadContainer(cs[i], init, what, fmt::format("spec.{}[{}]", list, i), c,
-                                            pod.extended_requests));
-      (init ? pod.spec.init_containers : pod.spec.containers).push_back(std::move(c));
-      if (!init) {
-        const json& ports = Member(cs[i], "ports");
-        if (ports.is_array()) {
-          for (const json& p : ports) {
-            const json& hp = Member(p, "hostPort");
-            if (!hp.is_number_integer() || hp.get<int64_t>() <= 0) continue;
-            sched::HostPort port;
-            port.port = static_cast<int32_t>(hp.get<int64_t>());
-            port.host_ip = StringMember(p, "hostIP");
-            std::string proto = StringMember(p, "protocol");
-            if (!proto.empty()) port.protocol = proto;
-            pod.host_ports.push_back(std::move(port));
-          }
-        }
+  pod.spec = std::move(decoded.spec);
+  // As before the codec was shared: the last container that names an extended resource gives
+  // the pod's amount of it (sched/pod.h documents Kubernetes' rule; see issue 16's note).
+  for (const auto& extended : decoded.extended_requests) {
+    for (const auto& [name, amount] : extended) pod.extended_requests[name] = amount;
+  }
+  const json& containers = MemberOrNull(spec, "containers");
+  if (containers.is_array()) {
+    for (const json& c : containers) {
+      const json& ports = MemberOrNull(c, "ports");
+      if (!ports.is_array()) continue;
+      for (const json& p : ports) {
+        const json& hp = MemberOrNull(p, "hostPort");
+        if (!hp.is_number_integer() || hp.get<int64_t>() <= 0) continue;
+        sched::HostPort port;
+        port.port = static_cast<int32_t>(hp.get<int64_t>());
+        port.host_ip = StringOrEmpty(p, "hostIP");
+        std::string proto = StringOrEmpty(p, "protocol");
+        if (!proto.empty()) port.protocol = proto;
+        pod.host_ports.push_back(std::move(port));
       }
     }
   }
-  HUYGENS_ASSIGN_OR_RETURN(auto annotations, StringMap(Member(md, "annotations"), what, "metadata.annotations"));
-  auto annotation = [&](const char* key) -> const std::string* {
-    auto it = annotations.find(key);
-    return it == annotations.end() ? nullptr : &it->second;
-  };
-  if (const std::string* v = annotation("huygens.io/cpu-policy")) {
-    pod.spec.cpu_policy = ParseCpuPolicy(*v);
-    if (!pod.spec.cpu_policy) return Error(what, "huygens.io/cpu-policy", fmt::format("unknown policy {:?}", *v));
-  }
-  if (const std::string* v = annotation("huygens.io/topology-policy")) {
-    pod.spec.topology_policy = ParseTopologyPolicy(*v);
-    if (!pod.spec.topology_policy) {
-      return Error(what, "huygens.io/topology-policy", fmt::format("unknown policy {:?}", *v));
-    }
-  }
-  if (const std::string* v = annotation("huygens.io/bind-policy")) {
-    pod.spec.bind_policy = ParseBindPolicy(*v);
-    if (!pod.spec.bind_policy) return Error(what, "huygens.io/bind-policy", fmt::format("unknown policy {:?}", *v));
-  }
-  if (const std::string* v = annotation("huygens.io/affinity-group")) pod.spec.affinity_group = *v;
-  HUYGENS_ASSIGN_OR_RETURN(pod.labels, StringMap(Member(md, "labels"), what, "metadata.labels"));
-  HUYGENS_ASSIGN_OR_RETURN(pod.node_selector, StringMap(Member(spec, "nodeSelector"), what, "spec.nodeSelector"));
-  const json& na = Member(Member(spec, "affinity"), "nodeAffinity");
-  const json& required = Member(Member(na, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+  HUYGENS_ASSIGN_OR_RETURN(pod.labels, StringMap(MemberOrNull(md, "labels"), what, "metadata.labels"));
+  HUYGENS_ASSIGN_OR_RETURN(pod.node_selector, StringMap(MemberOrNull(spec, "nodeSelector"), what, "spec.nodeSelector"));
+  const json& na = MemberOrNull(MemberOrNull(spec, "affinity"), "nodeAffinity");
+  const json& required = MemberOrNull(MemberOrNull(na, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
   if (required.is_array()) {
     for (std::size_t i = 0; i < required.size(); ++i) {
       HUYGENS_ASSIGN_OR_RETURN(auto term, ReadTerm(required[i], what,
@@ -219,75 +123,74 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
       pod.required_node_affinity.push_back(std::move(term));
     }
   }
-  const json& preferred = Member(na, "preferredDuringSchedulingIgnoredDuringExecution");
+  const json& preferred = MemberOrNull(na, "preferredDuringSchedulingIgnoredDuringExecution");
   if (preferred.is_array()) {
     for (std::size_t i = 0; i < preferred.size(); ++i) {
       sched::PreferredSchedulingTerm p;
-      const json& w = Member(preferred[i], "weight");
+      const json& w = MemberOrNull(preferred[i], "weight");
       p.weight = w.is_number_integer() ? static_cast<int32_t>(w.get<int64_t>()) : 1;
-      HUYGENS_ASSIGN_OR_RETURN(p.preference, ReadTerm(Member(preferred[i], "preference"), what,
+      HUYGENS_ASSIGN_OR_RETURN(p.preference, ReadTerm(MemberOrNull(preferred[i], "preference"), what,
                                                       fmt::format("spec.affinity.nodeAffinity.preferred[{}]", i)));
       pod.preferred_node_affinity.push_back(std::move(p));
     }
   }
-  const json& tolerations = Member(spec, "tolerations");
+  const json& tolerations = MemberOrNull(spec, "tolerations");
   if (tolerations.is_array()) {
     for (const json& t : tolerations) {
       sched::Toleration tol;
-      tol.key = StringMember(t, "key");
-      tol.op = StringMember(t, "operator") == "Exists" ? sched::TolerationOperator::kExists
+      tol.key = StringOrEmpty(t, "key");
+      tol.op = StringOrEmpty(t, "operator") == "Exists" ? sched::TolerationOperator::kExists
                                                        : sched::TolerationOperator::kEqual;
-      tol.value = StringMember(t, "value");
-      std::string effect = StringMember(t, "effect");
+      tol.value = StringOrEmpty(t, "value");
+      std::string effect = StringOrEmpty(t, "effect");
       if (!effect.empty()) tol.effect = ParseEffect(effect);
       pod.tolerations.push_back(std::move(tol));
     }
   }
-  const json& priority = Member(spec, "priority");
+  const json& priority = MemberOrNull(spec, "priority");
   if (priority.is_number_integer()) pod.priority = static_cast<int32_t>(priority.get<int64_t>());
-  std::string scheduler = StringMember(spec, "schedulerName");
+  std::string scheduler = StringOrEmpty(spec, "schedulerName");
   if (!scheduler.empty()) pod.scheduler_name = scheduler;
-  pod.node_name = StringMember(spec, "nodeName");
+  pod.node_name = std::move(decoded.node_name);
   return pod;
 }
 
 absl::StatusOr<std::optional<PodAllocation>> PodAllocationOf(const json& pod) {
-  const json& v = Member(Member(Member(pod, "metadata"), "annotations"), kAllocationAnnotation);
+  const json& v = MemberOrNull(MemberOrNull(MemberOrNull(pod, "metadata"), "annotations"), kAllocationAnnotation);
   if (v.is_null()) return std::optional<PodAllocation>();
-  if (!v.is_string()) return Error("pod " + ObjectKey(pod), kAllocationAnnotation, "expected a string");
-  auto a = AllocationFromJson(v.get<std::string>(), StringMember(Member(pod, "metadata"), "uid"));
-  if (!a.ok()) return absl::InvalidArgumentError(fmt::format("pod {}: {}", ObjectKey(pod), std::string(a.status().message())));
+  if (!v.is_string()) return Error("pod " + kube::ObjectKey(pod), kAllocationAnnotation, "expected a string");
+  auto a = AllocationFromJson(v.get<std::string>(), StringOrEmpty(MemberOrNull(pod, "metadata"), "uid"));
+  if (!a.ok()) return absl::InvalidArgumentError(fmt::format("pod {}: {}", kube::ObjectKey(pod), std::string(a.status().message())));
   return std::optional<PodAllocation>(*std::move(a));
 }
 
 bool PodIsTerminal(const json& pod) {
-  std::string phase = StringMember(Member(pod, "status"), "phase");
-  return phase == "Succeeded" || phase == "Failed";
+  return kube::IsTerminalPhase(StringOrEmpty(MemberOrNull(pod, "status"), "phase"));
 }
 
 absl::StatusOr<sched::Node> NodeFromJson(const json& object) {
-  const std::string what = "node " + ObjectKey(object);
-  const json& md = Member(object, "metadata");
+  const std::string what = "node " + kube::ObjectKey(object);
+  const json& md = MemberOrNull(object, "metadata");
   sched::Node node;
-  node.name = StringMember(md, "name");
+  node.name = StringOrEmpty(md, "name");
   if (node.name.empty()) return Error(what, "metadata.name", "missing");
-  HUYGENS_ASSIGN_OR_RETURN(node.labels, StringMap(Member(md, "labels"), what, "metadata.labels"));
-  const json& spec = Member(object, "spec");
-  const json& unschedulable = Member(spec, "unschedulable");
+  HUYGENS_ASSIGN_OR_RETURN(node.labels, StringMap(MemberOrNull(md, "labels"), what, "metadata.labels"));
+  const json& spec = MemberOrNull(object, "spec");
+  const json& unschedulable = MemberOrNull(spec, "unschedulable");
   node.unschedulable = unschedulable.is_boolean() && unschedulable.get<bool>();
-  const json& taints = Member(spec, "taints");
+  const json& taints = MemberOrNull(spec, "taints");
   if (taints.is_array()) {
     for (std::size_t i = 0; i < taints.size(); ++i) {
       sched::Taint t;
-      t.key = StringMember(taints[i], "key");
-      t.value = StringMember(taints[i], "value");
-      auto effect = ParseEffect(StringMember(taints[i], "effect"));
+      t.key = StringOrEmpty(taints[i], "key");
+      t.value = StringOrEmpty(taints[i], "value");
+      auto effect = ParseEffect(StringOrEmpty(taints[i], "effect"));
       if (!effect) return Error(what, fmt::format("spec.taints[{}].effect", i), "unknown effect");
       t.effect = *effect;
       node.taints.push_back(std::move(t));
     }
   }
-  const json& allocatable = Member(Member(object, "status"), "allocatable");
+  const json& allocatable = MemberOrNull(MemberOrNull(object, "status"), "allocatable");
   if (allocatable.is_object()) {
     for (const auto& [name, value] : allocatable.items()) {
       std::string field = "status.allocatable." + name;

@@ -3,9 +3,10 @@
 // NodeState (the exact topology and pools from the huygens.io/cpu-topology and huygens.io/pools
 // annotations, topology/nrt.h).
 //
-// Field meanings follow core/v1. Requests default to limits per resource when only the limit is
-// set (the API server's defaulting, which our fake server does not do). Only what the core reads
-// is converted; unknown fields are ignored.
+// Field meanings follow core/v1. A pod's identity, containers and huygens.io/* annotations are
+// read by the pod codec (kube/pod_codec.h, shared with the agent: one set of rules, among them
+// "a missing request defaults to the limit"); node quantities by its ReadQuantity. Only what
+// the core reads is converted; unknown fields are ignored.
 // Errors: InvalidArgument naming the object ("pod default/web: spec.containers[0].resources.
 // requests.cpu: ...") and the field.
 // Thread-safety: pure functions.
@@ -18,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "cpuset/cpuset.h"
+#include "kube/pod_codec.h"
 #include "nlohmann/json.hpp"
 #include "node/allocation.h"
 #include "node/node_state.h"
@@ -26,12 +28,9 @@
 
 namespace huygens::scheduler {
 
-// "namespace/name" of an object's metadata (for messages and keys).
-std::string ObjectKey(const nlohmann::json& object);
-
-// The pod's scheduling view. `creation_index` is left 0 (the caller numbers pods in arrival
-// order). Annotations read: huygens.io/cpu-policy, topology-policy, bind-policy,
-// affinity-group (an unknown value is an error naming the annotation).
+// The pod's scheduling view: what the pod codec reads (kube/pod_codec.h, its rules and errors),
+// plus labels, nodeSelector, node affinity, tolerations, host ports, priority and
+// schedulerName. `creation_index` is left 0 (the caller numbers pods in arrival order).
 absl::StatusOr<sched::Pod> PodFromJson(const nlohmann::json& pod);
 
 // The pod's huygens.io/allocation annotation; nullopt when absent.

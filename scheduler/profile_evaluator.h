@@ -5,8 +5,9 @@
 // What it is: the framework's PreFilter -> Filter per node (the first failing plugin decides,
 // as sched::Scheduler) and PreScore -> Score -> NormalizeScore -> weighted sum, without
 // sched::Scheduler's node sampling (percentageOfNodesToScore), round-robin start, Reserve or
-// Bind: every given node is judged and nothing in the cache changes. Plugins are built with
-// sched::NewPlugin from the same profile the standalone scheduler uses, so verdicts and raw
+// Bind: every given node is judged and nothing in the cache changes. The plugins and the
+// PreFilter and Filter loops are sched::PluginSet's (sched/plugin_set.h), built from the same
+// profile the standalone scheduler uses and run as ScheduleOne runs them, so verdicts and raw
 // scores are the ones ScheduleOne would compute.
 //
 // Thread-safety: not thread-safe; the caller serialises calls with every change of the cache.
@@ -23,11 +24,8 @@
 #include "absl/status/statusor.h"
 #include "sched/cache.h"
 #include "sched/framework.h"
+#include "sched/plugin_set.h"
 #include "sched/profile.h"
-
-namespace huygens::sched {
-class Plugin;
-}  // namespace huygens::sched
 
 namespace huygens::scheduler {
 
@@ -57,11 +55,7 @@ class ProfileEvaluator {
   ProfileEvaluator() = default;
   void Begin(const sched::PodPtr& pod);
 
-  std::vector<std::unique_ptr<sched::Plugin>> owned_;
-  std::vector<sched::PreFilterPlugin*> pre_filters_;
-  std::vector<sched::FilterPlugin*> filters_;
-  std::vector<sched::PreScorePlugin*> pre_scores_;
-  std::vector<std::pair<sched::ScorePlugin*, int64_t>> scores_;
+  sched::PluginSet plugins_;
   sched::CycleState state_;
 };
 

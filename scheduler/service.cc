@@ -13,6 +13,7 @@
 #include "kube/api_error.h"
 #include "kube/informer.h"
 #include "kube/leader_election.h"
+#include "kube/pod_codec.h"
 #include "kube/resource.h"
 #include "sched/cache.h"
 #include "sched/framework.h"
@@ -94,13 +95,13 @@ struct SchedulerService::Impl {
   std::vector<ProfileConfig> profiles;
 
   // Metrics.
-  kube::CounterFamily* attempts = nullptr;
-  kube::HistogramFamily* attempt_latency = nullptr;
-  kube::HistogramFamily* e2e_latency = nullptr;
-  kube::GaugeFamily* pending = nullptr;
-  kube::GaugeFamily* cache_size = nullptr;
-  kube::CounterFamily* api_errors = nullptr;
-  kube::GaugeFamily* leader = nullptr;
+  serving::CounterFamily* attempts = nullptr;
+  serving::HistogramFamily* attempt_latency = nullptr;
+  serving::HistogramFamily* e2e_latency = nullptr;
+  serving::GaugeFamily* pending = nullptr;
+  serving::GaugeFamily* cache_size = nullptr;
+  serving::CounterFamily* api_errors = nullptr;
+  serving::GaugeFamily* leader = nullptr;
 
   // Informer events, handed to the scheduling thread.
   std::mutex mu;
@@ -136,7 +137,7 @@ struct SchedulerService::Impl {
   // the two over everything "owned by the scheduling thread" above.
   bool extender = false;
   std::unique_ptr<ProfileEvaluator> evaluator;
-  kube::CounterFamily* extender_requests = nullptr;
+  serving::CounterFamily* extender_requests = nullptr;
   std::mutex state_mu;
   std::atomic<bool> cache_ready{false};  // every listed object has been applied
 
@@ -244,7 +245,7 @@ struct SchedulerService::Impl {
     });
     for (const json* object : on_node) {
       absl::Status s = Place(*object);
-      if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, ObjectKey(*object), std::string(s.message()));
+      if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, kube::ObjectKey(*object), std::string(s.message()));
     }
     queue.OnClusterEvent(sched::ClusterEvent::kNodeAdded, absl::Now());
   }
@@ -279,7 +280,7 @@ struct SchedulerService::Impl {
       if (s.code() == absl::StatusCode::kFailedPrecondition) {
         RebuildNode(pod->node_name);  // CPUs counted as kubelet's before the pod was seen
       } else if (!s.ok()) {
-        spdlog::warn("pod {}: {}", ObjectKey(object), std::string(s.message()));
+        spdlog::warn("pod {}: {}", kube::ObjectKey(object), std::string(s.message()));
       }
       return;
     }
@@ -619,12 +620,12 @@ struct SchedulerService::Impl {
   // ---- extender verbs (kube-scheduler's HTTP extender protocol) ----------------------------
   // Each runs on an HTTP server thread and holds state_mu for its whole call.
 
-  kube::HttpReply ExtenderReply(const char* verb, const char* result, int status, std::string body) {
+  serving::HttpReply ExtenderReply(const char* verb, const char* result, int status, std::string body) {
     extender_requests->Inc({verb, result});
-    return kube::HttpReply{.status = status, .content_type = "application/json", .body = std::move(body)};
+    return serving::HttpReply{.status = status, .content_type = "application/json", .body = std::move(body)};
   }
   // A malformed request: 400, nothing changed.
-  kube::HttpReply BadRequest(const char* verb, const absl::Status& s) {
+  serving::HttpReply BadRequest(const char* verb, const absl::Status& s) {
     const char* key = std::string_view(verb) == "bind" ? "Error" : "error";
     return ExtenderReply(verb, "bad_request", 400, json{{key, std::string(s.message())}}.dump());
   }
@@ -657,7 +658,7 @@ struct SchedulerService::Impl {
     }
   }
 
-  kube::HttpReply ExtenderFilter(const std::string& body) {
+  serving::HttpReply ExtenderFilter(const std::string& body) {
     auto args = ParseExtenderArgs(body, "filter");
     if (!args.ok()) return BadRequest("filter", args.status());
     FilterVerdict verdict;
@@ -696,7 +697,7 @@ struct SchedulerService::Impl {
     return ExtenderReply("filter", verdict.error.empty() ? "ok" : "error", 200, RenderFilterResult(*args, verdict));
   }
 
-  kube::HttpReply ExtenderPrioritize(const std::string& body) {
+  serving::HttpReply ExtenderPrioritize(const std::string& body) {
     auto args = ParseExtenderArgs(body, "prioritize");
     if (!args.ok()) return BadRequest("prioritize", args.status());
     std::vector<std::pair<std::string, int64_t>> scores;
@@ -726,7 +727,7 @@ struct SchedulerService::Impl {
     return ExtenderReply("prioritize", "ok", 200, RenderHostPriorityList(scores));
   }
 
-  kube::HttpReply ExtenderBind(const std::string& body) {
+  serving::HttpReply ExtenderBind(const std::string& body) {
     auto args = ParseBindingArgs(body);
     if (!args.ok()) return BadRequest("bind", args.status());
     std::lock_guard<std::mutex> lock(state_mu);
@@ -866,7 +867,7 @@ SchedulerService::SchedulerService(std::unique_ptr<Impl> impl) : impl_(std::move
 
 absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube::Client* client,
                                                                            ServiceOptions options,
-                                                                           kube::MetricsRegistry* registry) {
+                                                                           serving::MetricsRegistry* registry) {
   auto impl = std::make_unique<Impl>();
   impl->client = client;
   impl->options = std::move(options);
@@ -904,7 +905,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       raw->leading = false;
       raw->leader->Set({}, 0);
     };
-    impl->elector = std::make_unique<kube::LeaderElector>(client, lc, callbacks, kube::RealClock::Get());
+    impl->elector = std::make_unique<kube::LeaderElector>(client, lc, callbacks, RealClock::Get());
   }
   impl->attempts = &registry->AddCounter("huygens_scheduler_schedule_attempts_total",
                                          "Scheduling attempts by result (scheduled, unschedulable, error).",
@@ -912,11 +913,11 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   impl->attempt_latency = &registry->AddHistogram(
       "huygens_scheduler_scheduling_attempt_duration_seconds",
       "Scheduling attempt latency in seconds (algorithm and binding with its allocation), by result.",
-      {"result"}, kube::LatencyBuckets());
+      {"result"}, serving::LatencyBuckets());
   impl->e2e_latency = &registry->AddHistogram(
       "huygens_scheduler_pod_scheduling_duration_seconds",
       "Seconds from a pod entering the queue to its binding, over all its attempts.", {},
-      kube::LatencyBuckets());
+      serving::LatencyBuckets());
   impl->pending = &registry->AddGauge("huygens_scheduler_pending_pods",
                                       "Pods waiting to be scheduled, by queue (active, backoff, unschedulable).",
                                       {"queue"});
@@ -991,7 +992,7 @@ void SchedulerService::Stop() {
   impl->events.reset();
 }
 
-void SchedulerService::ServeExtender(kube::HttpServer& http) {
+void SchedulerService::ServeExtender(serving::HttpServer& http) {
   Impl* impl = impl_.get();
   http.HandlePost("/filter", [impl](const std::string& body) { return impl->ExtenderFilter(body); });
   http.HandlePost("/prioritize", [impl](const std::string& body) { return impl->ExtenderPrioritize(body); });

@@ -35,7 +35,7 @@
 
 #include "absl/status/status.h"
 #include "kube/client.h"
-#include "kube/serving.h"
+#include "serving/http_server.h"
 #include "scheduler/config.h"
 
 namespace huygens::scheduler {
@@ -53,7 +53,7 @@ class SchedulerService {
   // election configuration.
   static absl::StatusOr<std::unique_ptr<SchedulerService>> Create(kube::Client* client,
                                                                   ServiceOptions options,
-                                                                  kube::MetricsRegistry* registry);
+                                                                  serving::MetricsRegistry* registry);
   ~SchedulerService();  // Stop()s
 
   // Starts the informers, the leader elector (if enabled) and the scheduling thread.
@@ -77,7 +77,7 @@ class SchedulerService {
   // synced every verb answers with an error. In extender mode the service does not schedule
   // from its own queue and runs without leader election (one replica).
   // REQUIRES: before http.Start(); the service outlives `http`'s serving.
-  void ServeExtender(kube::HttpServer& http);
+  void ServeExtender(serving::HttpServer& http);
 
   // Every informer has listed once (readiness).
   bool Synced() const;

@@ -28,7 +28,7 @@ void BM_PodsBoundPerSecond(benchmark::State& state) {
     for (int i = 0; i < nodes; ++i) (void)testing::AddMachine(**server, "n" + std::to_string(i), 64);
     kube::testing::FakeClock clock;
     auto client = kube::testing::ClientFor(**server, &clock);
-    kube::MetricsRegistry registry;
+    serving::MetricsRegistry registry;
     ServiceOptions options;
     options.config.leader_election.leader_elect = false;
     auto service = SchedulerService::Create(client.get(), options, &registry);

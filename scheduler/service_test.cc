@@ -29,7 +29,7 @@ class ServiceTest : public ::testing::Test {
   }
   std::unique_ptr<kube::Client> NewClient() { return kube::testing::ClientFor(*server_, &clock_); }
 
-  std::unique_ptr<SchedulerService> NewService(kube::Client* client, kube::MetricsRegistry* registry,
+  std::unique_ptr<SchedulerService> NewService(kube::Client* client, serving::MetricsRegistry* registry,
                                                bool leader_elect = false, std::string identity = "a") {
     ServiceOptions options;
     options.config.leader_election.leader_elect = leader_elect;
@@ -56,7 +56,7 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
   // A pod of another scheduler is left alone.
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("other", 2, "default-scheduler")).ok());
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] { return Bound() == 180; })) << Bound();
@@ -72,7 +72,7 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
 TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutcome) {
   for (int i = 0; i < 12; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
@@ -98,7 +98,7 @@ TEST_F(ServiceTest, KubeletHeldCpusPublishedInTheNrtAreNeverHandedOut) {
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2)).ok());
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
@@ -127,7 +127,7 @@ TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
   ASSERT_TRUE(AddMachine(*server_, "small", 4));
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("big", 8)).ok());
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] {
@@ -150,7 +150,7 @@ TEST_F(ServiceTest, APendingPodWithAnHonourableAllocationIsBoundWhereItSays) {
   ASSERT_TRUE(server_->Create("pods", pod).ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] { return Bound() == 11; }));
@@ -171,7 +171,7 @@ TEST_F(ServiceTest, APendingPodWhoseAllocationConflictsIsUndoneAndScheduledAfres
   stale["metadata"]["annotations"][kAllocationAnnotation] = kAlloc;  // the same CPUs
   ASSERT_TRUE(server_->Create("pods", stale).ok());
   auto client = NewClient();
-  kube::MetricsRegistry registry;
+  serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(WaitFor([&] { return Bound() == 2; }));
@@ -186,7 +186,7 @@ TEST_F(ServiceTest, OnlyTheLeaderSchedulesAndTheStandbyTakesOverWhenItStops) {
   ASSERT_TRUE(AddMachine(*server_, "n1", 16));
   auto client_a = NewClient();
   auto client_b = NewClient();
-  kube::MetricsRegistry registry_a, registry_b;
+  serving::MetricsRegistry registry_a, registry_b;
   auto a = NewService(client_a.get(), &registry_a, true, "a");
   auto b = NewService(client_b.get(), &registry_b, true, "b");
   a->Start();

@@ -9,7 +9,7 @@
 
 #include "fmt/format.h"
 #include "sim/csv.h"
-#include "sim/yaml_reader.h"
+#include "base/yaml_reader.h"
 #include "topology/discovery/discovery.h"
 
 namespace huygens::sim {

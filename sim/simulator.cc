@@ -22,7 +22,7 @@
 #include "sched/queue.h"
 #include "sched/scheduler.h"
 #include "sim/cpu_ledger.h"
-#include "sim/yaml_reader.h"
+#include "base/yaml_reader.h"
 
 namespace huygens::sim {
 namespace {
@@ -238,7 +238,7 @@ absl::Status Run::BuildCluster() {
       node.allocatable.pods = g.max_pods;
       if (g.mode == NodeMode::kIsolated && !baseline()) {
         node.allocatable.cpu_milli = int64_t{m.system_cpus.Size()} * 1000;
-        node.allocatable.extended[sched::kIsolatedCpuResource] = m.user_pool.Size();
+        node.allocatable.extended[kIsolatedCpuResource] = m.user_pool.Size();
       } else {
         node.allocatable.cpu_milli = int64_t{m.user_pool.Size()} * 1000;
       }

@@ -8,7 +8,7 @@
 #include "fmt/format.h"
 #include "sim/cluster_spec.h"
 #include "sim/csv.h"
-#include "sim/yaml_reader.h"
+#include "base/yaml_reader.h"
 
 namespace huygens::sim {
 namespace {

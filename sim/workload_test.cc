@@ -5,20 +5,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/quantity.h"
 
 namespace huygens::sim {
 namespace {
 
 using ::testing::HasSubstr;
-
-TEST(QuantityTest, DurationsParseInSecondsOrWithAUnit) {
-  EXPECT_EQ(*ParseDuration("90"), 90000000);
-  EXPECT_EQ(*ParseDuration("10m"), 600000000);
-  EXPECT_EQ(*ParseDuration("250ms"), 250000);
-  EXPECT_EQ(*ParseDuration("1d"), int64_t{86400} * 1000000);
-  EXPECT_FALSE(ParseDuration("5 minutes").ok());
-}
 
 constexpr char kWorkload[] = R"(seed: 42
 pods:

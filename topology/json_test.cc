@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "topology/test_machines.h"
+#include "topology/testing/machines.h"
 
 namespace huygens {
 namespace {
@@ -13,7 +13,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-class RoundTrip : public ::testing::TestWithParam<test_machines::NamedMachine> {};
+class RoundTrip : public ::testing::TestWithParam<testing::NamedMachine> {};
 
 TEST_P(RoundTrip, ThroughJsonGivesTheSameTopologyAndTheSameJson) {
   const CpuTopology t = GetParam().make();
@@ -33,8 +33,8 @@ TEST_P(RoundTrip, ThroughTextGivesTheSameTopology) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Machines, RoundTrip, ::testing::ValuesIn(test_machines::AllNamed()),
-                         [](const ::testing::TestParamInfo<test_machines::NamedMachine>& p) {
+INSTANTIATE_TEST_SUITE_P(Machines, RoundTrip, ::testing::ValuesIn(testing::AllNamed()),
+                         [](const ::testing::TestParamInfo<testing::NamedMachine>& p) {
                            return std::string(p.param.name);
                          });
 
@@ -62,11 +62,11 @@ TEST(ToJson, WritesEveryFieldOfTheDocumentedShape) {
     "machine": {"possible":"0-7","present":"0-5","isolated":"2","nohzFull":"2-3",
                 "isolcpusFlags":["domain"]}
   })");
-  EXPECT_EQ(ToJson(test_machines::OfflineCpusAdjacentSiblings()), expected);
+  EXPECT_EQ(ToJson(testing::OfflineCpusAdjacentSiblings()), expected);
 }
 
 TEST(ToJson, WritesHugepagesAndDistancesKeyedByDecimalText) {
-  const json doc = ToJson(test_machines::TwoSocketsSmt());
+  const json doc = ToJson(testing::TwoSocketsSmt());
   EXPECT_EQ(doc["numaNodes"][0]["hugepages"], json::parse(R"({"2097152":512,"1073741824":2})"));
   EXPECT_EQ(doc["numaNodes"][1]["distances"], json::parse(R"({"0":21,"1":10})"));
   EXPECT_EQ(doc["numaNodes"][1]["cpus"], "4-7,12-15");
@@ -74,10 +74,10 @@ TEST(ToJson, WritesHugepagesAndDistancesKeyedByDecimalText) {
 }
 
 TEST(ToJsonString, IsCompactByDefault) {
-  const std::string text = ToJsonString(test_machines::OneSocketNoSmt());
+  const std::string text = ToJsonString(testing::OneSocketNoSmt());
   EXPECT_EQ(text.find('\n'), std::string::npos);
   EXPECT_THAT(text, HasSubstr("\"version\":1"));
-  EXPECT_THAT(ToJsonString(test_machines::OneSocketNoSmt(), 2), HasSubstr("\n  \"cpus\""));
+  EXPECT_THAT(ToJsonString(testing::OneSocketNoSmt(), 2), HasSubstr("\n  \"cpus\""));
 }
 
 // ---- The minimal form -------------------------------------------------------------------------
@@ -158,7 +158,7 @@ TEST(MinimalForm, EqualsTheFullFormOfTheSameMachine) {
       {"id":2,"core":2,"socket":0,"numa":0,"l3":0},{"id":3,"core":3,"socket":0,"numa":0,"l3":0}],
     "numaNodes":[{"id":0,"memoryBytes":8589934592}]})");
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(*t, test_machines::OneSocketNoSmt());
+  EXPECT_EQ(*t, testing::OneSocketNoSmt());
 }
 
 // ---- Errors -----------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ErrorCase>& p) { return std::string(p.param.name); });
 
 TEST(TopologyFromJson, AcceptsEveryStringType) {
-  const std::string text = ToJsonString(test_machines::OneSocketNoSmt());
+  const std::string text = ToJsonString(testing::OneSocketNoSmt());
   EXPECT_TRUE(TopologyFromJson(text).ok());
   EXPECT_TRUE(TopologyFromJson(std::string_view(text)).ok());
   EXPECT_TRUE(TopologyFromJson(text.c_str()).ok());

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "cpuset/cpuset.h"
+#include "base/wire_names.h"
 #include "nlohmann/json.hpp"
 #include "topology/topology.h"
 
@@ -35,13 +36,7 @@ namespace huygens {
 inline constexpr char kNrtApiVersion[] = "topology.node.k8s.io/v1alpha2";
 inline constexpr char kNrtApiVersionV1Alpha1[] = "topology.node.k8s.io/v1alpha1";
 inline constexpr char kNrtKind[] = "NodeResourceTopology";
-inline constexpr char kCpuTopologyAnnotation[] = "huygens.io/cpu-topology";
-inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
-
-// Zone attribute with a NUMA node's capacity factor in (0, 1] (decimal text, e.g. "0.75";
-// absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs
-// are shared with other VMs on the host). Written by the agent, honoured by the scheduler.
-inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+// kCpuTopologyAnnotation, kPoolsAnnotation and kCapacityFactorAttribute: base/wire_names.h.
 
 // What BuildNrt needs to describe one node.
 struct NrtInput {

@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "topology/json.h"
-#include "topology/test_machines.h"
+#include "topology/testing/machines.h"
 #include "yaml-cpp/yaml.h"
 
 namespace huygens {
@@ -57,7 +57,7 @@ const json* FindByName(const json& list, std::string_view name) {
 // ---- BuildNrt ---------------------------------------------------------------------------------
 
 TEST(BuildNrt, DescribesTwoSocketsWithPoolsMemoryAndHugepages) {
-  const CpuTopology t = test_machines::TwoSocketsSmt();
+  const CpuTopology t = testing::TwoSocketsSmt();
   NrtInput in;
   in.node_name = "worker-1";
   in.topology = &t;
@@ -114,7 +114,7 @@ TEST(BuildNrt, DescribesTwoSocketsWithPoolsMemoryAndHugepages) {
 }
 
 TEST(BuildNrt, IsolatedModeOffersOnlyTheIsolatedCpus) {
-  const CpuTopology t = test_machines::OfflineCpusAdjacentSiblings();  // CPU 2 isolated
+  const CpuTopology t = testing::OfflineCpusAdjacentSiblings();  // CPU 2 isolated
   NrtInput in{.node_name = "edge", .topology = &t, .mode = "isolated"};
   absl::StatusOr<json> nrt = BuildNrt(in);
   ASSERT_TRUE(nrt.ok()) << nrt.status();
@@ -132,7 +132,7 @@ TEST(BuildNrt, IsolatedModeOffersOnlyTheIsolatedCpus) {
 }
 
 TEST(BuildNrt, MemoryOnlyNodesAreZonesWithoutCpus) {
-  const CpuTopology t = test_machines::SparseNumaWithMemoryOnlyNode();
+  const CpuTopology t = testing::SparseNumaWithMemoryOnlyNode();
   absl::StatusOr<json> nrt = BuildNrt({.node_name = "cxl", .topology = &t});
   ASSERT_TRUE(nrt.ok()) << nrt.status();
   ASSERT_EQ((*nrt)["zones"].size(), 5u);
@@ -156,7 +156,7 @@ TEST(BuildNrt, CostsUseTheKernelDefaultsWithoutADistanceTable) {
 }
 
 TEST(BuildNrt, ReservationsLargerThanTheNodeClampAtZero) {
-  const CpuTopology t = test_machines::OneSocketNoSmt();
+  const CpuTopology t = testing::OneSocketNoSmt();
   absl::StatusOr<json> nrt = BuildNrt({.node_name = "n",
                                        .topology = &t,
                                        .memory_reserved_bytes = {{0, 100ull << 30}},
@@ -176,7 +176,7 @@ void PrintTo(const InputErrorCase& c, std::ostream* os) { *os << c.name; }
 class BuildNrtErrors : public ::testing::TestWithParam<InputErrorCase> {};
 
 TEST_P(BuildNrtErrors, NameTheInputField) {
-  static const CpuTopology t = test_machines::TwoSocketsSmt();
+  static const CpuTopology t = testing::TwoSocketsSmt();
   NrtInput in{.node_name = "n", .topology = &t};
   GetParam().edit(in);
   absl::StatusOr<json> nrt = BuildNrt(in);
@@ -228,7 +228,7 @@ TEST(NrtTopologyPolicy, MatchesNfdNames) {
 
 // ---- Round trip -------------------------------------------------------------------------------
 
-class NrtRoundTrip : public ::testing::TestWithParam<test_machines::NamedMachine> {};
+class NrtRoundTrip : public ::testing::TestWithParam<testing::NamedMachine> {};
 
 TEST_P(NrtRoundTrip, RebuildsTheExactTopologyAndPools) {
   const CpuTopology t = GetParam().make();
@@ -258,8 +258,8 @@ TEST_P(NrtRoundTrip, RebuildsTheExactTopologyAndPools) {
                               .mode = "allocatable"}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Machines, NrtRoundTrip, ::testing::ValuesIn(test_machines::AllNamed()),
-                         [](const ::testing::TestParamInfo<test_machines::NamedMachine>& p) {
+INSTANTIATE_TEST_SUITE_P(Machines, NrtRoundTrip, ::testing::ValuesIn(testing::AllNamed()),
+                         [](const ::testing::TestParamInfo<testing::NamedMachine>& p) {
                            return std::string(p.param.name);
                          });
 
@@ -410,7 +410,7 @@ TEST(TopologyFromNrt, ABrokenAnnotationNamesTheObjectAndTheJsonField) {
 
 TEST(TopologyFromNrt, AZoneThatIsNotANumaNodeOfTheTopologyIsAnError) {
   NrtObject nrt = WithAnnotations(
-      {{kCpuTopologyAnnotation, ToJsonString(test_machines::OneSocketNoSmt())}});
+      {{kCpuTopologyAnnotation, ToJsonString(testing::OneSocketNoSmt())}});
   nrt.zones.push_back(NrtZone{.name = "node-3", .type = "Node"});
   absl::StatusOr<CpuTopology> t = TopologyFromNrt(nrt);
   ASSERT_FALSE(t.ok());

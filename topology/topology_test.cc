@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "topology/test_machines.h"
+#include "topology/testing/machines.h"
 
 namespace huygens {
 namespace {
@@ -15,13 +15,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using test_machines::Node;
-using test_machines::Offline;
-using test_machines::Online;
-using test_machines::OfflineCpusAdjacentSiblings;
-using test_machines::OneSocketNoSmt;
-using test_machines::SparseNumaWithMemoryOnlyNode;
-using test_machines::TwoSocketsSmt;
+using testing::Node;
+using testing::Offline;
+using testing::Online;
+using testing::OfflineCpusAdjacentSiblings;
+using testing::OneSocketNoSmt;
+using testing::SparseNumaWithMemoryOnlyNode;
+using testing::TwoSocketsSmt;
 
 CpuTopology MustCreate(std::vector<CpuInfo> cpus, std::vector<NumaNode> nodes,
                        MachineCpus machine = {}) {

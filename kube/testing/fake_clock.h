@@ -1,4 +1,4 @@
-// FakeClock: a Clock whose time moves only when a test (or a Sleep call) moves it.
+// FakeClock: a Clock (base/clock.h) whose time moves only when a test (or a Sleep call) moves it.
 // Sleep(d) advances the time by d at once and returns, so code that waits runs instantly and
 // deterministically. Thread-safe.
 #ifndef HUYGENS_KUBE_TESTING_FAKE_CLOCK_H_
@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace huygens::kube::testing {
 

@@ -1,11 +1,11 @@
-#include "topology/test_machines.h"
+#include "topology/testing/machines.h"
 
 #include <utility>
 #include <vector>
 
 #include "absl/base/internal/raw_logging.h"
 
-namespace huygens::test_machines {
+namespace huygens::testing {
 namespace {
 
 CpuTopology MustCreate(std::vector<CpuInfo> cpus, std::vector<NumaNode> nodes,
@@ -95,4 +95,4 @@ std::vector<NamedMachine> AllNamed() {
 
 void PrintTo(const NamedMachine& m, std::ostream* os) { *os << m.name; }
 
-}  // namespace huygens::test_machines
+}  // namespace huygens::testing

@@ -1,4 +1,4 @@
-// libFuzzer target for alloc/quantity.h: any text either parses to a non-negative value within
+// libFuzzer target for base/quantity.h: any text either parses to a non-negative value within
 // the documented bounds or gives InvalidArgument, and an accepted value reads back the same from
 // its canonical spelling ("<n>m" for CPU, "<n>" for bytes). Never crashes or overflows (UBSan).
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "absl/base/internal/raw_logging.h"
-#include "alloc/quantity.h"
+#include "base/quantity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-#include "alloc/quantity.h"
+#include "base/quantity.h"
 
 #include <algorithm>
 #include <array>

@@ -1,13 +1,13 @@
-#include "sim/yaml_reader.h"
+#include "base/yaml_reader.h"
 
 #include <cmath>
 #include <string>
 
-#include "alloc/quantity.h"
+#include "base/duration.h"
+#include "base/quantity.h"
 #include "fmt/format.h"
-#include "sim/quantity.h"
 
-namespace huygens::sim {
+namespace huygens {
 namespace {
 
 const char* KindName(const YAML::Node& node) {
@@ -163,4 +163,4 @@ absl::StatusOr<std::map<std::string, std::string>> YamlReader::StringMap(
   return out;
 }
 
-}  // namespace huygens::sim
+}  // namespace huygens

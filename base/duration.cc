@@ -1,4 +1,4 @@
-#include "sim/quantity.h"
+#include "base/duration.h"
 
 #include <cmath>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "fmt/format.h"
 
-namespace huygens::sim {
+namespace huygens {
 namespace {
 
 // Splits "12.5Gi" into the number 12.5 and the suffix "Gi". Returns false when the text does
@@ -61,4 +61,4 @@ absl::StatusOr<int64_t> ParseDuration(std::string_view text) {
   return bad();
 }
 
-}  // namespace huygens::sim
+}  // namespace huygens

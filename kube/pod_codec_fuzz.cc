@@ -1,19 +1,25 @@
-// Fuzzes the pod reader on arbitrary JSON: any pod object gives a NodePod with non-empty
-// identity and non-negative requests, or an error.
+// Fuzzes the pod codec on arbitrary JSON: any pod object gives a PodObject with non-empty
+// identity, non-negative requests and one extended-resource map per container, or an error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "agent/pod.h"
+#include "kube/pod_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
-  auto pod = huygens::agent::NodePodFromJson(j);
+  auto pod = huygens::kube::DecodePod(j);
   if (pod.ok()) {
-    if (pod->spec.uid.empty() || pod->spec.name.empty()) std::abort();
+    if (pod->spec.uid.empty() || pod->spec.name.empty() || pod->spec.namespace_name.empty()) {
+      std::abort();
+    }
+    if (pod->extended_requests.size() !=
+        pod->spec.init_containers.size() + pod->spec.containers.size()) {
+      std::abort();
+    }
     for (const auto* list : {&pod->spec.init_containers, &pod->spec.containers}) {
       for (const auto& c : *list) {
         if (c.name.empty() || c.cpu_request_milli < 0 || c.isolated_cpus < 0) std::abort();

@@ -1,13 +1,14 @@
-// Clock: the time source the Kubernetes client uses for rate limits, backoff and leader
-// election, so that tests can drive time by hand (see kube/testing/fake_clock.h).
+// Clock: the monotonic time source that daemons' code is handed (the Kubernetes client's rate
+// limits, backoff and leader election; the agent's loops), so that tests can drive time by hand
+// (kube/testing/fake_clock.h has the fake).
 //
 // Thread-safety: implementations must be safe to call from any thread.
-#ifndef HUYGENS_KUBE_CLOCK_H_
-#define HUYGENS_KUBE_CLOCK_H_
+#ifndef HUYGENS_BASE_CLOCK_H_
+#define HUYGENS_BASE_CLOCK_H_
 
 #include <chrono>
 
-namespace huygens::kube {
+namespace huygens {
 
 class Clock {
  public:
@@ -30,6 +31,6 @@ class RealClock final : public Clock {
   static RealClock* Get();
 };
 
-}  // namespace huygens::kube
+}  // namespace huygens
 
-#endif  // HUYGENS_KUBE_CLOCK_H_
+#endif  // HUYGENS_BASE_CLOCK_H_

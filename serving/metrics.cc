@@ -1,16 +1,12 @@
-#include "kube/serving.h"
+#include "serving/metrics.h"
 
-#include <httplib.h>
-
-#include <atomic>
 #include <charconv>
 #include <cmath>
-#include <thread>
 
 #include "absl/base/internal/raw_logging.h"
 #include "fmt/format.h"
 
-namespace huygens::kube {
+namespace huygens::serving {
 
 namespace {
 
@@ -263,143 +259,4 @@ std::string MetricsRegistry::Expose() const {
   return out;
 }
 
-// ---- HTTP server ----
-
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address) {
-  std::size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        fmt::format("address {:?}: want host:port (port 0 for any free port)", address));
-  }
-  std::string host(address.substr(0, colon));
-  std::string_view port_text = address.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty()) host = "0.0.0.0";
-  int port = -1;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        fmt::format("address {:?}: port {:?} is not a number in 0..65535", address, port_text));
-  }
-  return std::make_pair(host, port);
-}
-
-struct HttpServer::Impl {
-  httplib::Server server;
-  std::thread listener;
-  std::atomic<bool> listener_done{false};
-  std::vector<std::pair<std::string, HealthCheck>> health;
-  std::vector<std::pair<std::string, HealthCheck>> ready;
-  bool started = false;
-};
-
-HttpServer::HttpServer(HttpServerOptions options, const MetricsRegistry* registry)
-    : options_(std::move(options)), registry_(registry), impl_(std::make_unique<Impl>()) {}
-
-HttpServer::~HttpServer() { Stop(); }
-
-void HttpServer::AddHealthCheck(std::string name, HealthCheck check) {
-  ABSL_RAW_CHECK(!impl_->started, "HttpServer: checks are added before Start()");
-  impl_->health.emplace_back(std::move(name), std::move(check));
-}
-
-void HttpServer::AddReadyCheck(std::string name, HealthCheck check) {
-  ABSL_RAW_CHECK(!impl_->started, "HttpServer: checks are added before Start()");
-  impl_->ready.emplace_back(std::move(name), std::move(check));
-}
-
-void HttpServer::HandlePost(std::string path, PostHandler handler) {
-  ABSL_RAW_CHECK(!impl_->started, "HttpServer: handlers are added before Start()");
-  impl_->server.Post(path, [handler = std::move(handler)](const httplib::Request& req,
-                                                          httplib::Response& res) {
-    HttpReply reply = handler(req.body);
-    res.status = reply.status;
-    res.set_content(reply.body, reply.content_type.c_str());
-  });
-}
-
-namespace {
-
-// Runs the check lists in order; kube-apiserver's healthz output shape.
-void RunChecks(std::string_view what,
-               const std::vector<const std::vector<std::pair<std::string, HealthCheck>>*>& lists,
-               const httplib::Request& req, httplib::Response& res) {
-  bool verbose = req.has_param("verbose");
-  bool healthy = true;
-  std::string lines;
-  for (const auto* list : lists) {
-    for (const auto& [name, check] : *list) {
-      absl::Status status = check();
-      if (status.ok()) {
-        if (verbose) lines += fmt::format("[+]{} ok\n", name);
-      } else {
-        healthy = false;
-        lines += fmt::format("[-]{} failed: {}\n", name, std::string(status.message()));
-      }
-    }
-  }
-  res.status = healthy ? 200 : 500;
-  std::string body = lines;
-  if (healthy) {
-    body += verbose ? fmt::format("{} check passed\n", what) : "ok";
-  } else {
-    body += fmt::format("{} check failed\n", what);
-  }
-  res.set_content(body, "text/plain; charset=utf-8");
-}
-
-}  // namespace
-
-absl::Status HttpServer::Start() {
-  ABSL_RAW_CHECK(!impl_->started, "HttpServer: Start() called twice");
-  auto hostport = ParseHostPort(options_.address);
-  if (!hostport.ok()) return hostport.status();
-  Impl* impl = impl_.get();
-  const MetricsRegistry* registry = registry_;
-  if (registry != nullptr) {
-    impl->server.Get("/metrics", [registry](const httplib::Request&, httplib::Response& res) {
-      res.set_content(registry->Expose(), std::string(ExpositionContentType()).c_str());
-    });
-  }
-  impl->server.Get("/healthz", [impl](const httplib::Request& req, httplib::Response& res) {
-    RunChecks("healthz", {&impl->health}, req, res);
-  });
-  impl->server.Get("/readyz", [impl](const httplib::Request& req, httplib::Response& res) {
-    RunChecks("readyz", {&impl->health, &impl->ready}, req, res);
-  });
-  std::size_t threads = static_cast<std::size_t>(std::max(1, options_.threads));
-  // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second process share the
-  // port silently instead of failing to bind.
-  impl->server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  impl->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  const auto& [host, port] = *hostport;
-  int bound = port == 0 ? impl->server.bind_to_any_port(host)
-                        : (impl->server.bind_to_port(host, port) ? port : -1);
-  if (bound <= 0) {
-    return absl::UnavailableError(fmt::format("serving: cannot bind {:?}", options_.address));
-  }
-  port_ = bound;
-  impl->started = true;
-  impl->listener = std::thread([impl] {
-    impl->server.listen_after_bind();
-    impl->listener_done = true;
-  });
-  // cpp-httplib's stop() does nothing until the listener runs: wait for it, so that a Stop()
-  // right after Start() cannot leave the thread listening forever.
-  while (!impl->server.is_running() && !impl->listener_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return absl::OkStatus();
-}
-
-void HttpServer::Stop() {
-  if (!impl_->started) return;
-  impl_->server.stop();
-  if (impl_->listener.joinable()) impl_->listener.join();
-}
-
-}  // namespace huygens::kube
+}  // namespace huygens::serving

@@ -1,4 +1,4 @@
-#include "kube/serving.h"
+#include "serving/http_server.h"
 
 #include <httplib.h>
 
@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace huygens::kube {
+namespace huygens::serving {
 namespace {
 
 using ::testing::HasSubstr;
@@ -285,4 +285,4 @@ TEST(HttpServer, ABusyPortIsAnUnavailableErrorNamingTheAddress) {
 }
 
 }  // namespace
-}  // namespace huygens::kube
+}  // namespace huygens::serving

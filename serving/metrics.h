@@ -1,5 +1,5 @@
-// Serving for Huygens daemons: a Prometheus metrics registry and a small HTTP server that exposes
-// it on /metrics together with /healthz and /readyz.
+// The Prometheus metrics registry of the Huygens daemons (exposed by serving/http_server.h on
+// /metrics).
 //
 // MetricsRegistry holds metric families (counters, gauges, histograms), each with a fixed list of
 // label names; a series is one tuple of label values. Expose() renders the registry in the
@@ -11,12 +11,8 @@
 // label names in number; a histogram's bucket bounds are strictly increasing and finite.
 // Thread-safety: every family method and Expose() may be called from any thread; families live as
 // long as their registry and their references stay valid.
-//
-// HttpServer serves the registry and health endpoints on a "host:port" address (port 0 picks an
-// ephemeral port; port() reports the bound one). Checks and extra handlers are registered before
-// Start(); the server calls them from its worker threads, so they must be thread-safe.
-#ifndef HUYGENS_KUBE_SERVING_H_
-#define HUYGENS_KUBE_SERVING_H_
+#ifndef HUYGENS_SERVING_METRICS_H_
+#define HUYGENS_SERVING_METRICS_H_
 
 #include <cstdint>
 #include <functional>
@@ -28,10 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-
-namespace huygens::kube {
+namespace huygens::serving {
 
 // Label values of one series, in the order of the family's label names.
 using LabelValues = std::vector<std::string>;
@@ -139,63 +132,6 @@ std::string EscapeHelp(std::string_view help);          // \ -> \\, newline -> \
 // A sample value as Prometheus writes it: shortest round-trip decimal, "+Inf", "-Inf", "NaN".
 std::string FormatSampleValue(double value);
 
-// A health or readiness check: OK, or an error whose message says what is wrong.
-using HealthCheck = std::function<absl::Status()>;
+}  // namespace huygens::serving
 
-// The reply of an extra handler.
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
-// An extra POST handler: receives the request body.
-using PostHandler = std::function<HttpReply(const std::string& body)>;
-
-struct HttpServerOptions {
-  // "host:port"; port 0 binds an ephemeral port. Default "127.0.0.1:0" (tests never collide);
-  // daemons pass their configured address.
-  std::string address = "127.0.0.1:0";
-  // Worker threads. Default 4.
-  int threads = 4;
-};
-
-// Parses "host:port" (host may be empty for all addresses, or [v6] in brackets).
-// Errors: InvalidArgument naming the address when the port is missing or not in 0..65535.
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
-
-// The HTTP server: GET /metrics (registry, if given), GET /healthz, GET /readyz, and any extra
-// POST handlers. /healthz runs the health checks; /readyz runs the health checks and then the
-// readiness checks. Both answer 200 "ok" when all pass, else 500 with one line per failed check
-// ("[-]name failed: message"); with ?verbose every check gets a line ("[+]name ok").
-class HttpServer {
- public:
-  // `registry` may be null (no /metrics) and must outlive the server.
-  HttpServer(HttpServerOptions options, const MetricsRegistry* registry);
-  ~HttpServer();  // stops the server
-  HttpServer(const HttpServer&) = delete;
-  HttpServer& operator=(const HttpServer&) = delete;
-
-  // REQUIRES: before Start().
-  void AddHealthCheck(std::string name, HealthCheck check);
-  void AddReadyCheck(std::string name, HealthCheck check);
-  void HandlePost(std::string path, PostHandler handler);
-
-  // Binds and starts serving in a background thread.
-  // Errors: InvalidArgument (bad address), Unavailable (cannot bind).
-  absl::Status Start();
-  // The bound port (after Start()), 0 before.
-  int port() const { return port_; }
-  // Stops serving and joins the thread; idempotent.
-  void Stop();
-
- private:
-  struct Impl;
-  HttpServerOptions options_;
-  const MetricsRegistry* registry_;
-  std::unique_ptr<Impl> impl_;
-  int port_ = 0;
-};
-
-}  // namespace huygens::kube
-
-#endif  // HUYGENS_KUBE_SERVING_H_
+#endif  // HUYGENS_SERVING_METRICS_H_

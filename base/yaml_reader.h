@@ -1,4 +1,4 @@
-// YamlReader: typed, located access to the simulator's YAML spec files (internal to sim/).
+// YamlReader: typed, located access to YAML files (the simulator's specs, the scheduler's config).
 //
 // What it is: a thin layer over yaml-cpp that turns every problem into an InvalidArgument
 // status of the form "FILE:LINE:COLUMN: FIELD: what is wrong", where FIELD is the dotted path
@@ -7,8 +7,8 @@
 //
 // Thread-safety: immutable after construction; yaml-cpp nodes passed in must not be shared
 // across threads.
-#ifndef HUYGENS_SIM_YAML_READER_H_
-#define HUYGENS_SIM_YAML_READER_H_
+#ifndef HUYGENS_BASE_YAML_READER_H_
+#define HUYGENS_BASE_YAML_READER_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -18,12 +18,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/status.h"
 #include "yaml-cpp/yaml.h"
 
-namespace huygens::sim {
-
-// The message of a status as a std::string (absl::string_view is not std::string_view here).
-inline std::string Msg(const absl::Status& status) { return std::string(status.message()); }
+namespace huygens {
 
 class YamlReader {
  public:
@@ -63,6 +61,6 @@ class YamlReader {
   std::string file_;
 };
 
-}  // namespace huygens::sim
+}  // namespace huygens
 
-#endif  // HUYGENS_SIM_YAML_READER_H_
+#endif  // HUYGENS_BASE_YAML_READER_H_

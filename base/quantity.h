@@ -14,8 +14,8 @@
 // Callers add the file/field context.
 //
 // Thread-safety: pure functions.
-#ifndef HUYGENS_ALLOC_QUANTITY_H_
-#define HUYGENS_ALLOC_QUANTITY_H_
+#ifndef HUYGENS_BASE_QUANTITY_H_
+#define HUYGENS_BASE_QUANTITY_H_
 
 #include <cstdint>
 #include <string_view>
@@ -32,4 +32,4 @@ absl::StatusOr<int64_t> ParseMemoryBytes(std::string_view text);
 
 }  // namespace huygens
 
-#endif  // HUYGENS_ALLOC_QUANTITY_H_
+#endif  // HUYGENS_BASE_QUANTITY_H_

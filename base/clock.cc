@@ -1,8 +1,8 @@
-#include "kube/clock.h"
+#include "base/clock.h"
 
 #include <thread>
 
-namespace huygens::kube {
+namespace huygens {
 
 Clock::TimePoint RealClock::Now() const {
   return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
@@ -17,4 +17,4 @@ RealClock* RealClock::Get() {
   return &clock;
 }
 
-}  // namespace huygens::kube
+}  // namespace huygens

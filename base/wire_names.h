@@ -1,0 +1,37 @@
+// The huygens.io/* names on the wire: annotation keys, the extended resource and the zone
+// attribute that Huygens' components agree on (DESIGN.md, "Contracts on the wire"). Every
+// component names them from here, so a key is written once.
+//
+// Thread-safety: constants.
+#ifndef HUYGENS_BASE_WIRE_NAMES_H_
+#define HUYGENS_BASE_WIRE_NAMES_H_
+
+namespace huygens {
+
+// Pod annotations set by the user (all optional; the pod codec, kube/pod_codec.h, reads them).
+inline constexpr char kCpuPolicyAnnotation[] = "huygens.io/cpu-policy";
+inline constexpr char kTopologyPolicyAnnotation[] = "huygens.io/topology-policy";
+inline constexpr char kBindPolicyAnnotation[] = "huygens.io/bind-policy";
+inline constexpr char kAffinityGroupAnnotation[] = "huygens.io/affinity-group";
+
+// Pod annotation set by the scheduler before binding (JSON, node/allocation.h).
+inline constexpr char kAllocationAnnotation[] = "huygens.io/allocation";
+// Pod annotation set by the agent (JSON, agent/status.h).
+inline constexpr char kAllocationStatusAnnotation[] = "huygens.io/allocation-status";
+
+// The extended resource of a node in `isolated` mode: its user pool's CPU count, which pods
+// request instead of `cpu` (whole CPUs).
+inline constexpr char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
+
+// NodeResourceTopology annotations with the exact CPU layout and the pools (topology/nrt.h).
+inline constexpr char kCpuTopologyAnnotation[] = "huygens.io/cpu-topology";
+inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
+
+// Zone attribute with a NUMA node's capacity factor in (0, 1] (decimal text, e.g. "0.75";
+// absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs
+// are shared with other VMs on the host). Written by the agent, honoured by the scheduler.
+inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+
+}  // namespace huygens
+
+#endif  // HUYGENS_BASE_WIRE_NAMES_H_

@@ -1,0 +1,184 @@
+#include "kube/pod_codec.h"
+
+#include <set>
+#include <utility>
+
+#include "base/json_fields.h"
+#include "base/quantity.h"
+#include "base/status.h"
+#include "base/wire_names.h"
+#include "fmt/format.h"
+
+namespace huygens::kube {
+namespace {
+
+using json_fields::MemberOrNull;
+using json_fields::StringOrEmpty;
+using nlohmann::json;
+
+absl::Status Error(std::string_view object, std::string_view field, std::string_view problem) {
+  return absl::InvalidArgumentError(fmt::format("{}: {}: {}", object, field, problem));
+}
+
+// Rule 9: resources.requests.<name>, else resources.limits.<name>; 0 when neither is set.
+// `limit` (when not null) receives resources.limits.<name> (0 when unset).
+absl::StatusOr<int64_t> Request(const json& container, std::string_view name, QuantityKind kind,
+                                const std::string& who, const std::string& field,
+                                int64_t* limit) {
+  const json& resources = MemberOrNull(container, "resources");
+  const json& r = MemberOrNull(MemberOrNull(resources, "requests"), name);
+  const json& l = MemberOrNull(MemberOrNull(resources, "limits"), name);
+  const std::string limit_field = fmt::format("{}.resources.limits.{}", field, name);
+  int64_t limit_value = 0;
+  if (!l.is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(limit_value, ReadQuantity(l, kind, who, limit_field));
+  }
+  if (limit != nullptr) *limit = limit_value;
+  if (r.is_null()) return limit_value;
+  return ReadQuantity(r, kind, who, fmt::format("{}.resources.requests.{}", field, name));
+}
+
+absl::StatusOr<ContainerSpec> ReadContainer(const json& c, bool init, const std::string& who,
+                                            const std::string& field,
+                                            std::map<std::string, int64_t>& extended) {
+  if (!c.is_object()) return Error(who, field, "expected an object");
+  ContainerSpec out;
+  out.name = StringOrEmpty(c, "name");
+  if (out.name.empty()) return Error(who, field + ".name", "missing");
+  out.init = init;
+  out.restartable = init && StringOrEmpty(c, "restartPolicy") == "Always";
+  HUYGENS_ASSIGN_OR_RETURN(out.cpu_request_milli, Request(c, "cpu", QuantityKind::kCpuMilli, who,
+                                                          field, &out.cpu_limit_milli));
+  HUYGENS_ASSIGN_OR_RETURN(out.memory_request_bytes,
+                           Request(c, "memory", QuantityKind::kAmount, who, field,
+                                   &out.memory_limit_bytes));
+  // Rule 7: a CPU quantity of whole CPUs.
+  HUYGENS_ASSIGN_OR_RETURN(const int64_t isolated_milli,
+                           Request(c, kIsolatedCpuResource, QuantityKind::kCpuMilli, who, field,
+                                   nullptr));
+  if (isolated_milli % 1000 != 0) {
+    return Error(who, fmt::format("{}.resources", field),
+                 fmt::format("{} must be a whole number of CPUs", kIsolatedCpuResource));
+  }
+  out.isolated_cpus = isolated_milli / 1000;
+  // Rule 8: the other extended resources.
+  std::set<std::string> names;
+  const json& resources = MemberOrNull(c, "resources");
+  for (const char* list : {"requests", "limits"}) {
+    const json& m = MemberOrNull(resources, list);
+    if (!m.is_object()) continue;
+    for (const auto& [k, v] : m.items()) {
+      if (k.find('/') != std::string::npos && k != kIsolatedCpuResource) names.insert(k);
+    }
+  }
+  for (const std::string& name : names) {
+    HUYGENS_ASSIGN_OR_RETURN(extended[name],
+                             Request(c, name, QuantityKind::kAmount, who, field, nullptr));
+  }
+  return out;
+}
+
+// Rule 4 for one policy annotation.
+template <typename Policy, typename Parse>
+absl::Status ReadPolicy(const std::map<std::string, std::string>& annotations, const char* key,
+                        Parse parse, const std::string& who, std::optional<Policy>& out) {
+  auto it = annotations.find(key);
+  if (it == annotations.end()) return absl::OkStatus();
+  out = parse(it->second);
+  if (!out) return Error(who, key, fmt::format("unknown policy {:?}", it->second));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsTerminalPhase(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+bool PodObject::terminal() const { return IsTerminalPhase(phase); }
+
+std::string ObjectKey(const json& object) {
+  const json& md = MemberOrNull(object, "metadata");
+  std::string ns = StringOrEmpty(md, "namespace");
+  std::string name = StringOrEmpty(md, "name");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+absl::StatusOr<int64_t> ReadQuantity(const json& value, QuantityKind kind,
+                                     std::string_view object, std::string_view field) {
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number()) {
+    text = value.dump();
+  } else {
+    return Error(object, field, "expected a quantity");
+  }
+  absl::StatusOr<int64_t> v =
+      kind == QuantityKind::kCpuMilli ? ParseCpuMilli(text) : ParseMemoryBytes(text);
+  if (!v.ok()) return Error(object, field, Msg(v.status()));
+  return *v;
+}
+
+absl::StatusOr<PodObject> DecodePod(const json& pod) {
+  // Rule 1.
+  if (!pod.is_object()) return absl::InvalidArgumentError("pod: not a JSON object");
+  const json& md = MemberOrNull(pod, "metadata");
+  if (!md.is_object()) return absl::InvalidArgumentError("pod: metadata: missing");
+  const std::string who = "pod " + ObjectKey(pod);
+  PodObject out;
+  // Rule 2.
+  out.spec.uid = StringOrEmpty(md, "uid");
+  out.spec.name = StringOrEmpty(md, "name");
+  out.spec.namespace_name = StringOrEmpty(md, "namespace");
+  for (auto [key, value] : {std::pair{"uid", &out.spec.uid}, std::pair{"name", &out.spec.name},
+                            std::pair{"namespace", &out.spec.namespace_name}}) {
+    if (value->empty()) return Error(who, fmt::format("metadata.{}", key), "missing");
+  }
+  out.creation_timestamp = StringOrEmpty(md, "creationTimestamp");
+  // Rule 3.
+  std::map<std::string, std::string> annotations;
+  const json& a = MemberOrNull(md, "annotations");
+  if (!a.is_null()) {
+    if (!a.is_object()) return Error(who, "metadata.annotations", "expected an object");
+    for (const auto& [k, v] : a.items()) {
+      if (!v.is_string()) {
+        return Error(who, fmt::format("metadata.annotations.{}", k), "expected a string");
+      }
+      annotations[k] = v.get<std::string>();
+    }
+  }
+  // Rule 4.
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kCpuPolicyAnnotation, ParseCpuPolicy, who,
+                                     out.spec.cpu_policy));
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kTopologyPolicyAnnotation,
+                                     ParseTopologyPolicy, who, out.spec.topology_policy));
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kBindPolicyAnnotation, ParseBindPolicy, who,
+                                     out.spec.bind_policy));
+  auto annotation = [&](const char* key) -> std::optional<std::string> {
+    auto it = annotations.find(key);
+    if (it == annotations.end()) return std::nullopt;
+    return it->second;
+  };
+  out.spec.affinity_group = annotation(kAffinityGroupAnnotation).value_or("");
+  out.allocation = annotation(kAllocationAnnotation);
+  out.allocation_status = annotation(kAllocationStatusAnnotation);
+  // Rules 5 to 9.
+  const json& spec = MemberOrNull(pod, "spec");
+  out.node_name = StringOrEmpty(spec, "nodeName");
+  for (auto [key, init] : {std::pair{"initContainers", true}, std::pair{"containers", false}}) {
+    const json& list = MemberOrNull(spec, key);
+    if (list.is_null()) continue;
+    if (!list.is_array()) return Error(who, fmt::format("spec.{}", key), "expected an array");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::map<std::string, int64_t> extended;
+      HUYGENS_ASSIGN_OR_RETURN(
+          ContainerSpec c,
+          ReadContainer(list[i], init, who, fmt::format("spec.{}[{}]", key, i), extended));
+      (init ? out.spec.init_containers : out.spec.containers).push_back(std::move(c));
+      out.extended_requests.push_back(std::move(extended));
+    }
+  }
+  out.phase = StringOrEmpty(MemberOrNull(pod, "status"), "phase");
+  return out;
+}
+
+}  // namespace huygens::kube

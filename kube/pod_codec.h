@@ -1,0 +1,90 @@
+// The one reader of a core/v1 Pod object (JSON, as the API server returns it) into what Huygens
+// needs of it: identity, the containers' CPU and memory shape, the huygens.io/* annotations, the
+// node and the phase. The scheduler (scheduler/objects.h) and the agent (agent/pod.h) both read
+// pods through it and add their own fields on top (the scheduler: labels, node affinity,
+// tolerations, ports, priority, schedulerName).
+//
+// The rules (one test each in kube/pod_codec_test.cc):
+//   1. The pod is a JSON object with a `metadata` object ("pod: not a JSON object", "pod: metadata:
+//      missing").
+//   2. metadata.uid, metadata.name and metadata.namespace are non-empty strings (every pod the
+//      API server returns has them; the node bookkeeping keys pods by uid, the agent patches them
+//      by name).
+//   3. metadata.annotations, when present, is an object of strings.
+//   4. huygens.io/cpu-policy, huygens.io/topology-policy and huygens.io/bind-policy, when present,
+//      name a known policy (alloc/pod.h's names); anything else is an error naming the pod and
+//      the annotation. huygens.io/affinity-group is any string. huygens.io/allocation and
+//      huygens.io/allocation-status are kept as written (their readers report a malformed one).
+//   5. spec.initContainers and spec.containers, when present, are arrays of objects, each with a
+//      non-empty name; an init container with restartPolicy Always is a sidecar (restartable).
+//   6. Quantities are strings ("4", "500m", "1Gi") or JSON numbers: cpu as a CPU quantity
+//      (millicores), memory in bytes (base/quantity.h).
+//   7. huygens.io/isolated-cpu is a CPU quantity of whole CPUs ("2"; "500m" and "1k" are errors).
+//   8. Other extended resources (names with a domain) are integer quantities ("1", "1k" = 1000).
+//   9. A missing request defaults to the limit, per resource (the API server's defaulting, which
+//      the fake API server does not do).
+// Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
+// <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
+// CPU quantity ...`.
+//
+// Thread-safety: pure functions.
+#ifndef HUYGENS_KUBE_POD_CODEC_H_
+#define HUYGENS_KUBE_POD_CODEC_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/pod.h"
+#include "nlohmann/json.hpp"
+
+namespace huygens::kube {
+
+// What the codec reads of one pod.
+struct PodObject {
+  // uid, namespace, name; containers (init containers in spec.initContainers, app containers in
+  // spec.containers, each in spec order); the cpu, topology and bind policies and the affinity
+  // group from the annotations.
+  PodSpec spec;
+  std::string node_name;           // spec.nodeName, "" when unset
+  std::string phase;               // status.phase, "" when unset
+  std::string creation_timestamp;  // metadata.creationTimestamp (RFC 3339), "" when unset
+  std::optional<std::string> allocation;         // huygens.io/allocation, as written
+  std::optional<std::string> allocation_status;  // huygens.io/allocation-status, as written
+  // Requests of extended resources other than huygens.io/isolated-cpu (names with a '/'), per
+  // container: init containers first, then app containers, in spec order (so
+  // extended_requests.size() == spec.init_containers.size() + spec.containers.size()).
+  std::vector<std::map<std::string, int64_t>> extended_requests;
+
+  // The pod holds no resources any more (IsTerminalPhase(phase)).
+  bool terminal() const;
+};
+
+// True for status.phase Succeeded or Failed.
+bool IsTerminalPhase(std::string_view phase);
+
+// Reads a Pod object by the rules above.
+absl::StatusOr<PodObject> DecodePod(const nlohmann::json& pod);
+
+// "namespace/name" of an object's metadata ("name" for a cluster-scoped object, "" when the
+// metadata is missing): the key used in messages.
+std::string ObjectKey(const nlohmann::json& object);
+
+// What a quantity field holds (rule 6).
+enum class QuantityKind {
+  kCpuMilli,  // a CPU quantity -> millicores
+  kAmount,    // memory, pods and extended resources -> an integer amount (bytes for memory)
+};
+
+// Reads one quantity field: a string or a JSON number. Errors: InvalidArgument "<object>:
+// <field>: <problem>" (the object as "pod default/web", "node n1").
+absl::StatusOr<int64_t> ReadQuantity(const nlohmann::json& value, QuantityKind kind,
+                                     std::string_view object, std::string_view field);
+
+}  // namespace huygens::kube
+
+#endif  // HUYGENS_KUBE_POD_CODEC_H_

@@ -1,0 +1,167 @@
+// One test per rule of the pod codec (kube/pod_codec.h), in the header's order.
+#include "kube/pod_codec.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace huygens::kube {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json Pod(json containers = json::array({{{"name", "app"}}})) {
+  return {{"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "u1"}}},
+          {"spec", {{"containers", std::move(containers)}}}};
+}
+
+json WithResources(json requests, json limits = json::object()) {
+  json c = {{"name", "app"}, {"resources", json::object()}};
+  if (!requests.empty()) c["resources"]["requests"] = std::move(requests);
+  if (!limits.empty()) c["resources"]["limits"] = std::move(limits);
+  return Pod(json::array({c}));
+}
+
+std::string ErrorOf(const json& pod) {
+  auto decoded = DecodePod(pod);
+  if (decoded.ok()) return "(no error)";
+  return std::string(decoded.status().message());
+}
+
+TEST(PodCodecTest, Rule1APodIsAnObjectWithMetadata) {
+  EXPECT_EQ(ErrorOf(json::array()), "pod: not a JSON object");
+  EXPECT_EQ(ErrorOf(json{{"spec", json::object()}}), "pod: metadata: missing");
+}
+
+TEST(PodCodecTest, Rule2UidNameAndNamespaceAreRequired) {
+  for (const char* key : {"uid", "name", "namespace"}) {
+    json pod = Pod();
+    pod["metadata"].erase(key);
+    EXPECT_THAT(ErrorOf(pod), HasSubstr(std::string("metadata.") + key + ": missing")) << key;
+  }
+  auto decoded = DecodePod(Pod());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.uid, "u1");
+  EXPECT_EQ(decoded->spec.name, "web");
+  EXPECT_EQ(decoded->spec.namespace_name, "default");
+}
+
+TEST(PodCodecTest, Rule3AnnotationsAreAnObjectOfStrings) {
+  json pod = Pod();
+  pod["metadata"]["annotations"] = {{"huygens.io/affinity-group", 7}};
+  EXPECT_EQ(ErrorOf(pod),
+            "pod default/web: metadata.annotations.huygens.io/affinity-group: expected a string");
+  pod["metadata"]["annotations"] = json::array();
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: metadata.annotations: expected an object");
+}
+
+TEST(PodCodecTest, Rule4AnUnknownPolicyIsAnErrorNamingThePodAndTheAnnotation) {
+  for (const char* key :
+       {"huygens.io/cpu-policy", "huygens.io/topology-policy", "huygens.io/bind-policy"}) {
+    json pod = Pod();
+    pod["metadata"]["annotations"] = {{key, "fastest"}};
+    EXPECT_EQ(ErrorOf(pod), std::string("pod default/web: ") + key + ": unknown policy \"fastest\"");
+  }
+  json pod = Pod();
+  pod["metadata"]["annotations"] = {{"huygens.io/cpu-policy", "shared"},
+                                    {"huygens.io/topology-policy", "single-numa-node"},
+                                    {"huygens.io/bind-policy", "full-cores"},
+                                    {"huygens.io/affinity-group", "db"},
+                                    {"huygens.io/allocation", "{not json"},
+                                    {"huygens.io/allocation-status", "{}"}};
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.cpu_policy, CpuPolicy::kShared);
+  EXPECT_EQ(decoded->spec.topology_policy, TopologyPolicy::kSingleNumaNode);
+  EXPECT_EQ(decoded->spec.bind_policy, BindPolicy::kFullCores);
+  EXPECT_EQ(decoded->spec.affinity_group, "db");
+  EXPECT_EQ(decoded->allocation, "{not json") << "kept as written";
+  EXPECT_EQ(decoded->allocation_status, "{}");
+}
+
+TEST(PodCodecTest, Rule5ContainersAreNamedObjectsInArraysAndAnAlwaysInitContainerIsASidecar) {
+  json pod = Pod(json::array({{{"name", "app"}}}));
+  pod["spec"]["initContainers"] = json::array(
+      {{{"name", "setup"}}, {{"name", "proxy"}, {"restartPolicy", "Always"}}});
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->spec.init_containers.size(), 2u);
+  EXPECT_TRUE(decoded->spec.init_containers[0].init);
+  EXPECT_FALSE(decoded->spec.init_containers[0].restartable);
+  EXPECT_TRUE(decoded->spec.init_containers[1].restartable);
+  ASSERT_EQ(decoded->spec.containers.size(), 1u);
+  EXPECT_FALSE(decoded->spec.containers[0].init);
+  EXPECT_EQ(decoded->extended_requests.size(), 3u);
+
+  EXPECT_EQ(ErrorOf(Pod(json{{"name", "app"}})), "pod default/web: spec.containers: expected an array");
+  EXPECT_EQ(ErrorOf(Pod(json::array({"app"}))), "pod default/web: spec.containers[0]: expected an object");
+  EXPECT_EQ(ErrorOf(Pod(json::array({json::object()}))), "pod default/web: spec.containers[0].name: missing");
+}
+
+TEST(PodCodecTest, Rule6QuantitiesAreStringsOrNumbers) {
+  auto decoded = DecodePod(WithResources({{"cpu", "2500m"}, {"memory", "1Gi"}}, {{"cpu", 3}, {"memory", 2147483648}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const ContainerSpec& c = decoded->spec.containers[0];
+  EXPECT_EQ(c.cpu_request_milli, 2500);
+  EXPECT_EQ(c.cpu_limit_milli, 3000);
+  EXPECT_EQ(c.memory_request_bytes, int64_t{1} << 30);
+  EXPECT_EQ(c.memory_limit_bytes, int64_t{2} << 30);
+  EXPECT_THAT(ErrorOf(WithResources({{"cpu", "4Gi"}})),
+              HasSubstr("pod default/web: spec.containers[0].resources.requests.cpu: \"4Gi\" is not a CPU quantity"));
+  EXPECT_EQ(ErrorOf(WithResources({{"memory", true}})),
+            "pod default/web: spec.containers[0].resources.requests.memory: expected a quantity");
+}
+
+TEST(PodCodecTest, Rule7IsolatedCpusAreACpuQuantityOfWholeCpus) {
+  auto decoded = DecodePod(WithResources({{"huygens.io/isolated-cpu", "2"}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.containers[0].isolated_cpus, 2);
+  EXPECT_TRUE(decoded->extended_requests[0].empty()) << "not an other extended resource";
+  // "1k" is 1,000 of a byte-like count, not a number of CPUs; "500m" is half a CPU.
+  EXPECT_THAT(ErrorOf(WithResources({{"huygens.io/isolated-cpu", "1k"}})),
+              HasSubstr("spec.containers[0].resources.requests.huygens.io/isolated-cpu: \"1k\" is not a CPU quantity"));
+  EXPECT_EQ(ErrorOf(WithResources({{"huygens.io/isolated-cpu", "500m"}})),
+            "pod default/web: spec.containers[0].resources: huygens.io/isolated-cpu must be a whole "
+            "number of CPUs");
+}
+
+TEST(PodCodecTest, Rule8OtherExtendedResourcesAreIntegerAmountsPerContainer) {
+  auto decoded = DecodePod(WithResources({{"example.com/gpu", "1k"}}, {{"example.com/nic", 2}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->extended_requests[0],
+            (std::map<std::string, int64_t>{{"example.com/gpu", 1000}, {"example.com/nic", 2}}));
+}
+
+TEST(PodCodecTest, Rule9AMissingRequestDefaultsToTheLimit) {
+  auto decoded = DecodePod(WithResources(json::object(), {{"cpu", "4"},
+                                                          {"memory", "1Gi"},
+                                                          {"huygens.io/isolated-cpu", "3"}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const ContainerSpec& c = decoded->spec.containers[0];
+  EXPECT_EQ(c.cpu_request_milli, 4000);
+  EXPECT_EQ(c.cpu_limit_milli, 4000);
+  EXPECT_EQ(c.memory_request_bytes, int64_t{1} << 30);
+  EXPECT_EQ(c.isolated_cpus, 3);
+  // An explicit request stays.
+  auto explicit_request = DecodePod(WithResources({{"cpu", "1"}}, {{"cpu", "4"}}));
+  ASSERT_TRUE(explicit_request.ok());
+  EXPECT_EQ(explicit_request->spec.containers[0].cpu_request_milli, 1000);
+}
+
+TEST(PodCodecTest, NodePhaseAndCreationTimeAreRead) {
+  json pod = Pod();
+  pod["spec"]["nodeName"] = "n1";
+  pod["status"]["phase"] = "Succeeded";
+  pod["metadata"]["creationTimestamp"] = "2026-01-02T03:04:05Z";
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->node_name, "n1");
+  EXPECT_EQ(decoded->creation_timestamp, "2026-01-02T03:04:05Z");
+  EXPECT_TRUE(decoded->terminal());
+  EXPECT_FALSE(IsTerminalPhase("Running"));
+}
+
+}  // namespace
+}  // namespace huygens::kube

@@ -1,0 +1,76 @@
+// PluginSet: the plugins of one profile, by extension point, and the two loops over them that
+// every judgement of a pod shares: PreFilter, then Filter on a node (the first plugin that does
+// not succeed decides, as in kube-scheduler's framework). sched::Scheduler's scheduling loop and
+// the extender's evaluator (scheduler/profile_evaluator.h) both run their plugins through it, so
+// a pod is judged the same way on both paths.
+//
+// Invariants: every plugin the profile names is built once (a plugin serving several points is
+// one object, listed at each); a plugin's slot is its index in `owned`; the point lists keep the
+// profile's order (PreFilter and PostFilter in the order their plugins were first built).
+// Thread-safety: the set is immutable after Create; the Run* calls mutate only the CycleState
+// (and whatever the plugins' own rules say), so one set serves one thread at a time.
+#ifndef HUYGENS_SCHED_PLUGIN_SET_H_
+#define HUYGENS_SCHED_PLUGIN_SET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/profile.h"
+
+namespace huygens::sched {
+
+struct PluginSet {
+  // Builds the plugins of `profile` (filters, scores, reserves) with NewPlugin over `cache`,
+  // which must outlive them. Errors: NewPlugin's (unknown plugin); InvalidArgument `profile
+  // "<name>": plugin "<plugin>" has no <Point> point` for a plugin listed at a point it does not
+  // implement.
+  static absl::StatusOr<PluginSet> Create(const Profile& profile, ClusterCache* cache);
+
+  // Runs the PreFilter plugins in order. Returns the first status that is not success, with its
+  // plugin in `*failed`; success (and `*failed` untouched) when all pass.
+  Status RunPreFilters(CycleState& state, const Plugin** failed) const {
+    for (PreFilterPlugin* p : pre_filters) {
+      Status s = p->PreFilter(state);
+      if (s.ok()) continue;
+      *failed = p;
+      return s;
+    }
+    return Status();
+  }
+
+  // Runs the Filter plugins in order on `node`. Returns the first status that is not success,
+  // with its plugin in `*failed`; success when every filter passes.
+  Status RunFilters(CycleState& state, const NodeInfo& node, const Plugin** failed) const {
+    for (FilterPlugin* f : filters) {
+      Status s = f->Filter(state, node);
+      if (s.ok()) continue;
+      *failed = f;
+      return s;
+    }
+    return Status();
+  }
+
+  // The messages of a plugin's error status (Code::kError): "<plugin>: <message>", and with a
+  // node "<plugin> on node "<node>": <message>".
+  static std::string ErrorMessage(const Plugin& plugin, const Status& status);
+  static std::string ErrorMessage(const Plugin& plugin, const NodeInfo& node,
+                                  const Status& status);
+
+  std::vector<std::unique_ptr<Plugin>> owned;
+  std::vector<PreFilterPlugin*> pre_filters;
+  std::vector<FilterPlugin*> filters;
+  std::vector<PostFilterPlugin*> post_filters;
+  std::vector<PreScorePlugin*> pre_scores;
+  std::vector<std::pair<ScorePlugin*, int64_t>> scores;  // with the profile's weights
+  std::vector<ReservePlugin*> reserves;
+};
+
+}  // namespace huygens::sched
+
+#endif  // HUYGENS_SCHED_PLUGIN_SET_H_
