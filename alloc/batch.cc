@@ -331,6 +331,7 @@ absl::StatusOr<ojson> Take(const json& req, const ExclusiveAllocator& machine) {
                            CpuListOr(req, "available", machine.Topology().OnlineCpus()));
   HUYGENS_ASSIGN_OR_RETURN(const int num_cpus, NumCpus(req));
   TakeOptions options;
+  options.whole_units_by_average_size = true;  // kubelet's answer, also on hybrid machines
   bool distribute = false, align_by_socket = false;
   std::optional<int> group_size;
   if (const json* o = Find(req, "options")) {

@@ -572,6 +572,7 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   const uint64_t seed = EnvOr("HUYGENS_ORACLE_SEED", 15);
   const uint64_t count = EnvOr("HUYGENS_ORACLE_CASES", 100000);
   const bool strict = EnvOr("HUYGENS_ORACLE_STRICT", 0) != 0;
+  const uint64_t max_printed = EnvOr("HUYGENS_ORACLE_PRINT", 20);  // mismatches printed
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("huygens-oracle-{}", getpid());
   std::filesystem::create_directories(dir);
@@ -601,7 +602,8 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   };
   std::deque<Pending> pending;
   Generator gen(seed, machines);
-  int mismatches = 0, hangs = 0, panics = 0, printed = 0;
+  int mismatches = 0, hangs = 0, panics = 0;
+  uint64_t printed = 0;
   uint64_t answered = 0;
   std::map<std::string, int> known;
   std::map<std::string, int> per_op;
@@ -627,7 +629,7 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
           if (p.request.contains("topology") && p.request["topology"] == m.topology) on = m.name;
         }
         ++mismatches_on[on + " (" + p.request["op"].get<std::string>() + ")"];
-        if (printed++ < 20) {
+        if (printed++ < max_printed) {
           ADD_FAILURE() << "mismatch on " << on
                         << "; replay with huygens allocate and the oracle:\n"
                         << p.line << "\nhuygens: " << huygens.dump()
