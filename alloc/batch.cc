@@ -526,9 +526,8 @@ absl::StatusOr<ojson> Merge(const json& req) {
 absl::Status CheckExclusiveRequestKeys(const json& req,
                                        std::initializer_list<std::string_view> op_fields) {
   static constexpr std::string_view kShared[] = {
-      "id",           "op",       "topology",      "available", "numCpus",
-      "bindPolicy",   "topologyPolicy", "numaStrategy", "nearNumaNodes", "capacity",
-      "allocatableCpus"};
+      "id", "op", "topology", "available", "numCpus", "bindPolicy", "topologyPolicy",
+      "numaStrategy", "nearNumaNodes", "capacity", "allocatableCpus"};
   for (const auto& [key, value] : req.items()) {
     if (std::ranges::find(kShared, key) == std::end(kShared) &&
         std::ranges::find(op_fields, key) == op_fields.end()) {
