@@ -10,11 +10,8 @@
 // pool is every online CPU, one exclusive 1-CPU pod takes one of them and the shared pods run
 // on the rest. Skips when not root or when containerd, ctr, runc or busybox are missing; needs
 // HUYGENS_TESTBED_DIR (the running cluster of the `testbed` fixture).
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
+
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -37,6 +34,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/resource.h"
+#include "kube/testing/process.h"
 #include "node/allocation.h"
 #include "topology/discovery/discovery.h"
 
@@ -46,6 +44,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using kube::testing::FreePort;
+using kube::testing::Process;
 
 // The Cpus_allowed_list line of /proc/<pid>/status; empty when the process is gone.
 CpuSet CpusAllowed(int64_t pid) {
@@ -66,64 +66,6 @@ std::string Tail(const std::string& path, size_t lines = 25) {
   for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
   return out;
 }
-
-// A free loopback TCP port (bound and released; the caller binds it again at once).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A child process with its output in a log file; Stop() sends SIGTERM (SIGKILL after 10 s).
-class Process {
- public:
-  Process(std::vector<std::string> argv, std::string log) : argv_(std::move(argv)), log_(std::move(log)) {}
-  ~Process() { Stop(); }
-  void Start() {
-    std::vector<char*> args;
-    for (std::string& a : argv_) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      FILE* out = std::freopen(log_.c_str(), "a", stdout);
-      (void)out;
-      ::dup2(::fileno(stdout), 2);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  // Exit status of a clean stop (0), or -1 when it had to be killed or was not running.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        ::kill(-pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  const std::string& log() const { return log_; }
-
- private:
-  std::vector<std::string> argv_;
-  std::string log_;
-  pid_t pid_ = -1;
-};
 
 // KEY=VALUE lines of a file.
 std::map<std::string, std::string> ReadEnvFile(const std::string& path) {
@@ -216,16 +158,19 @@ class KubeletE2eTest : public ::testing::Test {
         "metricsAddress: 127.0.0.1:{}\n",
         node_, env_["HUYGENS_KUBELET_CONFIG"], env_["HUYGENS_KUBELET_SOCKET"],
         env_["HUYGENS_KUBELET_ROOT"], work_.string(), metrics_port_);
-    agent_ = std::make_unique<Process>(
-        std::vector<std::string>{HUYGENS_AGENT_BIN, "--config", (work_ / "agent.yaml").string(),
-                                 "--kubeconfig", dir_ + "/admin.kubeconfig", "--log-level", "debug"},
-        (work_ / "agent.log").string());
+    StartAgent();
     scheduler_ = std::make_unique<Process>(
         std::vector<std::string>{HUYGENS_SCHEDULER_BIN, "--kubeconfig", dir_ + "/admin.kubeconfig",
                                  "--no-leader-elect", "--metrics-address", "127.0.0.1:0"},
         (work_ / "scheduler.log").string());
-    agent_->Start();
-    scheduler_->Start();
+  }
+
+  // huygens-agent with this test's agent.yaml; a restart appends to the same log.
+  void StartAgent() {
+    agent_ = std::make_unique<Process>(
+        std::vector<std::string>{HUYGENS_AGENT_BIN, "--config", (work_ / "agent.yaml").string(),
+                                 "--kubeconfig", dir_ + "/admin.kubeconfig", "--log-level", "debug"},
+        (work_ / "agent.log").string(), std::map<std::string, std::string>{}, /*append=*/true);
   }
 
   void TearDown() override {
@@ -425,7 +370,7 @@ TEST_F(KubeletE2eTest, RealKubeletPodsGetTheirAnnotatedCpusetsKeepThemAcrossRest
 
   // Restarting the agent changes nothing: it writes no cpuset (they are right) and no status.
   ASSERT_EQ(agent_->Stop(), 0) << "clean exit on SIGTERM\n" << Tail(agent_->log());
-  agent_->Start();
+  StartAgent();
   ASSERT_TRUE(WaitFor(std::chrono::seconds(20), [&] { return Metric("huygens_agent_reconcile_passes_total") >= 3; }))
       << Tail(agent_->log());
   EXPECT_EQ(Metric("huygens_agent_containers_applied_total"), 0) << "a restarted agent moved a container";

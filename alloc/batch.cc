@@ -331,6 +331,7 @@ absl::StatusOr<ojson> Take(const json& req, const ExclusiveAllocator& machine) {
                            CpuListOr(req, "available", machine.Topology().OnlineCpus()));
   HUYGENS_ASSIGN_OR_RETURN(const int num_cpus, NumCpus(req));
   TakeOptions options;
+  options.whole_units_by_average_size = true;  // kubelet's answer, also on hybrid machines
   bool distribute = false, align_by_socket = false;
   std::optional<int> group_size;
   if (const json* o = Find(req, "options")) {
@@ -519,6 +520,23 @@ absl::StatusOr<ojson> Merge(const json& req) {
   return out;
 }
 
+// Fails on the first key of a huygens or resize request that is neither a field of every such
+// request (id, op, topology, available, and the fields ReadExclusiveRequest reads) nor one of
+// `op_fields` (the op's own: withinNumaNodes, cpuset). Same error as CheckKnownKeys.
+absl::Status CheckExclusiveRequestKeys(const json& req,
+                                       std::initializer_list<std::string_view> op_fields) {
+  static constexpr std::string_view kShared[] = {
+      "id", "op", "topology", "available", "numCpus", "bindPolicy", "topologyPolicy",
+      "numaStrategy", "nearNumaNodes", "capacity", "allocatableCpus"};
+  for (const auto& [key, value] : req.items()) {
+    if (std::ranges::find(kShared, key) == std::end(kShared) &&
+        std::ranges::find(op_fields, key) == op_fields.end()) {
+      return FieldError(key, "unknown field");
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The fields an ExclusiveRequest takes from a huygens or resize request: numCpus,
 // bindPolicy, topologyPolicy, numaStrategy, nearNumaNodes, capacity, allocatableCpus.
 absl::StatusOr<ExclusiveRequest> ReadExclusiveRequest(const json& req) {
@@ -578,10 +596,7 @@ absl::StatusOr<ExclusiveRequest> ReadExclusiveRequest(const json& req) {
 }
 
 absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine) {
-  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
-      req, "", {"id", "op", "topology", "available", "numCpus", "bindPolicy", "topologyPolicy",
-                "numaStrategy", "nearNumaNodes", "capacity", "withinNumaNodes",
-                "allocatableCpus"}));
+  HUYGENS_RETURN_IF_ERROR(CheckExclusiveRequestKeys(req, {"withinNumaNodes"}));
   HUYGENS_ASSIGN_OR_RETURN(const CpuSet available,
                            CpuListOr(req, "available", machine.Topology().OnlineCpus()));
   HUYGENS_ASSIGN_OR_RETURN(ExclusiveRequest r, ReadExclusiveRequest(req));
@@ -600,10 +615,7 @@ absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine
 // holds, "numCpus" the new size, "available" the free CPUs (default: online CPUs not in
 // "cpuset").
 absl::StatusOr<ojson> Resize(const json& req, const ExclusiveAllocator& machine) {
-  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
-      req, "", {"id", "op", "topology", "cpuset", "available", "numCpus", "bindPolicy",
-                "topologyPolicy", "numaStrategy", "nearNumaNodes", "capacity",
-                "allocatableCpus"}));
+  HUYGENS_RETURN_IF_ERROR(CheckExclusiveRequestKeys(req, {"cpuset"}));
   HUYGENS_ASSIGN_OR_RETURN(const json* cpuset_json, Required(req, "cpuset"));
   HUYGENS_ASSIGN_OR_RETURN(const CpuSet current, json_fields::ReadCpuList(*cpuset_json, "cpuset"));
   HUYGENS_ASSIGN_OR_RETURN(

@@ -144,6 +144,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"MergePreferClosestTakesTheNearerPair",
              R"({"id":"m3","op":"merge","policy":"best-effort","options":{"prefer-closest-numa-nodes":"true"},"numaNodes":[0,1,2,3],"distances":{"0":{"0":10,"1":52,"2":12,"3":52},"1":{"0":52,"1":10,"2":52,"3":12},"2":{"0":12,"1":52,"2":10,"3":52},"3":{"0":52,"1":12,"2":52,"3":10}},"providers":[{"cpu":[{"numaNodes":[0,1],"preferred":true},{"numaNodes":[0,2],"preferred":true}]}]})",
              R"({"id":"m3","hint":{"numaNodes":[0,2],"preferred":true},"admit":true})"},
+        // Cores of 2 and 1 threads (3 CPUs on 2 cores: kubelet's average core size is 1). Core
+        // 0 has one free CPU (0; 2 is busy), so kubelet's take calls it free and takes it
+        // whole: the kubelet oracle answers 0,2, and so does the take op.
+        Case{"TakeGivesAHybridCoreWholeAsKubeletDoes",
+             R"({"id":"w","op":"take","topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":0},{"id":1,"core":1,"socket":0,"numa":0},{"id":2,"core":0,"socket":0,"numa":0}]},"available":"0-1","numCpus":2})",
+             R"({"id":"w","cpuset":"0,2"})"},
         // spread-cores: both nodes offer 6 cores; most-allocated ties go to NUMA 0; one thread
         // per whole free core, lowest core first.
         Case{"HuygensSpreadCoresTakesOneThreadPerCore",
@@ -215,6 +221,16 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"ResizeWithoutCpuset",
                   R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"numCpus":3})",
                   "invalid", "cpuset: missing", "r"},
+        // The huygens and resize ops share their request fields but for one each.
+        ErrorCase{"ResizeTakesNoWithinNumaNodes",
+                  R"({"id":"r","op":"resize","topology":{"synthetic":"dual"},"cpuset":"0-1","numCpus":2,"withinNumaNodes":[0]})",
+                  "invalid", "withinNumaNodes: unknown field", "r"},
+        ErrorCase{"HuygensTakesNoCpuset",
+                  R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"cpuset":"0-1","numCpus":2})",
+                  "invalid", "cpuset: unknown field", "h"},
+        ErrorCase{"HuygensWithAnUnknownField",
+                  R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"numCpus":2,"bind":"x"})",
+                  "invalid", "bind: unknown field", "h"},
         ErrorCase{"MissingTopology", R"({"id":"x","op":"take","numCpus":1})", "invalid",
                   "topology: missing", "x"},
         ErrorCase{"MissingNumCpus", R"({"id":2,"op":"take","topology":{"synthetic":"dual"}})",

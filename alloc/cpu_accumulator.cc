@@ -104,6 +104,17 @@ void CpuAccumulator::TakeFreeOf(std::span<const int> cpus) {
   }
 }
 
+void CpuAccumulator::TakeAllOf(std::span<const int> cpus) {
+  for (int cpu : cpus) {
+    if (IsFree(cpu)) {
+      Take(cpu);
+    } else if (std::find(result_.begin(), result_.end(), cpu) == result_.end()) {
+      --needed_;  // busy: kubelet's take() counts it and adds it to the result
+      result_.push_back(cpu);
+    }
+  }
+}
+
 void CpuAccumulator::TakeCpus(std::span<const int> cpus) { TakeFreeOf(cpus); }
 
 void CpuAccumulator::SortedNumas(UnitList& out) const {
@@ -184,27 +195,31 @@ void CpuAccumulator::TakeFullNumaNodes() {
   }
 }
 
-void CpuAccumulator::TakeFullSockets() {
+void CpuAccumulator::TakeFullSockets(bool whole_units) {
   SortedSockets(groups_);
   for (int socket : groups_) {
     // kubelet's isSocketFree compares with the machine's average socket size.
     if (socket_free_[Sz(socket)] != index_.CpusPerSocket()) continue;
     if (needed_ < index_.SocketCpus().SizeOf(socket)) continue;
-    TakeFreeOf(index_.SocketCpus().Of(socket));
+    if (whole_units) {
+      TakeAllOf(index_.SocketCpus().Of(socket));
+    } else {
+      TakeFreeOf(index_.SocketCpus().Of(socket));
+    }
   }
 }
 
-void CpuAccumulator::TakeFullFirstLevel() {
+void CpuAccumulator::TakeFullFirstLevel(bool whole_units) {
   if (index_.NumaFirst()) {
     TakeFullNumaNodes();
   } else {
-    TakeFullSockets();
+    TakeFullSockets(whole_units);
   }
 }
 
-void CpuAccumulator::TakeFullSecondLevel() {
+void CpuAccumulator::TakeFullSecondLevel(bool whole_units) {
   if (index_.NumaFirst()) {
-    TakeFullSockets();
+    TakeFullSockets(whole_units);
   } else {
     TakeFullNumaNodes();
   }
@@ -280,7 +295,7 @@ uint64_t CpuAccumulator::FreeBitsIn(size_t word, int begin, int end) const {
   return free_[word] & upper & ~((uint64_t{1} << lo) - 1);
 }
 
-void CpuAccumulator::TakeFullCores() {
+void CpuAccumulator::TakeFullCores(bool whole_units) {
   // kubelet's freeCores(): cores in group order, each group's cores by (free count, id); a core
   // is free when its free count equals the machine's average core size. All free cores have
   // the same count, so within a group they come by id. Such a core has at least CpusPerCore()
@@ -313,7 +328,11 @@ void CpuAccumulator::TakeFullCores() {
     for (int core : CoresOfGroup(group)) {
       if (needed_ < index_.CoreCpus().SizeOf(core)) continue;
       if (CoreFree(core) != per_core) continue;
-      TakeFreeOf(index_.CoreCpus().Of(core));
+      if (whole_units) {
+        TakeAllOf(index_.CoreCpus().Of(core));
+      } else {
+        TakeFreeOf(index_.CoreCpus().Of(core));
+      }
     }
   }
 }

@@ -15,11 +15,13 @@
 //   - cores by free count then id; CPUs of a core ascending (packed), or all free CPUs of a socket
 //     ascending (spread, kubelet's CPUSortingStrategySpread).
 //   - L3 groups by free count within each NUMA node in NUMA order.
-// Deviations from kubelet, on machines where kubelet would break its own invariants only
-// (documented in take.cc): a unit judged "free" by kubelet's average-size test gives only its
-// free CPUs (kubelet would also hand out busy ones); a CPU listed twice is taken once.
+// Units judged "free" by kubelet's average-size test (cores and sockets on machines whose
+// units differ in size): with whole units (TakeOptions::whole_units_by_average_size, kubelet's
+// behaviour) every CPU of the unit is taken, busy ones too, as kubelet does; without, only its
+// free CPUs. A CPU listed twice is taken once.
 //
-// Invariants: Result() holds distinct available CPUs; Needed() + Result().size() is the request.
+// Invariants: Result() holds distinct CPUs of the index; Needed() + Result().size() is the
+// request; without whole units every CPU of Result() was free.
 //
 // Thread-safety: a local object; not shared.
 #ifndef HUYGENS_ALLOC_CPU_ACCUMULATOR_H_
@@ -74,11 +76,12 @@ class CpuAccumulator {
   void SortedSockets(UnitList& out) const;
   void SortedL3Groups(UnitList& out) const;
 
-  // kubelet's takeByTopologyNUMAPacked phases.
-  void TakeFullFirstLevel();   // whole NUMA nodes (NUMA-first) or whole sockets
-  void TakeFullSecondLevel();  // the other one
-  void TakeUncoreCache();      // option prefer-align-cpus-by-uncorecache
-  void TakeFullCores();
+  // kubelet's takeByTopologyNUMAPacked phases. `whole_units`: a core or socket judged free by
+  // kubelet's average-size test gives all its CPUs, busy ones included (see the file comment).
+  void TakeFullFirstLevel(bool whole_units);   // whole NUMA nodes (NUMA-first) or sockets
+  void TakeFullSecondLevel(bool whole_units);  // the other one
+  void TakeUncoreCache();                      // option prefer-align-cpus-by-uncorecache
+  void TakeFullCores(bool whole_units);
   void TakeRemainingCpus(CpuSortingStrategy strategy);
 
  private:
@@ -87,8 +90,11 @@ class CpuAccumulator {
   int FreeInUnit(const TopologyIndex::Masks& masks, int unit) const;
   void Take(int cpu);
   void TakeFreeOf(std::span<const int> cpus);
+  // Takes every CPU of `cpus` (a unit of the index): free ones as Take, busy ones only into
+  // the result and the count needed, as kubelet's take() of a whole unit.
+  void TakeAllOf(std::span<const int> cpus);
   void TakeFullNumaNodes();
-  void TakeFullSockets();
+  void TakeFullSockets(bool whole_units);
   void TakeFullUncore();
   void TakePartialUncore(int l3);
   // Groups whose cores are walked in core order: sockets (NUMA-first) or NUMA nodes.

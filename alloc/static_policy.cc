@@ -191,6 +191,7 @@ CpuSet StaticPolicy::ReusableCpus(const CpuManagerState& state, const PodSpec& p
 
 absl::StatusOr<CpuSet> StaticPolicy::Take(const CpuSet& available, int num_cpus) const {
   TakeOptions take;
+  take.whole_units_by_average_size = true;  // as kubelet, also on hybrid machines
   if (options_.distribute_cpus_across_cores) {
     take.cpu_sorting_strategy = CpuSortingStrategy::kSpread;
   }

@@ -103,6 +103,10 @@ class StaticPolicy {
   // (the default set) and leaves `state` unchanged. A container already assigned returns its
   // assignment and leaves `state` unchanged, before the full-pcpus-only checks (kubernetes PR
   // 129079; kubelet v1.35.4 checks them first and can refuse the re-admission).
+  // On machines whose cores or sockets differ in size (hybrid parts, offline threads) the take
+  // is kubelet's to the letter (TakeOptions::whole_units_by_average_size): a core or socket
+  // kubelet calls free is given whole, so the cpuset can hold CPUs outside the default set,
+  // even CPUs another container holds, as kubelet v1.35.4 does.
   // `affinity`: the topology manager's merged hint for the container (nullopt = none).
   // Errors: the container is not in the pod (NotFound); full-pcpus-only and the request is not
   // a multiple of CpusPerCore(), or not enough free whole cores (SMT alignment error, see

@@ -180,6 +180,24 @@ TEST(StaticPolicyAllocateTest, GivesAGuaranteedContainerWholeCoresOfTheFullerSoc
   EXPECT_EQ(state.assignments.at("pod-1").at("c"), Cpus("1-2,13-14"));
 }
 
+// kubelet v1.35.4 on a hybrid machine (as the kubelet oracle answers): 6 cores of 2 threads
+// (core c: CPUs c, c + 14) and 8 of 1 (CPUs 6-13), so kubelet's average core size is 1. Another
+// pod holds CPU 14; core 0 then has one free CPU, counts as a free core and is taken whole, so
+// kubelet hands the container CPU 14 as well, though another pod holds it.
+TEST(StaticPolicyAllocateTest, TakesAHybridCoreWholeAsKubeletDoes) {
+  const CpuTopology topo =
+      testing::BuildMachine({.cores_per_numa = 14, .offline = CpuSet::Range(20, 27)});
+  const StaticPolicy p = MakePolicy(topo, Cpus("6"), 1);
+  CpuManagerState state = p.InitialState();
+  state.assignments["other"]["c"] = Cpus("14");
+  state.default_cpu_set = Cpus("0-13,15-19");
+  const PodSpec pod = GuaranteedPod({Container("c", 2000)});
+  absl::StatusOr<CpuSet> got = p.Allocate(state, pod, "c", std::nullopt);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, Cpus("0,14"));
+  EXPECT_EQ(state.default_cpu_set, Cpus("1-13,15-19"));
+}
+
 TEST(StaticPolicyAllocateTest, ReturnsTheSameCpusForAnAssignedContainer) {
   const StaticPolicy p = MakePolicy(testing::DualSocketHT(), std::nullopt, 2);
   CpuManagerState state = p.InitialState();

@@ -76,9 +76,9 @@ absl::Status NotEnoughCpus(int requested, int available) {
 absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options) {
   if (acc.Satisfied()) return absl::OkStatus();
 
-  acc.TakeFullFirstLevel();
+  acc.TakeFullFirstLevel(options.whole_units_by_average_size);
   if (acc.Satisfied()) return absl::OkStatus();
-  acc.TakeFullSecondLevel();
+  acc.TakeFullSecondLevel(options.whole_units_by_average_size);
   if (acc.Satisfied()) return absl::OkStatus();
   if (options.prefer_align_by_uncore_cache) {
     acc.TakeUncoreCache();
@@ -86,7 +86,7 @@ absl::Status TakePacked(CpuAccumulator& acc, const TakeOptions& options) {
   }
   // kubelet skips whole cores with the spread strategy (distribute-cpus-across-cores).
   if (options.cpu_sorting_strategy != CpuSortingStrategy::kSpread) {
-    acc.TakeFullCores();
+    acc.TakeFullCores(options.whole_units_by_average_size);
     if (acc.Satisfied()) return absl::OkStatus();
   }
   acc.TakeRemainingCpus(options.cpu_sorting_strategy);
@@ -202,7 +202,10 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
       const int units[] = {numa};
       CpuAccumulator sub(acc, index.NumaMasks(), units, count);
       if (sub.Failed()) return NotEnoughCpus(count, sub.FreeTotal());
-      absl::Status s = TakePacked(sub, packed);
+      // Free CPUs only: the parent takes what the sub-take found (issue 12 reworks this path).
+      TakeOptions within = packed;
+      within.whole_units_by_average_size = false;
+      absl::Status s = TakePacked(sub, within);
       if (s.ok()) acc.TakeCpus(sub.Result());
       return s;
     };

@@ -43,10 +43,22 @@ struct TakeOptions {
   // (fewest free CPUs first). kubelet's option parser rejects it together with spread sorting
   // or distribute-cpus-across-numa; here it simply applies to TakeByTopology.
   bool prefer_align_by_uncore_cache = false;
+  // Default false; true answers exactly as kubelet v1.35.4 on machines whose cores or sockets
+  // differ in size (hybrid parts with 2- and 1-thread cores, offline threads). kubelet's
+  // isCoreFree and isSocketFree call a unit free when its free CPUs number the machine's
+  // average unit size (NumCPUs / NumCores, NumCPUs / NumSockets, integer division), and then
+  // take every CPU of that unit (takeFullCores, takeFullSockets), busy ones too: on such
+  // machines the answer can hold CPUs that are not in `available` (kubernetes#140498, after
+  // 1.35, changes this). False: only the free CPUs of such a unit are taken, and the answer
+  // always lies within `available`. On machines with uniform cores and sockets both agree.
+  // Not applied to the per-NUMA-node takes of TakeByTopologyNumaDistributed.
+  bool whole_units_by_average_size = false;
 };
 
 // Exactly `num_cpus` CPUs out of `available`, in kubelet's takeByTopologyNUMAPacked order.
-// CPUs of `available` unknown to `topo` or offline are never chosen.
+// CPUs of `available` unknown to `topo` or offline are never chosen. The answer lies within
+// `available` unless options.whole_units_by_average_size (then it can hold other online CPUs of
+// a core or socket kubelet takes whole).
 // Errors: InvalidArgument when num_cpus < 0; ResourceExhausted ("not enough cpus available to
 // satisfy request: requested=N, available=M", kubelet's wording) when `available` holds fewer
 // usable CPUs than requested. num_cpus == 0 gives the empty set.

@@ -54,6 +54,18 @@ TEST_P(TakeByTopologyTest, GivesKubeletsChoice) {
 
 const TakeOptions kSpread{.cpu_sorting_strategy = CpuSortingStrategy::kSpread};
 const TakeOptions kUncore{.prefer_align_by_uncore_cache = true};
+// kubelet v1.35.4 exactly on machines with cores of different sizes (see take.h).
+const TakeOptions kWhole{.whole_units_by_average_size = true};
+const TakeOptions kWholeUncore{.prefer_align_by_uncore_cache = true,
+                               .whole_units_by_average_size = true};
+
+// Shaped like the hybrid fixture 20em64t-hybrid-1p6c2t+2ca4co1t (6 cores of 2 threads, 8 of 1;
+// one socket, NUMA node and L3 group): BuildMachine's 14 cores x 2 threads with the second
+// threads of cores 6-13 (CPUs 20-27) offline. Core c < 6 holds CPUs c and c + 14; core c >= 6
+// holds CPU c. 20 CPUs on 14 cores make kubelet's CPUsPerCore() 20 / 14 = 1.
+CpuTopology HybridLike() {
+  return BuildMachine({.cores_per_numa = 14, .offline = CpuSet::Range(20, 27)});
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, TakeByTopologyTest,
@@ -117,6 +129,31 @@ INSTANTIATE_TEST_SUITE_P(
                  "0-4,6-16,19-23"},
         TakeCase{"fails when only offline CPUs would satisfy the request",
                  testing::DualSocketHTWithOffline, "0-23", 22, {}, nullptr},
+        // ---- Cores of different sizes, as kubelet v1.35.4 answers (the kubelet oracle agrees,
+        // testbed/oracle_diff_test.cc): a core whose free CPUs number kubelet's average core
+        // size (1 here) is "free" and taken whole, its busy sibling too.
+        // HybridLike, 0 and 6 free: core 0 (CPU 0 free, 14 busy) is the first free core.
+        TakeCase{"takes a hybrid core with one free thread whole, its busy sibling too",
+                 HybridLike, "0,6", 2, kWhole, "0,14"},
+        TakeCase{"takes only the free thread of such a core without whole units", HybridLike,
+                 "0,6", 2, {}, "0,6"},
+        // Core 1 has both threads free: 2 is not the average 1, so it is not a free core; core
+        // 7 is, then core 1's first thread comes from the remaining CPUs.
+        TakeCase{"passes over a hybrid core with both threads free in the whole-core phase",
+                 HybridLike, "1,7,15", 2, kWhole, "1,7"},
+        // Uncore option: 4 cores of the only L3 group (0-3) hold 7 free CPUs, not 4, so no
+        // partial L3 take; the whole-core phase takes core 0 (with busy 14), then cores 7, 8.
+        TakeCase{"takes a hybrid core whole after the uncore step misses",
+                 HybridLike, "0-5,7-13,15-19", 4, kWholeUncore, "0,7-8,14"},
+        // DualSocketHTWithOffline with CPU 12 busy: core 0 (CPUs 0, 12) has one free CPU, the
+        // average core size (21 / 11 = 1), so kubelet takes it whole.
+        TakeCase{"takes a core with a busy sibling whole on a machine with offline threads",
+                 testing::DualSocketHTWithOffline, "0-4,6-11,13-16,19-23", 2, kWhole, "0,12"},
+        // The same for sockets: socket 0 has 10 online CPUs, socket 1 11 (18 is offline), so
+        // the average socket is 21 / 2 = 10. With 0 and 6 busy, socket 1 has 10 free CPUs,
+        // counts as a free socket, and 11 CPUs are its 11 CPUs, busy 6 included.
+        TakeCase{"takes a socket whole when its free CPUs number the average socket size",
+                 testing::DualSocketHTWithOffline, "1-4,7-16,19-23", 11, kWhole, "6-11,19-23"},
         // ---- DualSocketMultiNumaPerSocketHT: NUMA n holds CPUs 4n..4n+3, 16+4n..16+4n+3;
         // sockets hold NUMA {0,1} and {2,3}; 2 sockets < 4 NUMA nodes, so sockets come first.
         TakeCase{"takes a whole socket first when sockets are the larger unit",

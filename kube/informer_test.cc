@@ -91,11 +91,12 @@ TEST_F(InformerTest, ExpiredVersionMakesTheNextStepRelistAndDiffTheCache) {
   Informer informer(client_.get(), Nodes(), Options(), recorder.Handlers(), &clock_);
   ASSERT_TRUE(informer.RunOnce().ok());
   recorder.Take();
-  // Changes happen while the informer is not watching, and the server forgets them.
+  // Changes happen while the informer is not watching, and the restarted apiserver's watch
+  // cache no longer holds them.
   ASSERT_TRUE(client_->Delete(Nodes(), "", "n1").ok());
   ASSERT_TRUE(client_->MergePatch(Nodes(), "", "n2", {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n3")).ok());
-  server_->Compact();
+  server_->RestartApiServer();
   absl::Status watched = informer.RunOnce();
   EXPECT_EQ(watched.code(), absl::StatusCode::kOutOfRange) << watched;
   EXPECT_EQ(informer.resource_version(), "");

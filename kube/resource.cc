@@ -39,5 +39,13 @@ const ResourceRef& NodeResourceTopologies() {
                              false};
   return r;
 }
+const ResourceRef& Namespaces() {
+  static const ResourceRef r{"", "v1", "namespaces", "Namespace", false};
+  return r;
+}
+const ResourceRef& CoreEvents() {
+  static const ResourceRef r{"", "v1", "events", "Event", true};
+  return r;
+}
 
 }  // namespace huygens::kube

@@ -12,9 +12,6 @@
 // Client rate limits are raised as kube-scheduler's own scheduler_perf does (QPS and burst 5000)
 // for both schedulers. Without HUYGENS_TESTBED_DIR every row is skipped with the reason.
 #include <benchmark/benchmark.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,12 +19,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/testing/fake_apiserver.h"
+#include "kube/testing/process.h"
 #include "node/allocation.h"
 #include "scheduler/test_cluster.h"
 #include "sim/example.h"
@@ -64,21 +63,6 @@ std::optional<Testbed> FindTestbed() {
   return tb;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* out = freopen(log.c_str(), "w", stdout);
-    (void)out;
-    dup2(fileno(stdout), 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 // Peak resident set of a running process, bytes (VmHWM).
 double PeakRss(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/status", pid));
@@ -88,16 +72,6 @@ double PeakRss(pid_t pid) {
   return 0;
 }
 
-void Stop(pid_t pid) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  for (int i = 0; i < 100; ++i) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
 
 // The workload: the built-in example's template mix, 5,000 pods, as Pod objects.
 std::vector<json> Pods(const std::string& scheduler_name, int64_t cluster_cpus) {
@@ -147,14 +121,15 @@ void Run(benchmark::State& state, Mode mode) {
 
     // The scheduler(s), each on the real apiserver with its own credentials.
     std::string dir = tb->dir;
-    std::vector<pid_t> pids;
+    std::vector<std::unique_ptr<kube::testing::Process>> schedulers;
+    const int extender_port = kube::testing::FreePort();
     std::string config = dir + "/bench-scheduler.yaml";
     if (mode == Mode::kHuygens || mode == Mode::kKubeSchedulerWithExtender) {
       std::ofstream(config) << fmt::format(
           "clientConnection: {{qps: 5000, burst: 5000}}\nleaderElection: {{leaderElect: false}}\n"
-          "extender: {{enabled: {}, address: 127.0.0.1:18888}}\nmetricsAddress: 127.0.0.1:0\n",
-          mode == Mode::kKubeSchedulerWithExtender ? "true" : "false");
-      pids.push_back(Spawn({HUYGENS_SCHEDULER_BIN, "--config", config, "--kubeconfig", dir + "/admin.kubeconfig",
+          "extender: {{enabled: {}, address: 127.0.0.1:{}}}\nmetricsAddress: 127.0.0.1:0\n",
+          mode == Mode::kKubeSchedulerWithExtender ? "true" : "false", extender_port);
+      schedulers.push_back(std::make_unique<kube::testing::Process>(std::vector<std::string>{HUYGENS_SCHEDULER_BIN, "--config", config, "--kubeconfig", dir + "/admin.kubeconfig",
                             "--log-level", "warn"},
                            dir + "/logs/bench-huygens.log"));
     }
@@ -162,7 +137,7 @@ void Run(benchmark::State& state, Mode mode) {
       std::string ks = dir + "/bench-kube-scheduler.yaml";
       std::string extender =
           mode == Mode::kKubeSchedulerWithExtender
-              ? "extenders:\n- urlPrefix: http://127.0.0.1:18888\n  filterVerb: filter\n  prioritizeVerb: prioritize\n"
+              ? "extenders:\n- urlPrefix: http://127.0.0.1:" + std::to_string(extender_port) + "\n  filterVerb: filter\n  prioritizeVerb: prioritize\n"
                 "  bindVerb: bind\n  weight: 1\n  nodeCacheCapable: true\n  ignorable: false\n"
                 "  managedResources: [{name: cpu, ignoredByScheduler: false}]\n"
               : "";
@@ -171,7 +146,7 @@ void Run(benchmark::State& state, Mode mode) {
           "clientConnection: {{kubeconfig: {}/scheduler.kubeconfig, qps: 5000, burst: 5000}}\n"
           "leaderElection: {{leaderElect: false}}\n{}",
           dir, extender);
-      pids.push_back(Spawn({tb->kube_bin + "/kube-scheduler", "--config", ks, "--authentication-kubeconfig",
+      schedulers.push_back(std::make_unique<kube::testing::Process>(std::vector<std::string>{tb->kube_bin + "/kube-scheduler", "--config", ks, "--authentication-kubeconfig",
                             dir + "/scheduler.kubeconfig", "--authorization-kubeconfig", dir + "/scheduler.kubeconfig",
                             "--secure-port", "0", "--v", "1"},
                            dir + "/logs/bench-kube-scheduler.log"));
@@ -214,10 +189,10 @@ void Run(benchmark::State& state, Mode mode) {
       created.emplace(pod["metadata"]["name"].get<std::string>(), SteadyClock::now());
     }
     auto deadline = start + std::chrono::minutes(10);
-    while (SteadyClock::now() < deadline) {
+    kube::testing::WaitFor([&] {
       std::lock_guard<std::mutex> lock(mu);
-      if (static_cast<int>(bound.size()) >= kPods) break;
-    }
+      return static_cast<int>(bound.size()) >= kPods;
+    }, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()), std::chrono::milliseconds(20));
     state.PauseTiming();
     cancel = true;
     watcher.join();
@@ -234,7 +209,7 @@ void Run(benchmark::State& state, Mode mode) {
       return latencies.empty() ? 0.0 : latencies[static_cast<std::size_t>(q * static_cast<double>(latencies.size() - 1))];
     };
     double rss = 0;
-    for (pid_t p : pids) rss += PeakRss(p);
+    for (const auto& p : schedulers) rss += PeakRss(p->pid());
     // NUMA alignment of the exclusive pods, read back from the apiserver.
     int exclusive = 0, aligned = 0;
     for (const json& pod : (*server)->List("pods", "default")) {
@@ -248,7 +223,7 @@ void Run(benchmark::State& state, Mode mode) {
       ++exclusive;
       if (a->numa_nodes.size() == 1) ++aligned;
     }
-    for (pid_t p : pids) Stop(p);
+    schedulers.clear();  // SIGTERM, SIGKILL after 10 s
     state.counters["pods"] = static_cast<double>(bound.size());
     state.counters["pods_per_second"] = static_cast<double>(bound.size()) /
                                         std::max(1e-9, std::chrono::duration<double>(last - start).count());

@@ -186,7 +186,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   // the agent. Its CPU 0 is the system pool, so it has user CPUs only with 2 or more CPUs.
   const int host_cpus = static_cast<int>(std::thread::hardware_concurrency());
   ASSERT_GE(host_cpus, 2);
-  ASSERT_TRUE(server_->Create("nodes", testing::NodeObject("agent-node", host_cpus)).ok());
+  ASSERT_TRUE(testing::CreateReadyNode(*server_, testing::NodeObject("agent-node", host_cpus)));
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(testing::AddMachine(*server_, fmt::format("n{}", i), 16));
 
   // The agent, with deploy/agent/configmap.yaml's configuration, pointed at this test's files
@@ -215,7 +215,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
       << testing::Slurp(work_ / "agent-node-once.log");
   // Isolated mode publishes huygens.io/isolated-cpu on the Node status (this machine has no
   // isolated CPUs: 0).
-  ASSERT_TRUE(server_->Create("nodes", testing::NodeObject("agent-isolated", host_cpus)).ok());
+  ASSERT_TRUE(testing::CreateReadyNode(*server_, testing::NodeObject("agent-isolated", host_cpus)));
   agent_config["mode"] = "isolated";
   agent_config["checkpoint"] = (work_ / "agent-isolated-checkpoint.json").string();
   std::ofstream(work_ / "agent-isolated.yaml") << Emit(agent_config);

@@ -1,6 +1,7 @@
 #include "scheduler/service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -50,10 +51,13 @@ CpuSet HeldCpus(const PodAllocation& a) {
 class EventSink {
  public:
   explicit EventSink(kube::Client* client) : client_(client), thread_([this] { Run(); }) {}
+  // Writes what is queued for at most kDrainOnStop more, then drops the rest (events are best
+  // effort; the client's rate limit would otherwise hold a SIGTERM for queue/QPS seconds).
   ~EventSink() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      drain_until_ = std::chrono::steady_clock::now() + kDrainOnStop;
     }
     cv_.notify_all();
     thread_.join();
@@ -71,6 +75,10 @@ class EventSink {
     while (true) {
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;
+      if (stop_ && std::chrono::steady_clock::now() >= drain_until_) {
+        spdlog::warn("stopping: {} events not written", queue_.size());
+        return;
+      }
       kube::EventRecord e = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
@@ -83,7 +91,9 @@ class EventSink {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<kube::EventRecord> queue_;
+  static constexpr std::chrono::seconds kDrainOnStop{2};
   bool stop_ = false;
+  std::chrono::steady_clock::time_point drain_until_;
   std::thread thread_;
 };
 

@@ -79,7 +79,7 @@ TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutc
   for (int i = 0; i < 90; ++i) {
     ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
     if (i % 15 == 5) server_->DropWatches();
-    if (i % 15 == 10) server_->Compact();  // resumed watches get 410 and relist
+    if (i % 15 == 10) server_->RestartApiServer();  // resumed watches get 410 and relist
     if (i % 30 == 0) server_->FailNext("patch", "pods", 3, 409);
     if (i % 30 == 15) server_->FailNext("create", "pods/binding", 2, 500);
     if (i % 30 == 20) server_->FailNext("patch", "pods", 2, 500);

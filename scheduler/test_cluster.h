@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fmt/format.h"
 #include "kube/testing/fake_apiserver.h"
+#include "kube/testing/process.h"
 #include "node/allocation.h"
 #include "sched/pod.h"
 #include "sim/cluster_spec.h"
@@ -20,16 +22,8 @@
 
 namespace huygens::scheduler::testing {
 
-// Polls `done` every 50 ms for up to `limit`; returns its last answer.
-template <typename F>
-bool WaitFor(F done, std::chrono::seconds limit = std::chrono::seconds(40)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
+using kube::testing::Slurp;
+using kube::testing::WaitFor;
 
 inline constexpr char kNrtResource[] = "noderesourcetopologies.topology.node.k8s.io";
 
@@ -51,6 +45,18 @@ inline nlohmann::json NodeObject(const std::string& name, int cpus,
   return node;
 }
 
+// Creates `node` (a Node object) and lifts the `node.kubernetes.io/not-ready:NoSchedule` taint
+// that the apiserver's TaintNodesByCondition admission adds to every new Node, as the node
+// lifecycle controller does for a Ready node (the test cluster runs none; docs/testbed.md). The
+// node keeps the taints of its own spec. Returns false on error.
+inline bool CreateReadyNode(kube::testing::FakeApiServer& server, const nlohmann::json& node) {
+  if (!server.Create("nodes", node).ok()) return false;
+  nlohmann::json taints = nlohmann::json::array();
+  if (node.contains("spec") && node["spec"].contains("taints")) taints = node["spec"]["taints"];
+  return server.MergePatch("nodes", "", node["metadata"]["name"].get<std::string>(), {{"spec", {{"taints", taints}}}})
+      .ok();
+}
+
 // Adds node `name` of machine `topology` (no system pool; kubelet-held CPUs `kubelet_cpus`
 // published as exclusive in the NRT), single-numa-node: the Node as NodeObject with
 // `node_patch`, and its NodeResourceTopology. Returns false on error.
@@ -63,7 +69,7 @@ inline bool AddNode(kube::testing::FakeApiServer& server, const std::string& nam
   in.policy = "single-numa-node";
   auto nrt = BuildNrt(in);
   if (!nrt.ok()) return false;
-  return server.Create("nodes", NodeObject(name, topology.NumCpus(), node_patch)).ok() &&
+  return CreateReadyNode(server, NodeObject(name, topology.NumCpus(), node_patch)) &&
          server.Create(kNrtResource, *nrt).ok();
 }
 
@@ -115,6 +121,18 @@ inline nlohmann::json PodObject(const sched::Pod& pod, const std::string& name) 
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "default"}}},
           {"spec", spec}};
+}
+
+// huygens-scheduler (the binary at `bin`) against the API server at `url`, without leader
+// election, logging warnings and errors to `log`, with `extra` flags after those (for example
+// "--config", FILE); SIGTERM when the Process is destroyed.
+inline std::unique_ptr<kube::testing::Process> StartScheduler(const std::string& bin, const std::string& url,
+                                                              const std::string& log,
+                                                              const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {bin, "--master", url, "--no-leader-elect", "--metrics-address", "127.0.0.1:0",
+                                   "--log-level", "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return std::make_unique<kube::testing::Process>(argv, log);
 }
 
 // What the final state looks like.

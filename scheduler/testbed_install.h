@@ -11,11 +11,7 @@
 #ifndef HUYGENS_SCHEDULER_TESTBED_INSTALL_H_
 #define HUYGENS_SCHEDULER_TESTBED_INSTALL_H_
 
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -34,17 +30,12 @@
 #include "fmt/format.h"
 #include "kube/config.h"
 #include "kube/rest_client.h"
+#include "kube/testing/process.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::scheduler::testing {
 
-// Whole file as text; "" when it cannot be read.
-inline std::string Slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using kube::testing::Slurp;
 
 // One permission as the apiserver's authorizer sees a request: API group ("" = core), resource
 // with "/<subresource>" when there is one ("pods/binding"), verb.
@@ -79,62 +70,8 @@ inline std::vector<std::string> AppliedPaths(const std::string& command) {
   return paths;
 }
 
-// A running child process; SIGTERM and reaped when destroyed.
-class Process {
- public:
-  // Starts argv[0] (a path) with `argv`, stdout and stderr to `log`, extra environment `env`.
-  Process(const std::vector<std::string>& argv, const std::string& log,
-          const std::map<std::string, std::string>& env = {}) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      FILE* out = std::freopen(log.c_str(), "w", stdout);
-      (void)out;
-      ::dup2(::fileno(stdout), 2);
-      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Process() { Stop(); }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  // SIGTERM, then waits; returns the exit status as waitpid gives it (-1 if already reaped).
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  // Waits for the process to exit on its own; its exit code, or -1 if killed by a signal.
-  int Wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-// A loopback TCP port nobody listens on right now.
-inline int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using kube::testing::FreePort;
+using kube::testing::Process;
 
 // The testbed cluster of HUYGENS_TESTBED_DIR.
 class Testbed {

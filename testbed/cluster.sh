@@ -12,6 +12,10 @@
 #   testbed/cluster.sh down DIR              stop everything started in DIR (and remove DIR's data)
 #   testbed/cluster.sh env  DIR              print shell assignments for the test tier
 #   testbed/cluster.sh scheduler DIR [ARGS]  start kube-scheduler with DIR's kubeconfig (+ ARGS)
+#   testbed/cluster.sh restart-apiserver DIR stop kube-apiserver (SIGTERM) and start it again with
+#                                            the same flags; returns once /readyz answers. Its
+#                                            watch caches start afresh: a watch from an earlier
+#                                            resourceVersion gets 410 Expired, as after any restart
 #
 # What `up` leaves in DIR:
 #   pki/           ca.{crt,key}, apiserver.{crt,key}, sa.{key,pub}, one client pair per user
@@ -25,13 +29,14 @@
 #          what a component was refused (responseStatus.code 403) and what it used
 #   pids/  one file per process
 #   env    the assignments `env` prints (HUYGENS_TEST_KUBECONFIG, HUYGENS_TESTBED_DIR, ...)
+#   restart-apiserver  runs `cluster.sh restart-apiserver DIR` (for tests, which know DIR only)
 # Ports: the apiserver listens on 127.0.0.1:P (default: the first free one from a start picked
 # by process id in 20000-35000); etcd on the next two ports. Everything binds to loopback only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "testbed/cluster.sh: $*" >&2; exit 2; }
-[ $# -ge 2 ] || die "usage: cluster.sh up|down|env|scheduler|user DIR [...] (see the header of this file)"
+[ $# -ge 2 ] || die "usage: cluster.sh up|down|env|scheduler|user|restart-apiserver DIR [...] (see the header of this file)"
 cmd=$1 dir=$2; shift 2
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # port_free, start, stop (shared with kubelet.sh)
@@ -82,6 +87,31 @@ wait_ready() {  # URL WHAT LOG: polls until the URL answers ok (60 s)
   done
   tail -20 "$3" >&2
   die "$2 did not become ready at $1 (log: $3)"
+}
+
+# start_apiserver: kube-apiserver with DIR's certificates, on the port of DIR/server, against the
+# etcd of DIR/etcd-url; returns once /readyz answers. REQUIRES: $kube_bin.
+start_apiserver() {
+  local server; server=$(cat "$dir/server")
+  start kube-apiserver "$kube_bin/kube-apiserver" \
+    --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log" \
+    --audit-log-format json --audit-log-mode blocking \
+    --etcd-servers "$(cat "$dir/etcd-url")" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "${server##*:}" \
+    --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
+    --client-ca-file "$dir/pki/ca.crt" \
+    --service-account-key-file "$dir/pki/sa.pub" \
+    --service-account-signing-key-file "$dir/pki/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --api-audiences https://kubernetes.default.svc \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction \
+    --service-cluster-ip-range 10.0.0.0/24 \
+    --allow-privileged=true \
+    --profiling=false \
+    --event-ttl 1h \
+    --v=1
+  wait_ready "$server/readyz" kube-apiserver "$dir/logs/kube-apiserver.log"
 }
 
 case "$cmd" in
@@ -144,25 +174,7 @@ rules:
   userGroups: ["system:serviceaccounts"]
 - level: None
 EOF
-  start kube-apiserver "$kube_bin/kube-apiserver" \
-    --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log" \
-    --audit-log-format json --audit-log-mode blocking \
-    --etcd-servers "http://127.0.0.1:$((port + 1))" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
-    --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
-    --client-ca-file "$dir/pki/ca.crt" \
-    --service-account-key-file "$dir/pki/sa.pub" \
-    --service-account-signing-key-file "$dir/pki/sa.key" \
-    --service-account-issuer https://kubernetes.default.svc \
-    --api-audiences https://kubernetes.default.svc \
-    --authorization-mode Node,RBAC \
-    --enable-admission-plugins NodeRestriction \
-    --service-cluster-ip-range 10.0.0.0/24 \
-    --allow-privileged=true \
-    --profiling=false \
-    --event-ttl 1h \
-    --v=1
-  wait_ready "https://127.0.0.1:$port/readyz" kube-apiserver "$dir/logs/kube-apiserver.log"
+  start_apiserver
 
   # The controllers the tests need: namespaces end, service accounts and their tokens,
   # Deployments and DaemonSets make pods, garbage collection. Not the node lifecycle controller:
@@ -194,7 +206,17 @@ HUYGENS_TEST_KUBECONFIG=$dir/admin.kubeconfig
 HUYGENS_TESTBED_KUBE_BIN=$kube_bin
 HUYGENS_TESTBED_ETCD_URL=http://127.0.0.1:$((port + 1))
 EOF
+  printf '#!/bin/sh\nexec %q restart-apiserver %q\n' "$here/cluster.sh" "$dir" >"$dir/restart-apiserver"
+  chmod +x "$dir/restart-apiserver"
   echo "testbed: kube-apiserver ready at https://127.0.0.1:$port (kubeconfig $dir/admin.kubeconfig)" >&2
+  ;;
+restart-apiserver)
+  [ -f "$dir/env" ] || die "no cluster in $dir (cluster.sh up $dir first)"
+  kube_bin=$(sed -n 's/^HUYGENS_TESTBED_KUBE_BIN=//p' "$dir/env")
+  stop kube-apiserver
+  [ -f "$dir/logs/kube-apiserver.log" ] && mv "$dir/logs/kube-apiserver.log" "$dir/logs/kube-apiserver.log.1"
+  start_apiserver
+  echo "testbed: kube-apiserver restarted at $(cat "$dir/server")" >&2
   ;;
 scheduler)
   bins

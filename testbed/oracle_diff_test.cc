@@ -18,6 +18,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -127,15 +133,28 @@ std::vector<Machine> Machines(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(fixtures, ec)) files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  // The sysfs dumps are unpacked by DiscoverFromFsroot into a folder under TMPDIR: on tmpfs
+  // (/dev/shm) that takes ~4 s for all of them, on this machine's disk ~60 s. Nothing else
+  // runs in this process yet, so changing its environment here is safe.
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::optional<std::string> saved_tmpdir =
+      tmpdir != nullptr ? std::optional<std::string>(tmpdir) : std::nullopt;
+  if (access("/dev/shm", W_OK) == 0) setenv("TMPDIR", "/dev/shm", 1);
   for (const auto& f : files) {
     const std::string s = f.string();
-    // hwloc 2 XML only: the sysfs dumps (.tar.bz2) cost seconds each to unpack and read.
-    if (!s.ends_with(".hwloc2.xml")) continue;
+    // hwloc 2 XML exports and sysfs dumps (each unpacked and read once a run); the older
+    // hwloc 1 XML files repeat machines of the hwloc 2 ones.
+    if (!s.ends_with(".hwloc2.xml") && !s.ends_with(".tar.bz2")) continue;
     absl::StatusOr<CpuTopology> t = DiscoverFromFile(s);
     // kubelet's NUMA bitmask holds ids 0-63 only (its hints code crashes beyond).
     if (t.ok() && t->NumCpus() > 0 && t->NumaNodeIds().back() <= 63) {
       docs.emplace_back("fixture " + f.filename().string(), ToJson(*t));
     }
+  }
+  if (saved_tmpdir.has_value()) {
+    setenv("TMPDIR", saved_tmpdir->c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
   }
   // Shaped like kubelet's test machines (cpu_assignment_test.go, policy_test.go).
   const int shapes[][4] = {{1, 1, 4, 2}, {2, 1, 3, 2}, {2, 1, 6, 1}, {2, 2, 10, 2},
@@ -407,40 +426,97 @@ class Generator {
 
 // ---- Running the oracle ----------------------------------------------------------------------
 
-// Answers every request line with the oracle. The oracle exits with status 3 after a request
-// kubelet does not return from within 10 s of CPU time (kind "hang"); it is restarted after that
-// line.
-std::vector<std::string> AskOracle(const std::string& oracle, const std::vector<std::string>& lines,
-                                   const std::filesystem::path& dir) {
-  std::vector<std::string> answers;
-  while (answers.size() < lines.size()) {
-    const std::filesystem::path in = dir / "requests.jsonl";
-    const std::filesystem::path out = dir / "answers.jsonl";
-    {
-      std::ofstream f(in);
-      for (size_t i = answers.size(); i < lines.size(); ++i) f << lines[i] << '\n';
+// The oracle as one child process answering request lines as they are written (`-workers N`:
+// N kubelet calls at once, answers in request order, a hang answered with kind "hang" and only
+// the hung child restarted, see testbed/oracle/workers.go). A reader thread collects the
+// answers, so writing never waits on the test reading them.
+class OracleProcess {
+ public:
+  // Starts `oracle -workers <workers> -timeout <timeout>`; ok() is false if that failed.
+  OracleProcess(const std::string& oracle, int workers, const std::string& timeout) {
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+      const std::string w = fmt::format("-workers={}", workers), t = "-timeout=" + timeout;
+      execl(oracle.c_str(), oracle.c_str(), w.c_str(), t.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
     }
-    const std::string cmd = fmt::format("'{}' -timeout 10s < '{}' > '{}'", oracle, in.string(),
-                                        out.string());
-    const int status = std::system(cmd.c_str());
-    std::ifstream f(out);
-    std::string line;
-    size_t got = 0;
-    while (std::getline(f, line)) {
-      answers.push_back(line);
-      ++got;
-    }
-    if (got == 0) {
-      ADD_FAILURE() << "the oracle answered nothing (status " << status << "): " << cmd;
-      break;
-    }
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)) {
-      ADD_FAILURE() << "the oracle failed (status " << status << "): " << cmd;
-      break;
-    }
+    close(in[0]);
+    close(out[1]);
+    stdin_ = in[1];
+    reader_ = std::thread([this, fd = out[0]] { Read(fd); });
   }
-  return answers;
-}
+  ~OracleProcess() {
+    CloseInput();
+    if (reader_.joinable()) reader_.join();
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+
+  bool ok() const { return pid_ > 0 && stdin_ >= 0; }
+
+  // Writes one request line (without its newline). False if the oracle has stopped reading.
+  bool Send(const std::string& line) {
+    std::string data = line + '\n';
+    for (size_t done = 0; done < data.size();) {
+      const ssize_t n = write(stdin_, data.data() + done, data.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  void CloseInput() {
+    if (stdin_ >= 0) close(stdin_);
+    stdin_ = -1;
+  }
+
+  // The next answer line; nullopt once the oracle's output has ended. With `wait` false, also
+  // nullopt when no answer has arrived yet.
+  std::optional<std::string> Next(bool wait) {
+    std::unique_lock lock(mu_);
+    if (wait) cv_.wait(lock, [&] { return !answers_.empty() || eof_; });
+    if (answers_.empty()) return std::nullopt;
+    std::string line = std::move(answers_.front());
+    answers_.pop_front();
+    return line;
+  }
+
+ private:
+  void Read(int fd) {
+    std::string buf;
+    char chunk[1 << 16];
+    while (true) {
+      const ssize_t n = read(fd, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0;
+      std::vector<std::string> lines;
+      for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        lines.push_back(buf.substr(start, nl - start));
+      }
+      buf.erase(0, start);
+      std::lock_guard lock(mu_);
+      for (std::string& l : lines) answers_.push_back(std::move(l));
+      cv_.notify_one();
+    }
+    close(fd);
+    std::lock_guard lock(mu_);
+    eof_ = true;
+    cv_.notify_one();
+  }
+
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  std::thread reader_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> answers_;  // guarded by mu_
+  bool eof_ = false;                 // guarded by mu_
+};
 
 // Issue 12: another change reworks these behaviours; their mismatches are counted and listed,
 // but do not fail the test unless HUYGENS_ORACLE_STRICT=1. Returns the category of a request
@@ -496,55 +572,100 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   const uint64_t seed = EnvOr("HUYGENS_ORACLE_SEED", 15);
   const uint64_t count = EnvOr("HUYGENS_ORACLE_CASES", 100000);
   const bool strict = EnvOr("HUYGENS_ORACLE_STRICT", 0) != 0;
+  const uint64_t max_printed = EnvOr("HUYGENS_ORACLE_PRINT", 20);  // mismatches printed
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("huygens-oracle-{}", getpid());
   std::filesystem::create_directories(dir);
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   const std::vector<Machine> machines = Machines(dir);
+  const double machines_seconds = seconds();
   ASSERT_GT(machines.size(), 10u);
 
-  Generator gen(seed, machines);
-  std::vector<std::string> lines;
-  std::vector<json> requests;
-  for (uint64_t i = 0; i < count; ++i) {
-    requests.push_back(gen.Next(i));
-    lines.push_back(requests.back().dump());
-  }
-  const std::vector<std::string> answers = AskOracle(oracle, lines, dir);
-  ASSERT_EQ(answers.size(), lines.size());
-
+  // Streamed: each case is generated, sent to the oracle and answered by Huygens in process
+  // while the oracle works on the cases before it; at most kWindow cases wait for the oracle.
+  // The oracle's CPU budget per call is 1 s up to 128 CPUs and scaled with the machine above
+  // (kubelet's slowest legitimate calls here take ~35 ms on 160 CPUs, ~250 ms on 768), so a
+  // call that never returns costs about a second, not ten.
+  constexpr size_t kWindow = 4096;
+  const int workers = static_cast<int>(EnvOr("HUYGENS_ORACLE_WORKERS", 2));
+  signal(SIGPIPE, SIG_IGN);
+  OracleProcess proc(oracle, workers, "1s");
+  ASSERT_TRUE(proc.ok()) << "cannot start " << oracle;
   AllocateBatch batch([](const TopologySource& s) { return DiscoverFromFile(s.file); });
-  int mismatches = 0, hangs = 0, panics = 0, printed = 0;
+  struct Pending {
+    json request;
+    std::string line;
+    json huygens;
+  };
+  std::deque<Pending> pending;
+  Generator gen(seed, machines);
+  int mismatches = 0, hangs = 0, panics = 0;
+  uint64_t printed = 0;
+  uint64_t answered = 0;
   std::map<std::string, int> known;
   std::map<std::string, int> per_op;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const json kubelet = json::parse(answers[i]);
-    const json huygens = json::parse(batch.Handle(lines[i]).line);
-    ++per_op[requests[i]["op"].get<std::string>()];
+  std::map<std::string, int> mismatches_on;  // "machine (op)" -> mismatches
+  auto check = [&](const std::string& answer) {
+    const Pending& p = pending.front();
+    ++answered;
+    const json kubelet = json::parse(answer);
+    const json& huygens = p.huygens;
+    ++per_op[p.request["op"].get<std::string>()];
     if (kubelet.value("kind", "") == "hang") {
       ++hangs;  // kubelet never returns here; Huygens answers (docs/allocate.md)
-      continue;
-    }
-    if (kubelet.value("kind", "") == "panic") {
+    } else if (kubelet.value("kind", "") == "panic") {
       ++panics;  // kubelet crashes here (e.g. NUMA ids above 63 in its bitmask)
-      continue;
+    } else if (!Agree(huygens, kubelet)) {
+      if (std::optional<std::string> category = KnownIssue12Category(p.request);
+          category.has_value() && !strict) {
+        ++known[*category];
+      } else {
+        ++mismatches;
+        std::string on = "no machine";
+        for (const Machine& m : machines) {
+          if (p.request.contains("topology") && p.request["topology"] == m.topology) on = m.name;
+        }
+        ++mismatches_on[on + " (" + p.request["op"].get<std::string>() + ")"];
+        if (printed++ < max_printed) {
+          ADD_FAILURE() << "mismatch on " << on
+                        << "; replay with huygens allocate and the oracle:\n"
+                        << p.line << "\nhuygens: " << huygens.dump()
+                        << "\nkubelet: " << kubelet.dump();
+        }
+      }
     }
-    if (Agree(huygens, kubelet)) continue;
-    if (std::optional<std::string> category = KnownIssue12Category(requests[i]);
-        category.has_value() && !strict) {
-      ++known[*category];
-      continue;
-    }
-    ++mismatches;
-    if (printed++ < 20) {
-      ADD_FAILURE() << "mismatch; replay with huygens allocate and the oracle:\n"
-                    << lines[i] << "\nhuygens: " << huygens.dump() << "\nkubelet: "
-                    << kubelet.dump();
+    pending.pop_front();
+  };
+  bool oracle_alive = true;
+  for (uint64_t i = 0; i < count && oracle_alive; ++i) {
+    Pending p{gen.Next(i), "", nullptr};
+    p.line = p.request.dump();
+    oracle_alive = proc.Send(p.line);
+    p.huygens = json::parse(batch.Handle(p.line).line);
+    pending.push_back(std::move(p));
+    while (!pending.empty()) {
+      std::optional<std::string> answer = proc.Next(/*wait=*/pending.size() > kWindow);
+      if (!answer.has_value()) break;
+      check(*answer);
     }
   }
+  proc.CloseInput();
+  while (!pending.empty()) {
+    std::optional<std::string> answer = proc.Next(/*wait=*/true);
+    if (!answer.has_value()) break;
+    check(*answer);
+  }
+  EXPECT_EQ(answered, count) << "the oracle stopped answering (see its stderr above)";
   std::filesystem::remove_all(dir);
-  std::string summary = fmt::format("{} cases (seed {}), {} machines:", count, seed, machines.size());
+  std::string summary =
+      fmt::format("{} cases (seed {}), {} machines (read in {:.1f} s), {:.1f} s in all:", count,
+                  seed, machines.size(), machines_seconds, seconds());
   for (const auto& [op, n] : per_op) summary += fmt::format(" {} {}", op, n);
   summary += fmt::format("; kubelet hangs {}, panics {}; mismatches {}", hangs, panics, mismatches);
+  for (const auto& [where, n] : mismatches_on) summary += fmt::format("; on {}: {}", where, n);
   for (const auto& [category, n] : known) summary += fmt::format("; {}: {} (not counted)", category, n);
   std::printf("%s\n", summary.c_str());
   EXPECT_EQ(mismatches, 0) << summary;

@@ -214,6 +214,24 @@ using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
 using ObjectMap = std::map<ObjectKey, json>;
 
 // One write, retained for watches and for consistent continue pages.
+// What kube-apiserver's TaintNodesByCondition admission plugin (on by default; v1.35) does to
+// every Node it creates: adds the `node.kubernetes.io/not-ready:NoSchedule` taint unless the
+// Node carries it already. The node lifecycle controller removes it once the Node is Ready;
+// tests whose Nodes have no kubelet remove it themselves (scheduler/test_cluster.h, AddNode).
+void AddNotReadyTaint(json& node) {
+  json& spec = node["spec"];
+  if (!spec.is_object()) spec = json::object();
+  json& taints = spec["taints"];
+  if (!taints.is_array()) taints = json::array();
+  for (const json& taint : taints) {
+    if (taint.is_object() && taint.value("key", "") == "node.kubernetes.io/not-ready" &&
+        taint.value("effect", "") == "NoSchedule") {
+      return;
+    }
+  }
+  taints.push_back({{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
+}
+
 struct Event {
   std::int64_t rv;
   std::string type;  // ADDED, MODIFIED, DELETED
@@ -270,7 +288,12 @@ struct FakeApiServer::Impl {
   std::map<std::string, ObjectMap> store;  // by ResourceType::Qualified()
   std::int64_t rv = 1;
   std::deque<Event> events;
-  std::int64_t compacted_rv = 0;  // events at or below this version are forgotten
+  // etcd's compaction floor: a continue token below it is gone (410).
+  std::int64_t compacted_rv = 0;
+  // The watch cache's floor: a watch from below it gets 410. The cache holds the last
+  // options.watch_window events and starts afresh at each RestartApiServer; an etcd compaction
+  // does not move it (kube-apiserver v1.35 serves watches from its cache).
+  std::int64_t watch_floor_rv = 0;
   bool stopping = false;
   int drop_generation = 0;
   int active_watches = 0;
@@ -293,7 +316,9 @@ struct FakeApiServer::Impl {
   void Record(std::string type, const ResourceType& t, ObjectKey key, json object, json old) {
     events.push_back(Event{rv, std::move(type), &t, std::move(key), std::move(object), std::move(old)});
     while (events.size() > options.watch_window) {
-      compacted_rv = events.front().rv;
+      // Past the window neither a watch nor a continue token can be served from the events.
+      compacted_rv = std::max(compacted_rv, events.front().rv);
+      watch_floor_rv = std::max(watch_floor_rv, events.front().rv);
       events.pop_front();
     }
     changed.notify_all();
@@ -352,6 +377,7 @@ struct FakeApiServer::Impl {
       if (!status.is_object()) status = json::object();
       if (!status.contains("phase")) status["phase"] = "Pending";
     }
+    if (t.kind == "Node" && t.group.empty()) AddNotReadyTaint(object);
     objects[key] = object;
     Record("ADDED", t, key, object, nullptr);
     return {201, object};
@@ -651,30 +677,44 @@ struct FakeApiServer::Impl {
     // State shared with the provider: the position in the event log and the opening events.
     struct Stream {
       std::int64_t cursor = 0;
+      std::int64_t start = 0;  // the version the watch started from
       std::vector<json> pending;
       int generation = 0;
       bool expired = false;
       Clock::time_point next_bookmark;
     };
+    // When the next bookmark is due, as kube-apiserver's watch cache schedules them (v1.35,
+    // cacheWatcher.nextBookmarkTime): every bookmark_interval, and 2 s before the watch's
+    // timeout; never again once that moment has passed.
+    auto next_bookmark = [interval = options.bookmark_interval, deadline](Clock::time_point now) {
+      Clock::time_point next = now + interval;
+      if (deadline) {
+        Clock::time_point before_timeout = *deadline - std::chrono::seconds(2);
+        if (before_timeout < now) return Clock::time_point::max();
+        next = std::min(next, before_timeout);
+      }
+      return next;
+    };
     auto stream = std::make_shared<Stream>();
     {
       std::lock_guard<std::mutex> lock(mu);
       stream->generation = drop_generation;
-      stream->next_bookmark = Clock::now() + options.bookmark_interval;
+      stream->next_bookmark = next_bookmark(Clock::now());
       if (*from == 0) {
         for (const auto& [key, object] : store[t->Qualified()]) {
           if (matches(key, object)) stream->pending.push_back(WatchEvent("ADDED", object));
         }
         stream->cursor = rv;
-      } else if (*from < compacted_rv) {
+      } else if (*from < watch_floor_rv) {
         stream->expired = true;
         stream->pending.push_back(WatchEvent(
             "ERROR", Failure(410, "Expired",
-                             fmt::format("too old resource version: {} ({})", *from, compacted_rv + 1))
+                             fmt::format("too old resource version: {} ({})", *from, watch_floor_rv))
                          .body));
       } else {
         stream->cursor = *from;
       }
+      stream->start = stream->cursor;
       ++active_watches;
     }
     res.status = 200;
@@ -682,7 +722,7 @@ struct FakeApiServer::Impl {
     // bare "application/json"), which would hold events in the compressor's buffer.
     res.set_chunked_content_provider(
         "application/json;charset=utf-8",
-        [this, t, stream, matches, bookmarks, deadline](std::size_t, httplib::DataSink& sink) {
+        [this, t, stream, matches, bookmarks, deadline, next_bookmark](std::size_t, httplib::DataSink& sink) {
           auto flush = [&](std::vector<json>& out) {
             for (const json& e : out) {
               std::string line = e.dump() + "\n";
@@ -703,12 +743,12 @@ struct FakeApiServer::Impl {
             return stopping || drop_generation != stream->generation || rv > stream->cursor;
           });
           if (stopping || drop_generation != stream->generation) return false;
-          if (stream->cursor < compacted_rv) {
+          if (stream->cursor < watch_floor_rv) {
             stream->expired = true;
             stream->pending.push_back(WatchEvent(
                 "ERROR", Failure(410, "Expired",
                                  fmt::format("too old resource version: {} ({})", stream->cursor,
-                                             compacted_rv + 1))
+                                             watch_floor_rv))
                              .body));
             return true;
           }
@@ -730,12 +770,14 @@ struct FakeApiServer::Impl {
           }
           stream->cursor = rv;
           auto now = Clock::now();
-          if (bookmarks && now >= stream->next_bookmark) {
+          // A bookmark tells a version the watch has not reached yet; the real server sends none
+          // while nothing happened since the watch's start version.
+          if (bookmarks && now >= stream->next_bookmark && stream->cursor > stream->start) {
             stream->pending.push_back(WatchEvent(
                 "BOOKMARK", json{{"kind", t->kind},
                                  {"apiVersion", t->GroupVersion()},
                                  {"metadata", {{"resourceVersion", std::to_string(stream->cursor)}}}}));
-            stream->next_bookmark = now + options.bookmark_interval;
+            stream->next_bookmark = next_bookmark(now);
           }
           lock.unlock();
           if (!flush(stream->pending)) return false;
@@ -1153,6 +1195,23 @@ absl::StatusOr<json> FakeApiServer::Create(std::string_view resource, json objec
   return absl::InvalidArgumentError(message);
 }
 
+absl::StatusOr<json> FakeApiServer::MergePatch(std::string_view resource, std::string_view ns, std::string_view name,
+                                               const json& patch) {
+  if (impl_->upstream) return impl_->upstream->MergePatch(resource, ns, name, patch);
+  const ResourceType* t = FindQualified(resource);
+  if (t == nullptr) return absl::NotFoundError(fmt::format("fake apiserver: unknown resource {:?}", resource));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ObjectKey key{std::string(ns), std::string(name)};
+  auto& objects = impl_->store[t->Qualified()];
+  auto it = objects.find(key);
+  if (it == objects.end()) return absl::NotFoundError(fmt::format("{} {:?} not found", t->Qualified(), name));
+  json patched = it->second;
+  patched.merge_patch(patch);
+  Reply r = impl_->StoreUpdate(*t, key, it->second, std::move(patched));
+  if (r.code == 200) return r.body;
+  return absl::InvalidArgumentError(r.body.value("message", ""));
+}
+
 std::optional<json> FakeApiServer::Get(std::string_view resource, std::string_view ns,
                                        std::string_view name) const {
   if (impl_->upstream) return impl_->upstream->Get(resource, ns, name);
@@ -1217,8 +1276,20 @@ void FakeApiServer::Compact() {
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->compacted_rv = impl_->rv;
-  impl_->events.clear();
-  impl_->changed.notify_all();
+}
+
+void FakeApiServer::RestartApiServer() {
+  if (impl_->upstream) {
+    if (absl::Status s = impl_->upstream->RestartApiServer(); !s.ok()) {
+      spdlog::error("fake apiserver: {}", std::string(s.message()));
+    }
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->watch_floor_rv = impl_->rv;
+  }
+  DropWatches();
 }
 
 int FakeApiServer::RequestCount(std::string_view verb, std::string_view resource) const {

@@ -59,8 +59,10 @@ struct FakeApiServerOptions {
   // Number of write events retained for watches; a watch or continue token from before the
   // window gets 410 Gone. Default 10000.
   std::size_t watch_window = 10000;
-  // How often an idle watch that asked for bookmarks gets a BOOKMARK event. Default 1 s (the real
-  // server sends them about once a minute; tests want them sooner).
+  // How often a watch that asked for bookmarks gets a BOOKMARK event. Default 1 s (the real
+  // server sends them about once a minute; tests want them sooner). As on the real server, a
+  // watch with a timeout also gets one 2 s before it ends, and none comes while the server's
+  // version has not moved past the watch's start version.
   std::chrono::milliseconds bookmark_interval{1000};
   // Worker threads; every open watch holds one. Default 64.
   int worker_threads = 64;
@@ -94,6 +96,10 @@ class FakeApiServer {
   absl::StatusOr<nlohmann::json> Create(std::string_view resource, nlohmann::json object);
   std::optional<nlohmann::json> Get(std::string_view resource, std::string_view ns,
                                     std::string_view name) const;
+  // A JSON merge patch (RFC 7386) of one object, as PATCH with application/merge-patch+json.
+  // Returns the stored object. Errors: NotFound (object or resource), InvalidArgument.
+  absl::StatusOr<nlohmann::json> MergePatch(std::string_view resource, std::string_view ns, std::string_view name,
+                                            const nlohmann::json& patch);
   // Every object of the resource in `ns` ("" = all namespaces), in key order.
   std::vector<nlohmann::json> List(std::string_view resource, std::string_view ns = "") const;
   // The current global resourceVersion (upstream: the real server's, etcd's revision).
@@ -107,10 +113,17 @@ class FakeApiServer {
   void DropWatches();
   // Delays every request by `delay` before it is handled. Zero (default) turns it off.
   void SetDelay(std::chrono::milliseconds delay);
-  // Forgets every retained event: a watch or continue token from before now gets 410 Gone.
-  // Upstream: compacts etcd at its current revision (the watch cache may still serve versions
-  // it holds; see docs/testbed.md); a failure is logged as an error.
+  // As an etcd compaction at the current version: a continue token from before now gets 410
+  // Gone. Watches are not affected: kube-apiserver (v1.35) serves them from its watch cache,
+  // which a compaction does not touch, so a watch resumes from any version the cache still
+  // holds (see RestartApiServer). Upstream: compacts etcd; a failure is logged as an error.
   void Compact();
+  // As a kube-apiserver restart: every open watch is cut, and the new watch cache starts at the
+  // current version, so a watch from any earlier version gets an ERROR event with 410 Expired,
+  // which is how a client learns it must relist. Objects and continue tokens are kept.
+  // Upstream: restarts the testbed's kube-apiserver (UpstreamOptions::restart_command) and
+  // returns once it is ready again (about 15 s); a failure is logged as an error.
+  void RestartApiServer();
   // Whether requests go to a real API server.
   bool upstream() const;
 

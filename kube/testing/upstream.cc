@@ -16,16 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-const ResourceRef& Namespaces() {
-  static const ResourceRef r{"", "v1", "namespaces", "Namespace", false};
-  return r;
-}
-
-const ResourceRef& CoreEvents() {
-  static const ResourceRef r{"", "v1", "events", "Event", true};
-  return r;
-}
-
 const std::set<std::string, std::less<>>& SystemNamespaces() {
   static const std::set<std::string, std::less<>> names = {"default", "kube-system", "kube-public",
                                                            "kube-node-lease"};
@@ -48,7 +38,12 @@ const ResourceRef* ResourceByQualifiedName(std::string_view qualified) {
 std::optional<UpstreamOptions> UpstreamFromEnvironment() {
   const char* kubeconfig = std::getenv("HUYGENS_TEST_UPSTREAM_KUBECONFIG");
   if (kubeconfig == nullptr || *kubeconfig == '\0') return std::nullopt;
-  UpstreamOptions options{kubeconfig, ""};
+  UpstreamOptions options{kubeconfig, "", ""};
+  // testbed/cluster.sh writes DIR/restart-apiserver beside DIR/admin.kubeconfig.
+  if (auto restart = std::filesystem::path(kubeconfig).parent_path() / "restart-apiserver";
+      std::filesystem::exists(restart)) {
+    options.restart_command = restart.string();
+  }
   if (const char* etcd = std::getenv("HUYGENS_TEST_UPSTREAM_ETCD"); etcd != nullptr) {
     options.etcd_url = etcd;
   } else {
@@ -59,8 +54,11 @@ std::optional<UpstreamOptions> UpstreamFromEnvironment() {
   return options;
 }
 
-Upstream::Upstream(std::unique_ptr<Client> client, std::unique_ptr<RestClient> raw, std::string etcd_url)
-    : client_(std::move(client)), raw_(std::move(raw)), etcd_url_(std::move(etcd_url)) {}
+Upstream::Upstream(std::unique_ptr<Client> client, std::unique_ptr<RestClient> raw, UpstreamOptions options)
+    : client_(std::move(client)),
+      raw_(std::move(raw)),
+      etcd_url_(std::move(options.etcd_url)),
+      restart_command_(std::move(options.restart_command)) {}
 
 absl::StatusOr<std::unique_ptr<Upstream>> Upstream::Connect(const UpstreamOptions& options) {
   auto config = LoadKubeconfig(options.kubeconfig);
@@ -72,7 +70,7 @@ absl::StatusOr<std::unique_ptr<Upstream>> Upstream::Connect(const UpstreamOption
   auto rest = RestClient::Create(*config);
   if (!rest.ok()) return rest.status();
   auto client = std::make_unique<Client>(std::move(*rest));
-  return std::unique_ptr<Upstream>(new Upstream(std::move(client), std::move(*raw), options.etcd_url));
+  return std::unique_ptr<Upstream>(new Upstream(std::move(client), std::move(*raw), options));
 }
 
 absl::StatusOr<HttpAnswer> Upstream::Forward(const HttpRequest& request) { return raw_->Exchange(request); }
@@ -172,6 +170,13 @@ std::optional<json> Upstream::Get(std::string_view resource, std::string_view ns
   return *object;
 }
 
+absl::StatusOr<json> Upstream::MergePatch(std::string_view resource, std::string_view ns, std::string_view name,
+                                          const json& patch) {
+  const ResourceRef* r = ResourceByQualifiedName(resource);
+  if (r == nullptr) return absl::NotFoundError(fmt::format("upstream: unknown resource {:?}", resource));
+  return client_->MergePatch(*r, ns, name, patch);
+}
+
 std::vector<json> Upstream::List(std::string_view resource, std::string_view ns) {
   const ResourceRef* r = ResourceByQualifiedName(resource);
   if (r == nullptr) return {};
@@ -203,6 +208,19 @@ absl::Status Upstream::Compact() {
                                              json{{"revision", revision}, {"physical", true}}.dump(),
                                              "application/json"});
   return compacted.status();
+}
+
+absl::Status Upstream::RestartApiServer() {
+  if (restart_command_.empty()) {
+    return absl::FailedPreconditionError("upstream: no command restarts this kube-apiserver (UpstreamOptions::restart_command)");
+  }
+  // The command is a path (testbed/cluster.sh's DIR/restart-apiserver), quoted for the shell.
+  std::string quoted = "'";
+  for (char c : restart_command_) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  int rc = std::system(quoted.c_str());
+  if (rc != 0) return absl::InternalError(fmt::format("upstream: {} exited with status {}", restart_command_, rc));
+  return absl::OkStatus();
 }
 
 }  // namespace huygens::kube::testing

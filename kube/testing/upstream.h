@@ -34,11 +34,15 @@ struct UpstreamOptions {
   std::string kubeconfig;
   // etcd's client URL ("http://127.0.0.1:16444"), for Compact. Empty: Compact fails.
   std::string etcd_url;
+  // A command that restarts the kube-apiserver and returns once it is ready (testbed/cluster.sh
+  // writes DIR/restart-apiserver), for RestartApiServer. Empty: RestartApiServer fails.
+  std::string restart_command;
 };
 
 // The upstream named by the environment: HUYGENS_TEST_UPSTREAM_KUBECONFIG (required) and
 // HUYGENS_TEST_UPSTREAM_ETCD (default: the first line of the file `etcd-url` beside the
-// kubeconfig, which testbed/cluster.sh writes). nullopt when the first is unset (the fake
+// kubeconfig, which testbed/cluster.sh writes); the restart command is `restart-apiserver`
+// beside the kubeconfig when that file exists. nullopt when the first is unset (the fake
 // serves its own store).
 std::optional<UpstreamOptions> UpstreamFromEnvironment();
 
@@ -66,20 +70,26 @@ class Upstream {
   // it. Errors: the API error, NotFound for an unknown resource name.
   absl::StatusOr<nlohmann::json> Create(std::string_view resource, nlohmann::json object);
   std::optional<nlohmann::json> Get(std::string_view resource, std::string_view ns, std::string_view name);
+  absl::StatusOr<nlohmann::json> MergePatch(std::string_view resource, std::string_view ns, std::string_view name,
+                                            const nlohmann::json& patch);
   std::vector<nlohmann::json> List(std::string_view resource, std::string_view ns);
   // The real server's current resourceVersion (etcd's revision, from a quorum list).
   std::int64_t ResourceVersion();
   // Compacts etcd at its current revision: a watch or continue token older than now gets 410
   // Gone once the apiserver's watch cache no longer holds the version.
   absl::Status Compact();
+  // Runs the restart command (blocking, about 15 s with testbed/cluster.sh). Errors:
+  // FailedPrecondition without one, Internal when it exits non-zero.
+  absl::Status RestartApiServer();
 
   Client& client() { return *client_; }
 
  private:
-  Upstream(std::unique_ptr<Client> client, std::unique_ptr<RestClient> raw, std::string etcd_url);
+  Upstream(std::unique_ptr<Client> client, std::unique_ptr<RestClient> raw, UpstreamOptions options);
   std::unique_ptr<Client> client_;  // admin, with retries
   std::unique_ptr<RestClient> raw_;  // admin, for forwarding
   std::string etcd_url_;
+  std::string restart_command_;
 };
 
 // The ResourceRef of a qualified plural name, for the resources the fake knows plus

@@ -1,7 +1,7 @@
 // Command huygens-kubelet-oracle answers the `huygens allocate` JSON-lines protocol
 // (docs/allocate.md) with kubelet's own CPU manager and topology manager code, from the
 // k8s.io/kubernetes release pinned in testbed/go.mod. It is the reference the differential test
-// (alloc/oracle_diff_test.cc) compares Huygens against; it is never shipped.
+// (testbed/oracle_diff_test.cc) compares Huygens against; it is never shipped.
 //
 // Ops: take (takeByTopologyNUMAPacked / takeByTopologyNUMADistributed; with `affinity`, the
 // static policy's allocateCPUs), static-allocate (NewStaticPolicy + Allocate over an in-memory
@@ -18,6 +18,9 @@
 // A kubelet call that uses more than -timeout of CPU time (kubelet's distributed take can loop
 // forever) is answered with kind "hang" and the program exits with status 3, because the
 // spinning goroutine cannot be stopped; the caller restarts it.
+//
+// With -workers N, N child processes answer at once, in request order, and a hang restarts only
+// the child that hung (workers.go); the oracle then never exits on a hang.
 //
 // With -time, every answered request also carries "ns": kubelet's CPU nanoseconds per call,
 // measured over repeated calls on the already decoded input (no I/O, no JSON).
@@ -53,10 +56,14 @@ import (
 )
 
 var (
-	timeout  = flag.Duration("timeout", 5*time.Second, "most CPU time a kubelet call may use before the answer is kind \"hang\"")
+	timeout  = flag.Duration("timeout", 5*time.Second, "most CPU time a kubelet call on up to 128 CPUs may use before the answer is kind \"hang\" (scaled by CPUs/128 on larger machines)")
 	timeMode = flag.Bool("time", false, "add \"ns\": kubelet's nanoseconds per call (repeated calls, decoded input)")
 	timeFor  = flag.Duration("time-for", 200*time.Millisecond, "with -time, how much CPU time to spend repeating each call")
 )
+
+func init() {
+	flag.IntVar(&workers, "workers", 1, "answer through this many child processes at once (answers stay in request order; a hang restarts only its child)")
+}
 
 // protocolError is an answer with an error kind of the protocol (invalid, unavailable, ...).
 type protocolError struct {
@@ -354,6 +361,19 @@ type call struct {
 	run func() (map[string]any, error)
 	// kernel, when set, is the bare kubelet call that -time measures (no output formatting).
 	kernel func()
+	// cpus is the size of the request's machine (online CPUs; 0 for merge), which scales the
+	// CPU-time budget before a call counts as a hang (see budget).
+	cpus int
+}
+
+// budget is the CPU time a call on a machine of `cpus` CPUs may use before it is answered as
+// kind "hang": -timeout for machines up to 128 CPUs, scaled linearly above (kubelet's own
+// packed take costs up to ~35 ms on 160 CPUs and ~250 ms on 768, measured on the CI machine).
+func budget(cpus int) time.Duration {
+	if cpus <= 128 {
+		return *timeout
+	}
+	return *timeout * time.Duration(cpus) / 128
 }
 
 func quantity(raw json.RawMessage, field string) (*resource.Quantity, error) {
@@ -470,21 +490,28 @@ func decode(r *request) (*call, error) {
 	return nil, invalid("op: %q is not an op kubelet has", r.Op)
 }
 
-func decodeTake(r *request) (*call, error) {
-	m, err := loadMachine(r.Topology)
-	if err != nil {
-		return nil, err
+// sizedRequest decodes what take and hints share: the machine, the free CPUs ("available",
+// default all online CPUs, cut to the machine's CPUs since kubelet knows no others) and the
+// request's CPU count (numCpus, required, not negative).
+func sizedRequest(r *request) (m *machine, available cpuset.CPUSet, n int, err error) {
+	if m, err = loadMachine(r.Topology); err != nil {
+		return nil, available, 0, err
 	}
-	available, err := parseCPUs(r.Available, "available", m.online)
-	if err != nil {
-		return nil, err
+	if available, err = parseCPUs(r.Available, "available", m.online); err != nil {
+		return nil, available, 0, err
 	}
-	// kubelet only knows the CPUs of its topology.
 	available = available.Intersection(m.online)
 	if r.NumCpus == nil || *r.NumCpus < 0 {
-		return nil, invalid("numCpus: missing or negative")
+		return nil, available, 0, invalid("numCpus: missing or negative")
 	}
-	n := *r.NumCpus
+	return m, available, *r.NumCpus, nil
+}
+
+func decodeTake(r *request) (*call, error) {
+	m, available, n, err := sizedRequest(r)
+	if err != nil {
+		return nil, err
+	}
 	spread, distribute, uncore, bySocket := false, false, false, false
 	group := 1
 	for k, v := range r.Options {
@@ -514,7 +541,7 @@ func decodeTake(r *request) (*call, error) {
 		}
 		return cpumanager.OracleTakeByTopologyNUMAPacked(logger, m.topo, available, n, spread, uncore)
 	}
-	return &call{
+	return &call{cpus: m.online.Size(),
 		run: func() (map[string]any, error) {
 			cpus, err := take()
 			if err != nil {
@@ -537,7 +564,7 @@ func decodeAlignedTake(r *request, m *machine, available cpuset.CPUSet, n int, s
 	if r.Affinity == nil {
 		hint = topologymanager.TopologyHint{}
 	}
-	return &call{run: func() (map[string]any, error) {
+	return &call{cpus: m.online.Size(), run: func() (map[string]any, error) {
 		st := state.NewMemoryState(logger)
 		st.SetDefaultCPUSet(available)
 		cpus, err := cpumanager.OracleAllocateCPUs(logger, m.topo, st, n, hint.NUMANodeAffinity, cpuset.New(), spread, distribute, group, uncore, bySocket)
@@ -549,27 +576,18 @@ func decodeAlignedTake(r *request, m *machine, available cpuset.CPUSet, n int, s
 }
 
 func decodeHints(r *request) (*call, error) {
-	m, err := loadMachine(r.Topology)
+	m, available, n, err := sizedRequest(r)
 	if err != nil {
 		return nil, err
 	}
-	available, err := parseCPUs(r.Available, "available", m.online)
-	if err != nil {
-		return nil, err
-	}
-	available = available.Intersection(m.online)
 	reusable, err := parseCPUs(r.Reusable, "reusable", cpuset.New())
 	if err != nil {
 		return nil, err
 	}
-	if r.NumCpus == nil || *r.NumCpus < 0 {
-		return nil, invalid("numCpus: missing or negative")
-	}
 	if r.MaxAllowableNumaNodes != nil && *r.MaxAllowableNumaNodes < m.topo.NumNUMANodes {
 		return nil, invalid("maxAllowableNumaNodes: kubelet's CPU hints have no such limit")
 	}
-	n := *r.NumCpus
-	return &call{run: func() (map[string]any, error) {
+	return &call{cpus: m.online.Size(), run: func() (map[string]any, error) {
 		if n == 0 {
 			// The protocol's "no preference": kubelet's GetTopologyHints returns nil hints
 			// for a container without exclusive CPUs.
@@ -623,7 +641,7 @@ func decodeStaticAllocate(r *request) (*call, error) {
 		return nil, &protocolError{"not-found", fmt.Sprintf("pod %q: no container %q", r.Pod.UID, r.Container)}
 	}
 	opts := optionText(r.PolicyOptions)
-	return &call{run: func() (map[string]any, error) {
+	return &call{cpus: m.online.Size(), run: func() (map[string]any, error) {
 		policy, err := cpumanager.NewStaticPolicy(logger, m.topo, numReserved, reserved, store{hint}, opts)
 		if err != nil {
 			return nil, invalid("kubelet: %v", err)
@@ -784,8 +802,8 @@ func answer(line []byte) (id json.RawMessage, body map[string]any, ns int64, err
 		case res := <-done:
 			return id, res.body, res.ns, res.err
 		case <-tick.C:
-			if cpuTime()-start > *timeout {
-				return id, nil, 0, &protocolError{"hang", fmt.Sprintf("kubelet did not return within %v of CPU time", *timeout)}
+			if limit := budget(c.cpus); cpuTime()-start > limit {
+				return id, nil, 0, &protocolError{"hang", fmt.Sprintf("kubelet did not return within %v of CPU time", limit)}
 			}
 		}
 	}
@@ -839,6 +857,15 @@ func main() {
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, "oracle: feature gates:", err)
 		os.Exit(2)
+	}
+	if workers > 1 {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "oracle: -workers:", err)
+			os.Exit(2)
+		}
+		os.Exit(supervise(workers, []string{self, "-workers=1", "-timeout=" + timeout.String(),
+			fmt.Sprintf("-time=%v", *timeMode), "-time-for=" + timeFor.String()}))
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
