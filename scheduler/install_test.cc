@@ -240,7 +240,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   // One pod no node can take: its FailedScheduling event is written.
   ASSERT_TRUE(server_->Create("pods", testing::GuaranteedPod("too-big", 64)).ok());
   ASSERT_TRUE(testing::WaitFor([&] { return testing::CheckCluster(*server_, "default").bound == kPods + 1; }, std::chrono::seconds(60)))
-      << testing::Slurp(work_ / "scheduler.log");
+      << testing::UnboundPods(*server_, "default") << testing::Slurp(work_ / "scheduler.log");
   testing::ClusterCheck check = testing::CheckCluster(*server_, "default");
   EXPECT_EQ(check.annotated, kPods + 1);
   EXPECT_THAT(check.problems, ::testing::IsEmpty());

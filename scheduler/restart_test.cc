@@ -92,23 +92,9 @@ TEST(Restart, TwoHundredRealShapesTwoThousandPodsAndAKillNineLoseNothing) {
   // default) cannot place on SMT machines.
   const std::string config = ::testing::TempDir() + "/huygens-scheduler-scale.yaml";
   std::ofstream(config) << "profiles:\n- defaultBindPolicy: packed\n";
-  const std::vector<std::string> flags = {"--config", config};
+  const std::vector<std::string> flags = {"--config", config, "--log-level", "info"};
   auto count_bound = [&] { return testing::CheckCluster(s).bound; };
-  // For a failure: the first unbound pods, their requests and the scheduler's last word on them.
-  auto unbound = [&] {
-    std::map<std::string, std::string> why;
-    for (const json& e : s.List("events.events.k8s.io", "default")) {
-      why[e["regarding"].value("name", "")] = e.value("reason", "") + ": " + e.value("note", "");
-    }
-    std::string out;
-    int shown = 0;
-    for (const json& pod : s.List("pods", "default")) {
-      if (!pod["spec"].value("nodeName", "").empty() || ++shown > 8) continue;
-      const std::string name = pod["metadata"]["name"];
-      out += fmt::format("{} {} {}\n", name, pod["spec"]["containers"][0]["resources"].dump(), why[name]);
-    }
-    return out;
-  };
+  auto unbound = [&] { return testing::UnboundPods(s, "default"); };
   constexpr auto kPoll = std::chrono::seconds(1);
   auto scheduler = testing::StartScheduler(HUYGENS_SCHEDULER_BIN, s.url(), Log("scale", 0), flags);
   for (int i = 0; i < kPods; ++i) {

@@ -439,6 +439,7 @@ struct SchedulerService::Impl {
     absl::Status s = client->Bind(ns, name, node, uid, annotations);
     if (s.ok()) {
       ++bound;
+      spdlog::info("pod {}/{}: bound to {} with {}", ns, name, node, allocation.value_or("no allocation"));
       Event(object, "Normal", "Scheduled", "Binding",
             fmt::format("Successfully assigned {}/{} to {}", ns, name, node));
       return absl::OkStatus();

@@ -5,6 +5,7 @@
 #ifndef HUYGENS_SCHEDULER_TEST_CLUSTER_H_
 #define HUYGENS_SCHEDULER_TEST_CLUSTER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -124,15 +125,38 @@ inline nlohmann::json PodObject(const sched::Pod& pod, const std::string& name) 
 }
 
 // huygens-scheduler (the binary at `bin`) against the API server at `url`, without leader
-// election, logging warnings and errors to `log`, with `extra` flags after those (for example
-// "--config", FILE); SIGTERM when the Process is destroyed.
+// election, logging to `log` (warnings and errors unless `extra` has a --log-level), with
+// `extra` flags after those (for example "--config", FILE); SIGTERM when the Process is
+// destroyed.
 inline std::unique_ptr<kube::testing::Process> StartScheduler(const std::string& bin, const std::string& url,
                                                               const std::string& log,
                                                               const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {bin, "--master", url, "--no-leader-elect", "--metrics-address", "127.0.0.1:0",
-                                   "--log-level", "warn"};
+  std::vector<std::string> argv = {bin, "--master", url, "--no-leader-elect", "--metrics-address", "127.0.0.1:0"};
+  if (std::find(extra.begin(), extra.end(), "--log-level") == extra.end()) {
+    argv.insert(argv.end(), {"--log-level", "warn"});
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<kube::testing::Process>(argv, log);
+}
+
+// For failure messages: up to `limit` pods of `ns` that are not bound, each with its first
+// container's resources and the reason and note of the last Event about it (events.k8s.io).
+inline std::string UnboundPods(const kube::testing::FakeApiServer& server, const std::string& ns, int limit = 8) {
+  std::map<std::string, std::string> why;
+  for (const nlohmann::json& e : server.List("events.events.k8s.io", ns)) {
+    why[e.value("regarding", nlohmann::json::object()).value("name", "")] = e.value("reason", "") + ": " + e.value("note", "");
+  }
+  std::string out;
+  int shown = 0;
+  for (const nlohmann::json& pod : server.List("pods", ns)) {
+    if (!pod["spec"].value("nodeName", "").empty() || ++shown > limit) continue;
+    const std::string name = pod["metadata"].value("name", "");
+    nlohmann::json resources = pod["spec"].value("containers", nlohmann::json::array()).empty()
+                                   ? nlohmann::json()
+                                   : pod["spec"]["containers"][0].value("resources", nlohmann::json());
+    out += fmt::format("{} {} {}\n", name, resources.dump(), why[name]);
+  }
+  return out;
 }
 
 // What the final state looks like.
