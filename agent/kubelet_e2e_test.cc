@@ -91,10 +91,11 @@ int AvailableCpus(const json& nrt) {
   return total;
 }
 
-// A pod for the kubelet: host network (no CNI here), the local busybox image (never pulled),
-// no service account token, scheduled by huygens-scheduler.
+// A pod for the kubelet of `node`: host network (no CNI here), the local busybox image (never
+// pulled), no service account token, scheduled by huygens-scheduler onto `node` only (a Node
+// left behind by another test must not take it).
 json PodObject(const std::string& name, const std::string& image, const std::string& cpu,
-               const std::string& memory, bool guaranteed) {
+               const std::string& memory, bool guaranteed, const std::string& node) {
   json resources = {{"requests", {{"cpu", cpu}, {"memory", memory}}}};
   if (guaranteed) resources["limits"] = resources["requests"];
   return {{"apiVersion", "v1"},
@@ -102,6 +103,7 @@ json PodObject(const std::string& name, const std::string& image, const std::str
           {"metadata", {{"name", name}, {"namespace", "default"}}},
           {"spec",
            {{"schedulerName", "huygens-scheduler"},
+            {"nodeSelector", {{"kubernetes.io/hostname", node}}},
             {"hostNetwork", true},
             {"automountServiceAccountToken", false},
             {"enableServiceLinks", false},
@@ -303,13 +305,13 @@ TEST_F(KubeletE2eTest, RealKubeletPodsGetTheirAnnotatedCpusetsKeepThemAcrossRest
   })) << "no NRT with every CPU available\n" << Logs();
 
   // One exclusive 1-CPU pod (Guaranteed, whole CPUs), then two shared pods beside it.
-  ASSERT_TRUE(client_->Create(kube::Pods(), "default", PodObject("excl", image, "1", "64Mi", true)).ok());
+  ASSERT_TRUE(client_->Create(kube::Pods(), "default", PodObject("excl", image, "1", "64Mi", true, node_)).ok());
   ASSERT_TRUE(WaitFor(std::chrono::seconds(90), [&] {
     json pod = Pod("excl");
     return Running(pod) && State(pod) == "applied";
   })) << "excl: " << Pod("excl").dump() << "\n" << Logs();
   for (const char* name : {"shared-a", "shared-b"}) {
-    ASSERT_TRUE(client_->Create(kube::Pods(), "default", PodObject(name, image, "100m", "32Mi", false)).ok());
+    ASSERT_TRUE(client_->Create(kube::Pods(), "default", PodObject(name, image, "100m", "32Mi", false, node_)).ok());
   }
   ASSERT_TRUE(WaitFor(std::chrono::seconds(90), [&] {
     for (const char* name : {"shared-a", "shared-b"}) {
