@@ -205,14 +205,9 @@ class KubeletE2eTest : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  // Polls `done` every 250 ms until it holds or `timeout` passes; false then.
+  // kube::testing::WaitFor polling every 250 ms (each poll reads pods, metrics and /proc).
   static bool WaitFor(std::chrono::seconds timeout, const std::function<bool()>& done) {
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
-    return done();
+    return kube::testing::WaitFor(done, timeout, std::chrono::milliseconds(250));
   }
 
   json Pod(const std::string& name) {

@@ -1,5 +1,7 @@
 // Behaviours of the fake that kubectl's test does not reach: selector transitions in watches,
-// update conflicts, expired continue tokens, generateName, fault injection by verb.
+// update conflicts, expired continue tokens, generateName, fault injection by verb, and what the
+// real kube-apiserver v1.35.4 was seen to do (docs/testbed.md): the not-ready taint on new Nodes,
+// watches that outlive an etcd compaction, bookmarks before a watch's timeout.
 #include "kube/testing/fake_apiserver.h"
 
 #include "gtest/gtest.h"
@@ -86,6 +88,54 @@ TEST_F(FakeApiServerTest, GenerateNameMakesAFreshNameAndFaultsMatchTheirVerbOnly
   auto patched = client_->MergePatch(Pods(), "default", name, {{"metadata", {{"labels", {{"a", "b"}}}}}});
   EXPECT_EQ(HttpCode(patched.status()), 500);
   EXPECT_TRUE(client_->MergePatch(Pods(), "default", name, {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
+}
+
+// The types of the events a watch from `from` (timeout `seconds`, bookmarks on) delivers.
+std::vector<std::string> WatchTypes(Client& client, const std::string& from, int seconds) {
+  WatchOptions options;
+  options.resource_version = from;
+  options.timeout = std::chrono::seconds(seconds);
+  std::vector<std::string> types;
+  EXPECT_TRUE(client.Watch(Pods(), "default", options, [&](const WatchEvent& e) {
+                types.push_back(e.type);
+                return true;
+              }).ok());
+  return types;
+}
+
+TEST_F(FakeApiServerTest, ANewNodeIsTaintedNotReadyAsTaintNodesByConditionDoes) {
+  auto created = client_->Create(Nodes(), "", {{"metadata", {{"name", "n1"}}},
+                                               {"spec", {{"taints", {{{"key", "a"}, {"effect", "NoExecute"}}}}}}});
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ((*created)["spec"]["taints"],
+            json::parse(R"([{"key":"a","effect":"NoExecute"},{"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"}])"));
+}
+
+TEST_F(FakeApiServerTest, ACompactionLeavesWatchesToTheWatchCacheButARestartExpiresThem) {
+  auto created = client_->Create(Pods(), "default", Pod("a", "gold"));
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE(client_->Create(Pods(), "default", Pod("b", "gold")).ok());
+  const std::string from = (*created)["metadata"]["resourceVersion"];
+  server_->Compact();
+  EXPECT_EQ(WatchTypes(*client_, from, 1), (std::vector<std::string>{"ADDED"}));
+  server_->RestartApiServer();
+  EXPECT_EQ(WatchTypes(*client_, from, 1), (std::vector<std::string>{"ERROR"}));
+}
+
+TEST(FakeApiServerBookmarks, OneComesTwoSecondsBeforeTheTimeoutButNoneWhileNothingMoved) {
+  FakeApiServerOptions options;
+  options.bookmark_interval = std::chrono::seconds(60);  // the real server's minute
+  auto server = FakeApiServer::Start(options);
+  ASSERT_TRUE(server.ok());
+  FakeClock clock;
+  auto client = ClientFor(**server, &clock);
+  auto created = client->Create(Pods(), "default", {{"metadata", {{"name", "a"}}}});
+  ASSERT_TRUE(created.ok());
+  auto patched = client->MergePatch(Pods(), "default", "a", {{"metadata", {{"labels", {{"x", "1"}}}}}});
+  ASSERT_TRUE(patched.ok());
+  EXPECT_EQ(WatchTypes(*client, (*created)["metadata"]["resourceVersion"], 3),
+            (std::vector<std::string>{"MODIFIED", "BOOKMARK"}));
+  EXPECT_EQ(WatchTypes(*client, (*patched)["metadata"]["resourceVersion"], 3), std::vector<std::string>{});
 }
 
 }  // namespace
