@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "topology/nrt.h"
 #include "topology/testing/machines.h"
@@ -82,7 +82,7 @@ class AgentTest : public ::testing::Test {
 
   std::shared_ptr<const CpuTopology> topology_;
   std::unique_ptr<cri::testing::FakeRuntime> runtime_;
-  kube::testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   serving::MetricsRegistry metrics_;

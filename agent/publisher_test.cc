@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "topology/discovery/discovery.h"
 #include "topology/nrt.h"
@@ -50,7 +50,7 @@ class PublisherTest : public ::testing::Test {
     return nrt.value_or(NrtObject{});
   }
 
-  kube::testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
 };

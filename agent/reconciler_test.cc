@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "topology/testing/machines.h"
 
@@ -137,7 +137,7 @@ class ReconcilerTest : public ::testing::Test {
 
   std::shared_ptr<const CpuTopology> topology_;
   std::unique_ptr<FakeRuntime> runtime_;
-  kube::testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   std::filesystem::path dir_;
@@ -380,7 +380,7 @@ TEST(ReconcilerKubelet, KubeletBoundCpusArePublishedOnThePodAndKeptFromOthers) {
   auto topology = std::make_shared<const CpuTopology>(
       huygens::testing::BuildMachine({.cores_per_numa = 8}));
   FakeRuntime runtime(topology->OnlineCpus(), CpuSet{0});
-  kube::testing::FakeClock clock;
+  huygens::testing::FakeClock clock;
   auto server = kube::testing::FakeApiServer::Start();
   ASSERT_TRUE(server.ok());
   auto client = kube::testing::ClientFor(**server, &clock);

@@ -1,6 +1,6 @@
 // Clock: the monotonic time source that daemons' code is handed (the Kubernetes client's rate
 // limits, backoff and leader election; the agent's loops), so that tests can drive time by hand
-// (kube/testing/fake_clock.h has the fake).
+// (base/testing/fake_clock.h has the fake).
 //
 // Thread-safety: implementations must be safe to call from any thread.
 #ifndef HUYGENS_BASE_CLOCK_H_

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 
 namespace huygens::kube {
@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 using testing::FakeApiServer;
-using testing::FakeClock;
+using huygens::testing::FakeClock;
 
 json PodObject(const std::string& name, const std::string& node = "") {
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "default"}}},

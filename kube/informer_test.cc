@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 
 namespace huygens::kube {
@@ -59,7 +59,7 @@ class InformerTest : public ::testing::Test {
     }
     return done();
   }
-  testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<Client> client_;
 };

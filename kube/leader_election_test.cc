@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 
 namespace huygens::kube {
@@ -47,7 +47,7 @@ class LeaderElectionTest : public ::testing::Test {
   std::string Stamp(const std::string& what) {
     return what + " @" + std::to_string(std::chrono::duration_cast<seconds>(clock_.Elapsed()).count());
   }
-  testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<Client> client_;
   std::vector<std::string> log_;

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/service.h"
 #include "scheduler/test_cluster.h"
@@ -138,7 +138,7 @@ class ExtenderTest : public ::testing::Test {
     EXPECT_THAT(check.problems, IsEmpty());
   }
 
-  kube::testing::FakeClock clock_;
+  huygens::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   serving::MetricsRegistry registry_;

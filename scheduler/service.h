@@ -25,6 +25,13 @@
 // stops before the lease can expire for others (kube/leader_election.h). Standbys keep their
 // informers and cache warm.
 //
+// Its parts, one concern each (scheduler/): cache_sync.h (the informers' intake, the cache and
+// queue they build, the restart rule), scheduling_loop.h (the scheduling thread), binder.h (the
+// Binding with its allocation, the binder pool, the Bind plugin), extender_handlers.h (the
+// extender's verbs), event_sink.h (Kubernetes Events). Every part reads time from the injected
+// ServiceOptions::clock, so tests drive it with a fake clock; the leader elector alone runs on
+// the real clock (the Lease is judged against other processes' clocks).
+//
 // Thread-safety: Start/Stop from one thread; the accessors from any thread.
 #ifndef HUYGENS_SCHEDULER_SERVICE_H_
 #define HUYGENS_SCHEDULER_SERVICE_H_
@@ -34,6 +41,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "base/clock.h"
 #include "kube/client.h"
 #include "serving/http_server.h"
 #include "scheduler/config.h"
@@ -44,6 +52,9 @@ struct ServiceOptions {
   SchedulerConfig config;
   // Leader election identity (hostname_pid by default in main). Required when leader_elect.
   std::string identity;
+  // The time source of the scheduling loop, the queue's backoff, the binders, the informers
+  // and the event sink; must outlive the service. nullptr (default): RealClock::Get().
+  Clock* clock = nullptr;
 };
 
 class SchedulerService {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/service.h"
 #include "scheduler/test_cluster.h"
@@ -26,7 +26,7 @@ void BM_PodsBoundPerSecond(benchmark::State& state) {
       return;
     }
     for (int i = 0; i < nodes; ++i) (void)testing::AddMachine(**server, "n" + std::to_string(i), 64);
-    kube::testing::FakeClock clock;
+    huygens::testing::FakeClock clock;
     auto client = kube::testing::ClientFor(**server, &clock);
     serving::MetricsRegistry registry;
     ServiceOptions options;

@@ -1,12 +1,11 @@
 #include "scheduler/service.h"
 
 #include <chrono>
-#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/test_cluster.h"
 
@@ -37,6 +36,7 @@ class ServiceTest : public ::testing::Test {
     options.config.leader_election.renew_deadline = std::chrono::milliseconds(2000);
     options.config.leader_election.retry_period = std::chrono::milliseconds(200);
     options.identity = std::move(identity);
+    options.clock = &clock_;
     auto service = SchedulerService::Create(client, options, registry);
     EXPECT_TRUE(service.ok()) << service.status();
     return service.ok() ? *std::move(service) : nullptr;
@@ -44,7 +44,26 @@ class ServiceTest : public ::testing::Test {
 
   int Bound() { return CheckCluster(*server_).bound; }
 
-  kube::testing::FakeClock clock_;
+  // Polls `done` as WaitFor does, moving the service's fake clock on by kTick at each poll that
+  // finds it false, so the queue's backoff and unschedulable timeouts pass without a sleep.
+  static constexpr std::chrono::milliseconds kTick{500};
+  template <typename F>
+  bool Eventually(F done, std::chrono::milliseconds limit = std::chrono::seconds(40)) {
+    return WaitFor(
+        [&] {
+          if (done()) return true;
+          clock_.Advance(kTick);
+          return false;
+        },
+        limit);
+  }
+  // The attempts counted with `result` so far (huygens_scheduler_schedule_attempts_total).
+  static bool Counted(const serving::MetricsRegistry& registry, const char* result) {
+    return registry.Expose().find(fmt::format("huygens_scheduler_schedule_attempts_total{{result=\"{}\"}}", result)) !=
+           std::string::npos;
+  }
+
+  huygens::testing::FakeClock clock_;  // the client's and the service's
   std::unique_ptr<FakeApiServer> server_;
 };
 
@@ -59,7 +78,7 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 180; })) << Bound();
+  ASSERT_TRUE(Eventually([&] { return Bound() == 180; })) << Bound();
   service->Stop();
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 180);
@@ -75,7 +94,7 @@ TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutc
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  ASSERT_TRUE(Eventually([&] { return service->Synced(); }));
   for (int i = 0; i < 90; ++i) {
     ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
     if (i % 15 == 5) server_->DropWatches();
@@ -84,7 +103,7 @@ TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutc
     if (i % 30 == 15) server_->FailNext("create", "pods/binding", 2, 500);
     if (i % 30 == 20) server_->FailNext("patch", "pods", 2, 500);
   }
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 90; })) << Bound();
+  ASSERT_TRUE(Eventually([&] { return Bound() == 90; })) << Bound();
   service->Stop();
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 90);
@@ -101,8 +120,8 @@ TEST_F(ServiceTest, KubeletHeldCpusPublishedInTheNrtAreNeverHandedOut) {
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // b's attempt found no room (its FailedScheduling event follows); nothing else gets bound.
+  ASSERT_TRUE(Eventually([&] { return Bound() == 1 && Counted(registry, "unschedulable"); }));
   service->Stop();
   EXPECT_EQ(Bound(), 1);
   for (const auto& pod : server_->List("pods")) {
@@ -130,12 +149,9 @@ TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] {
-    return registry.Expose().find("huygens_scheduler_schedule_attempts_total{result=\"unschedulable\"}") !=
-           std::string::npos;
-  }));
+  ASSERT_TRUE(Eventually([&] { return Counted(registry, "unschedulable"); }));
   ASSERT_TRUE(AddMachine(*server_, "large", 16));
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
   service->Stop();
   EXPECT_EQ(server_->Get("pods", "default", "big")->at("spec").value("nodeName", ""), "large");
 }
@@ -153,7 +169,7 @@ TEST_F(ServiceTest, APendingPodWithAnHonourableAllocationIsBoundWhereItSays) {
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 11; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 11; }));
   service->Stop();
   EXPECT_EQ(server_->Get("pods", "default", "halfway")->at("spec").value("nodeName", ""), "n1");
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());  // nobody else got CPUs 4 and 12
@@ -174,7 +190,7 @@ TEST_F(ServiceTest, APendingPodWhoseAllocationConflictsIsUndoneAndScheduledAfres
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 2; }));
   service->Stop();
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 2);
@@ -190,16 +206,16 @@ TEST_F(ServiceTest, OnlyTheLeaderSchedulesAndTheStandbyTakesOverWhenItStops) {
   auto a = NewService(client_a.get(), &registry_a, true, "a");
   auto b = NewService(client_b.get(), &registry_b, true, "b");
   a->Start();
-  ASSERT_TRUE(WaitFor([&] { return a->Leading(); }));
+  ASSERT_TRUE(Eventually([&] { return a->Leading(); }));
   b->Start();
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 6; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 6; }));
   EXPECT_FALSE(b->Leading());
   EXPECT_EQ(b->BoundPods(), 0);
   a->Stop();  // releases the lease
-  ASSERT_TRUE(WaitFor([&] { return b->Leading(); }, std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return b->Leading(); }, std::chrono::seconds(10)));
   for (int i = 6; i < 12; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 12; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 12; }));
   b->Stop();
   EXPECT_EQ(a->BoundPods(), 6);
   EXPECT_EQ(b->BoundPods(), 6);

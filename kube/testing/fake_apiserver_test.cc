@@ -6,12 +6,13 @@
 
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
-#include "kube/testing/fake_clock.h"
+#include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 
 namespace huygens::kube::testing {
 namespace {
 
+using huygens::testing::FakeClock;
 using nlohmann::json;
 
 class FakeApiServerTest : public ::testing::Test {

@@ -1,14 +1,15 @@
 // FakeClock: a Clock (base/clock.h) whose time moves only when a test (or a Sleep call) moves it.
 // Sleep(d) advances the time by d at once and returns, so code that waits runs instantly and
-// deterministically. Thread-safe.
-#ifndef HUYGENS_KUBE_TESTING_FAKE_CLOCK_H_
-#define HUYGENS_KUBE_TESTING_FAKE_CLOCK_H_
+// deterministically. Thread-safe. Used by the tests of kube, the services and whatever else is
+// handed a Clock.
+#ifndef HUYGENS_BASE_TESTING_FAKE_CLOCK_H_
+#define HUYGENS_BASE_TESTING_FAKE_CLOCK_H_
 
 #include <mutex>
 
 #include "base/clock.h"
 
-namespace huygens::kube::testing {
+namespace huygens::testing {
 
 class FakeClock final : public Clock {
  public:
@@ -34,6 +35,6 @@ class FakeClock final : public Clock {
   Duration slept_{0};
 };
 
-}  // namespace huygens::kube::testing
+}  // namespace huygens::testing
 
-#endif  // HUYGENS_KUBE_TESTING_FAKE_CLOCK_H_
+#endif  // HUYGENS_BASE_TESTING_FAKE_CLOCK_H_

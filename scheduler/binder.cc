@@ -1,0 +1,188 @@
+#include "scheduler/binder.h"
+
+#include "fmt/format.h"
+#include "kube/api_error.h"
+#include "kube/pod_codec.h"
+#include "kube/resource.h"
+#include "scheduler/cache_sync.h"
+#include "scheduler/objects.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::scheduler {
+
+using nlohmann::json;
+
+std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& entry) {
+  if (!entry.allocation.has_value()) return std::nullopt;
+  PodAllocation a = *entry.allocation;
+  a.node = entry.node;
+  return AllocationToJson(a);
+}
+
+// ---- PodWriter ---------------------------------------------------------------------------
+
+void PodWriter::ApiError(const char* operation, const absl::Status& s) {
+  metrics_->api_errors->Inc({operation, std::to_string(kube::HttpCode(s))});
+}
+
+bool PodWriter::Undo(const json& object, const std::string& why) {
+  const std::string ns = object["metadata"].value("namespace", "");
+  const std::string name = object["metadata"].value("name", "");
+  const std::string uid = object["metadata"].value("uid", "");
+  json seen = object["metadata"]["annotations"][kAllocationAnnotation];
+  auto r = client_->MergePatchWithRetry(
+      kube::Pods(), ns, name,
+      [&](const json& current) -> absl::StatusOr<std::optional<json>> {
+        if (current["metadata"].value("uid", "") != uid || !current["spec"].value("nodeName", "").empty() ||
+            current["metadata"]["annotations"].value(kAllocationAnnotation, json()) != seen) {
+          return std::optional<json>();  // bound or changed meanwhile: nothing to undo
+        }
+        return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, nullptr}}}}}});
+      });
+  if (!r.ok()) {
+    ApiError("patch", r.status());
+    spdlog::warn("pod {}/{}: removing the allocation failed: {}", ns, name, std::string(r.status().message()));
+    return false;
+  }
+  spdlog::info("pod {}/{}: allocation removed ({})", ns, name, why);
+  Event(object, "Warning", "AllocationUndone", "Scheduling", why);
+  return true;
+}
+
+absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
+                                   const std::optional<std::string>& allocation) {
+  const std::string ns = object["metadata"].value("namespace", "");
+  const std::string name = object["metadata"].value("name", "");
+  const std::string uid = object["metadata"].value("uid", "");
+  std::map<std::string, std::string> annotations;
+  if (allocation.has_value()) annotations[kAllocationAnnotation] = *allocation;
+  absl::Status s = client_->Bind(ns, name, node, uid, annotations);
+  if (s.ok()) {
+    ++bound_;
+    spdlog::info("pod {}/{}: bound to {} with {}", ns, name, node, allocation.value_or("no allocation"));
+    Event(object, "Normal", "Scheduled", "Binding", fmt::format("Successfully assigned {}/{} to {}", ns, name, node));
+    return absl::OkStatus();
+  }
+  ApiError("bind", s);
+  if (kube::IsApiNotFound(s)) return absl::OkStatus();  // the pod is gone; its delete event cleans up
+  if (kube::HttpCode(s) == 409) {
+    auto current = client_->Get(kube::Pods(), ns, name);
+    if (current.ok() && (*current)["spec"].value("nodeName", "") == node &&
+        (!allocation.has_value() ||
+         (*current)["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, "") == *allocation)) {
+      ++bound_;  // an earlier attempt landed
+      return absl::OkStatus();
+    }
+  }
+  spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));
+  return s;
+}
+
+absl::Status PodWriter::RunBind(const BindTask& t) {
+  absl::Status binding = FinishBind(t.object, t.node, t.allocation);
+  if (binding.ok()) return binding;
+  return absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
+}
+
+// ---- BinderPool --------------------------------------------------------------------------
+
+void BinderPool::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+  }
+  for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Run(); });
+}
+
+void BinderPool::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  todo_.clear();
+  done_.clear();
+  in_flight_ = 0;
+}
+
+void BinderPool::Submit(InFlight f) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    todo_.push_back(std::move(f));
+    ++in_flight_;
+  }
+  cv_.notify_one();
+}
+
+std::deque<BinderPool::InFlight> BinderPool::TakeDone() {
+  std::deque<InFlight> done;
+  std::lock_guard<std::mutex> lock(mu_);
+  done.swap(done_);
+  in_flight_ -= done.size();
+  return done;
+}
+
+bool BinderPool::Full() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_ >= kMaxInFlight;
+}
+
+bool BinderPool::HasDone() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !done_.empty();
+}
+
+void BinderPool::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stopping_ || !todo_.empty(); });
+    if (stopping_) return;  // what is left was never written: a restart redoes it
+    InFlight f = std::move(todo_.front());
+    todo_.pop_front();
+    lock.unlock();
+    f.outcome = writer_->RunBind(f.task);
+    // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
+    // is counted before Stop returns).
+    const char* result = f.outcome.ok() ? "scheduled" : "error";
+    metrics_->attempts->Inc({result});
+    metrics_->attempt_latency->Observe({result}, std::chrono::duration<double>(clock_->Now() - f.start).count());
+    if (f.outcome.ok()) {
+      metrics_->e2e_latency->Observe({}, absl::ToDoubleSeconds(QueueTime(*clock_) - f.popped.first_seen));
+    }
+    lock.lock();
+    done_.push_back(std::move(f));
+    lock.unlock();
+    on_done_();
+    lock.lock();
+  }
+}
+
+// ---- ApiBind -----------------------------------------------------------------------------
+
+sched::Status ApiBind::Bind(sched::CycleState& state, const sched::NodeInfo& node) {
+  const sched::Pod& pod = state.pod();
+  BindTask task;
+  auto stored = pods_->find(pod.Uid());
+  task.object = stored != pods_->end()
+                    ? stored->second
+                    : json{{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}},
+                           {"spec", json::object()}};
+  task.node = node.node.name;
+  if (state.allocation.has_value()) {
+    PodAllocation a = *state.allocation;
+    a.node = node.node.name;
+    task.allocation = AllocationToJson(a);
+  }
+  if (!outbox_->extender) {
+    outbox_->staged = std::move(task);
+    return sched::Status::Success();
+  }
+  absl::Status outcome = writer_->RunBind(task);
+  if (!outcome.ok()) outbox_->error = std::string(outcome.message());
+  return sched::Status::Success();
+}
+
+}  // namespace huygens::scheduler

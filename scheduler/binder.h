@@ -1,0 +1,170 @@
+// The scheduler service's binding: making a decision durable on the API server.
+//
+//   PodWriter   the service's writes to a pod: the Binding that carries huygens.io/allocation
+//               (FinishBind), and removing an allocation that cannot be honoured (Undo); each
+//               counts its API errors and posts the pod's events.
+//   BinderPool  standalone mode's binding cycles: a pool of binder threads that run the
+//               Binding while the scheduling thread goes on (as kube-scheduler's binding cycle
+//               runs in a goroutine); at most kMaxInFlight at a time.
+//   ApiBind     the profiles' Bind plugin: hands the decision to a BindOutbox, where the
+//               scheduling loop (standalone: staged for the pool) or the extender's bind verb
+//               (at once) takes it.
+//
+// Rules: a pod is never bound without its allocation, nor annotated by us without being bound
+// (the allocation rides on the Binding's metadata). A failed Binding is retried by the caller
+// with the same allocation; a Binding whose answer was lost but that landed is detected on 409.
+#ifndef HUYGENS_SCHEDULER_BINDER_H_
+#define HUYGENS_SCHEDULER_BINDER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "base/clock.h"
+#include "kube/client.h"
+#include "nlohmann/json.hpp"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/queue.h"
+#include "scheduler/event_sink.h"
+#include "scheduler/service_metrics.h"
+
+namespace huygens::scheduler {
+
+// A decision to make durable: the pod as last seen, its node, and the huygens.io/allocation
+// value that rides on the Binding (nullopt: a NUMA-blind node, Binding only).
+struct BindTask {
+  nlohmann::json object;
+  std::string node;
+  std::optional<std::string> allocation;
+};
+
+// The huygens.io/allocation value (JSON) of a cache entry's allocation on its node, for the
+// Binding; nullopt for a pod without one (a NUMA-blind node).
+std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& entry);
+
+// Thread-safety: thread-safe (API calls, counters and events only).
+class PodWriter {
+ public:
+  // Every pointer must outlive the writer.
+  PodWriter(kube::Client* client, EventSink* events, const ServiceMetrics* metrics)
+      : client_(client), events_(events), metrics_(metrics) {}
+
+  // Creates the Binding of `object` (a Pod) to `node`, carrying `allocation` (nullopt: none) on
+  // the Binding's metadata, so the apiserver sets spec.nodeName and the annotation in one
+  // write. OK when the pod is done (bound by us, or gone, or an earlier attempt landed: 409 with
+  // the pod on `node` with `allocation`); else the error, logged and counted. Posts "Scheduled".
+  absl::Status FinishBind(const nlohmann::json& object, const std::string& node,
+                          const std::optional<std::string>& allocation);
+  // FinishBind for a task; errors are prefixed "creating the Binding: " for the pod's events.
+  absl::Status RunBind(const BindTask& t);
+  // Removes an allocation annotation that cannot be honoured (precondition: the pod unchanged
+  // and unbound; otherwise nothing to undo). Returns false when the patch failed (the annotation
+  // may still be there). Posts "AllocationUndone" with `why`.
+  bool Undo(const nlohmann::json& object, const std::string& why);
+
+  // Counts a failed API request of `operation` ("patch", "bind") by its HTTP code.
+  void ApiError(const char* operation, const absl::Status& s);
+  // Posts an event about `pod` (EventSink::Post).
+  void Event(const nlohmann::json& pod, const char* type, const char* reason, const char* action, std::string note) {
+    events_->Post(pod, type, reason, action, std::move(note));
+  }
+  // Pods bound so far.
+  int64_t bound() const { return bound_; }
+
+ private:
+  kube::Client* client_;
+  EventSink* events_;
+  const ServiceMetrics* metrics_;
+  std::atomic<int64_t> bound_{0};
+};
+
+// Thread-safety: Submit, TakeDone, Full and HasDone from any thread; Start/Stop from one thread.
+class BinderPool {
+ public:
+  static constexpr int kThreads = 8;
+  static constexpr size_t kMaxInFlight = 64;
+
+  // A binding cycle: the task, the pod as popped from the queue, when its attempt started, and
+  // (once done) the Binding's outcome.
+  struct InFlight {
+    BindTask task;
+    sched::QueuedPod popped;
+    Clock::TimePoint start;
+    absl::Status outcome;
+  };
+
+  // `on_done` is called (on a binder thread, no lock held) after each finished cycle, to wake
+  // the scheduling thread. Every pointer must outlive the pool.
+  BinderPool(PodWriter* writer, const ServiceMetrics* metrics, Clock* clock, std::function<void()> on_done)
+      : writer_(writer), metrics_(metrics), clock_(clock), on_done_(std::move(on_done)) {}
+  ~BinderPool() { Stop(); }
+
+  void Start();
+  // Joins the binders; cycles not yet started are dropped (never written: a restart redoes
+  // them). Idempotent.
+  void Stop();
+
+  void Submit(InFlight f);
+  // The finished cycles, oldest first; they no longer count as in flight. Each was counted in
+  // the attempt metrics where it ended.
+  std::deque<InFlight> TakeDone();
+  // kMaxInFlight cycles are submitted and not taken back.
+  bool Full() const;
+  bool HasDone() const;
+
+ private:
+  void Run();
+
+  PodWriter* writer_;
+  const ServiceMetrics* metrics_;
+  Clock* clock_;
+  const std::function<void()> on_done_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<InFlight> todo_, done_;
+  size_t in_flight_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Where ApiBind leaves its decision. Owned by the service; used under CacheSync::mu.
+struct BindOutbox {
+  bool extender = false;
+  // Standalone: the task of the last Bind, for the scheduling loop to submit.
+  std::optional<BindTask> staged;
+  // Extender: the error of the last Bind's Binding ("" when it succeeded).
+  std::string error;
+};
+
+// The Bind plugin: standalone, stages the task in the outbox (the scheduling thread goes on at
+// once); extender, runs the Binding at once (the bind verb answers with the outcome) and leaves
+// a failure in the outbox for the caller (which unreserves). Always returns success: the
+// outcome of the Binding is settled by the caller.
+class ApiBind final : public sched::BindPlugin {
+ public:
+  // Every pointer must outlive the plugin; `pods` (by uid) gives the pod's last seen object.
+  ApiBind(const std::map<std::string, nlohmann::json>* pods, PodWriter* writer, BindOutbox* outbox)
+      : pods_(pods), writer_(writer), outbox_(outbox) {}
+  std::string_view Name() const override { return "ApiBind"; }
+  sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override;
+
+ private:
+  const std::map<std::string, nlohmann::json>* pods_;
+  PodWriter* writer_;
+  BindOutbox* outbox_;
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_BINDER_H_

@@ -1,0 +1,277 @@
+#include "scheduler/cache_sync.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "fmt/format.h"
+#include "kube/pod_codec.h"
+#include "kube/resource.h"
+#include "scheduler/objects.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::scheduler {
+
+namespace {
+
+using nlohmann::json;
+
+// The exclusive CPUs of an allocation.
+CpuSet HeldCpus(const PodAllocation& a) {
+  CpuSet held;
+  for (const ContainerAllocation& c : a.containers) {
+    if (c.exclusive) held = held.Union(c.cpuset);
+  }
+  return held;
+}
+
+// The node a pod is on for the cache: spec.nodeName, or the annotated node of a pending pod.
+std::string NodeOf(const json& pod, const std::optional<PodAllocation>& a) {
+  std::string node = pod["spec"].value("nodeName", "");
+  if (node.empty() && a.has_value()) node = a->node;
+  return node;
+}
+
+}  // namespace
+
+// ---- ChangeFeed --------------------------------------------------------------------------
+
+void ChangeFeed::Push(ChangeKind kind, bool deleted, const json& object) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    changes_.push_back(Change{kind, deleted, object});
+  }
+  cv_.notify_one();
+}
+
+kube::InformerHandlers ChangeFeed::HandlersFor(ChangeKind kind) {
+  kube::InformerHandlers h;
+  h.on_add = [this, kind](const json& o) { Push(kind, false, o); };
+  h.on_update = [this, kind](const json&, const json& o) { Push(kind, false, o); };
+  h.on_delete = [this, kind](const json& o) { Push(kind, true, o); };
+  return h;
+}
+
+void ChangeFeed::StartInformers(kube::Client* client, Clock* clock) {
+  nodes_ = std::make_unique<kube::Informer>(client, kube::Nodes(), kube::InformerOptions{},
+                                            HandlersFor(ChangeKind::kNode), clock);
+  nrts_ = std::make_unique<kube::Informer>(client, kube::NodeResourceTopologies(), kube::InformerOptions{},
+                                           HandlersFor(ChangeKind::kNrt), clock);
+  pods_ = std::make_unique<kube::Informer>(client, kube::Pods(), kube::InformerOptions{},
+                                           HandlersFor(ChangeKind::kPod), clock);
+  nodes_->Start();
+  nrts_->Start();
+  pods_->Start();
+}
+
+void ChangeFeed::StopInformers() {
+  nodes_->Stop();
+  nrts_->Stop();
+  pods_->Stop();
+}
+
+bool ChangeFeed::Synced() const { return nodes_->HasSynced() && nrts_->HasSynced() && pods_->HasSynced(); }
+
+std::deque<Change> ChangeFeed::Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work) {
+  std::deque<Change> batch;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (changes_.empty() && !has_other_work() && wait.count() > 0) cv_.wait_for(lock, wait);
+  batch.swap(changes_);
+  return batch;
+}
+
+void ChangeFeed::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cv_.notify_one();
+}
+
+void ChangeFeed::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool ChangeFeed::Closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+// ---- CacheSync ---------------------------------------------------------------------------
+
+int64_t CacheSync::CreationIndex(const std::string& uid) const {
+  auto c = creation_.find(uid);
+  return c != creation_.end() ? c->second : next_creation_;
+}
+
+// Puts one stored pod into the cache on its node (bound: AddPod; pending with an allocation:
+// AssumePod). Returns the error; the caller decides what a conflict means.
+absl::Status CacheSync::Place(const json& object) {
+  auto pod = PodFromJson(object);
+  if (!pod.ok()) return pod.status();
+  auto allocation = PodAllocationOf(object);
+  if (!allocation.ok()) return allocation.status();
+  std::string uid = pod->Uid();
+  pod->creation_index = creation_[uid];
+  auto ptr = std::make_shared<const sched::Pod>(*std::move(pod));
+  if (!ptr->node_name.empty()) return cache_.AddPod(ptr, ptr->node_name, *allocation);
+  return cache_.AssumePod(ptr, (*allocation)->node, *allocation, false);
+}
+
+// (Re)builds a node from its Node and NRT objects and re-places every known pod on it.
+void CacheSync::RebuildNode(const std::string& name) {
+  if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
+  auto n = nodes_.find(name);
+  auto t = nrts_.find(name);
+  if (n == nodes_.end() || t == nrts_.end()) return;
+  auto node = NodeFromJson(n->second);
+  if (!node.ok()) {
+    spdlog::error("{}", std::string(node.status().message()));
+    return;
+  }
+  std::vector<const json*> on_node;
+  CpuSet held;
+  for (const auto& [uid, object] : pods_) {
+    if (PodIsTerminal(object)) continue;
+    auto a = PodAllocationOf(object);
+    std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
+    if (NodeOf(object, alloc) != name) continue;
+    if (alloc) held = held.Union(HeldCpus(*alloc));
+    on_node.push_back(&object);
+  }
+  auto state = NodeStateFromNrt(t->second, numa_strategy_, held);
+  if (!state.ok()) {
+    spdlog::error("node {}: {}", name, std::string(state.status().message()));
+    return;
+  }
+  node->cpu_state = *std::move(state);
+  if (absl::Status s = cache_.AddNode(*std::move(node)); !s.ok()) {
+    spdlog::error("node {}: {}", name, std::string(s.message()));
+    return;
+  }
+  // Bound pods first: where a pending pod's annotation conflicts with a bound pod, the bound
+  // pod wins and the pending one is undone when it is popped (restart rule).
+  std::stable_partition(on_node.begin(), on_node.end(), [](const json* o) {
+    return !(*o)["spec"].value("nodeName", "").empty();
+  });
+  for (const json* object : on_node) {
+    absl::Status s = Place(*object);
+    if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, kube::ObjectKey(*object), std::string(s.message()));
+  }
+  queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
+}
+
+void CacheSync::ApplyPod(const json& object, bool deleted) {
+  std::string uid = object["metadata"].value("uid", "");
+  if (uid.empty()) return;
+  if (deleted || PodIsTerminal(object)) {
+    pods_.erase(uid);
+    creation_.erase(uid);
+    bool was_cached = cache_.FindPod(uid) != nullptr;
+    if (was_cached) (void)cache_.RemovePod(uid);
+    queue_.Delete(uid);
+    if (was_cached) queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, QueueTime(*clock_));
+    return;
+  }
+  if (!creation_.count(uid)) creation_[uid] = next_creation_++;
+  pods_[uid] = object;
+  auto pod = PodFromJson(object);
+  if (!pod.ok()) {
+    spdlog::warn("{}", std::string(pod.status().message()));
+    return;
+  }
+  auto allocation = PodAllocationOf(object);
+  const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
+  if (!pod->node_name.empty()) {
+    queue_.Delete(uid);
+    if (entry != nullptr && !entry->assumed) return;  // already counted
+    if (entry != nullptr && entry->node != pod->node_name) (void)cache_.ForgetPod(uid);
+    if (cache_.FindNode(pod->node_name) == nullptr) return;  // placed when the node is built
+    absl::Status s = Place(object);
+    if (s.code() == absl::StatusCode::kFailedPrecondition) {
+      RebuildNode(pod->node_name);  // CPUs counted as kubelet's before the pod was seen
+    } else if (!s.ok()) {
+      spdlog::warn("pod {}: {}", kube::ObjectKey(object), std::string(s.message()));
+    }
+    return;
+  }
+  // Extender mode: kube-scheduler schedules every pod; any pending pod may carry our allocation.
+  if (!extender_ && !has_profile_(pod->scheduler_name)) return;
+  // Our own patch coming back before the bound event: the Binding was sent (or is being
+  // retried from the queue already).
+  if (entry != nullptr && entry->binding_finished) return;
+  if (entry == nullptr && allocation.ok() && allocation->has_value()) {
+    // Pending with an allocation: it holds its CPUs (restart rule). A conflict is settled
+    // when the pod is popped (the annotation is removed).
+    if (cache_.FindNode((*allocation)->node) != nullptr) (void)Place(object);
+  } else if (extender_ && entry != nullptr && entry->allocation.has_value() && allocation.ok() &&
+             !allocation->has_value()) {
+    // The annotation was removed after an extender bind failed: the assume from the earlier
+    // (annotated) version of the pod goes too.
+    (void)cache_.ForgetPod(uid);
+  }
+  if (extender_) return;  // no queue: kube-scheduler asks for each pod
+  pod->creation_index = creation_[uid];
+  queue_.Add(std::make_shared<const sched::Pod>(*std::move(pod)), QueueTime(*clock_));
+}
+
+void CacheSync::Apply(const Change& c) {
+  std::string name = c.object["metadata"].value("name", "");
+  switch (c.kind) {
+    case ChangeKind::kNode: {
+      if (c.deleted) {
+        nodes_.erase(name);
+        if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
+        return;
+      }
+      bool known = cache_.FindNode(name) != nullptr;
+      nodes_[name] = c.object;
+      if (!known) {
+        RebuildNode(name);
+        return;
+      }
+      auto node = NodeFromJson(c.object);
+      if (!node.ok()) return;
+      node->cpu_state = cache_.FindNode(name)->node.cpu_state;
+      (void)cache_.UpdateNode(*std::move(node));
+      queue_.OnClusterEvent(sched::ClusterEvent::kNodeUpdated, QueueTime(*clock_));
+      return;
+    }
+    case ChangeKind::kNrt: {
+      if (c.deleted) {
+        nrts_.erase(name);
+        if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
+        return;
+      }
+      auto it = nrts_.find(name);
+      if (it != nrts_.end() && it->second["metadata"]["annotations"] == c.object["metadata"]["annotations"] &&
+          it->second.value("attributes", json()) == c.object.value("attributes", json())) {
+        it->second = c.object;  // only counters changed: the CPU state is ours
+        return;
+      }
+      nrts_[name] = c.object;
+      RebuildNode(name);
+      return;
+    }
+    case ChangeKind::kPod:
+      ApplyPod(c.object, c.deleted);
+      return;
+  }
+}
+
+const sched::ClusterCache::PodEntry* CacheSync::HonourRecorded(const json& object, const std::string& uid,
+                                                               const UndoFn& undo, bool& undone) {
+  undone = false;
+  const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
+  auto allocation = PodAllocationOf(object);
+  if (entry != nullptr || !allocation.ok() || !allocation->has_value()) return entry;
+  absl::Status placed = cache_.FindNode((*allocation)->node) == nullptr
+                            ? absl::NotFoundError(fmt::format("node {:?} is unknown", (*allocation)->node))
+                            : Place(object);
+  if (placed.ok()) return cache_.FindPod(uid);
+  undo(object, fmt::format("the recorded allocation cannot be honoured: {}", std::string(placed.message())));
+  undone = true;
+  return nullptr;
+}
+
+}  // namespace huygens::scheduler

@@ -1,0 +1,164 @@
+// The scheduler service's intake and cache sync: what the cluster looks like to the scheduling
+// core, kept from the API server's objects.
+//
+//   ChangeFeed  the informers on Nodes, NodeResourceTopologies and Pods, and the queue of their
+//               changes that the informers' threads fill and the scheduling thread takes.
+//   CacheSync   the state those changes build, owned by the scheduling thread: the last seen
+//               objects, the sched::ClusterCache (nodes from Node + NRT, pods on their nodes with
+//               their huygens.io/allocation) and the sched::SchedulingQueue of pending pods; and
+//               the restart rule for a pending pod that carries an allocation.
+//
+// Cache rules (docs/scheduler-service.md): a node enters the cache when both its Node and its
+// NodeResourceTopology are known (CPU state from the NRT: topology/nrt.h); every non-terminal
+// pod bound to a node is counted (with its huygens.io/allocation when it has one, whoever
+// scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds (kubelet-bound
+// or other schedulers' pods, published by the agent) join the node's system pool. Pending pods
+// whose spec.schedulerName names a profile enter the queue (in extender mode: none, since
+// kube-scheduler asks for each pod).
+//
+// Restart rule: the huygens.io/allocation annotation is the truth. A pending pod that carries
+// one holds its CPUs: it is assumed from the annotation; where that cannot be honoured (node
+// gone, CPUs held by a bound pod) the annotation is removed (HonourRecorded) and the pod is
+// scheduled afresh.
+//
+// Time: the queue's timestamps (backoff, unschedulable timeout, latency) come from the injected
+// Clock (QueueTime).
+#ifndef HUYGENS_SCHEDULER_CACHE_SYNC_H_
+#define HUYGENS_SCHEDULER_CACHE_SYNC_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "base/clock.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "nlohmann/json.hpp"
+#include "sched/cache.h"
+#include "sched/queue.h"
+#include "scheduler/config.h"
+
+namespace huygens::scheduler {
+
+// `clock`'s now as the scheduling queue's absl::Time (the clock's epoch is the Unix epoch's
+// stand-in: only differences of these times mean anything).
+inline absl::Time QueueTime(const Clock& clock) {
+  return absl::UnixEpoch() + absl::FromChrono(clock.Now().time_since_epoch());
+}
+
+enum class ChangeKind { kNode, kNrt, kPod };
+
+// One informer event: the object as last seen, and whether it was deleted.
+struct Change {
+  ChangeKind kind;
+  bool deleted = false;
+  nlohmann::json object;
+};
+
+// The informers and their queue of changes.
+// Thread-safety: every member is safe from any thread; Start/StopInformers from one thread.
+class ChangeFeed {
+ public:
+  // Starts one informer per kind over `client` (which, like `clock`, must outlive the feed);
+  // their events queue up until Take.
+  void StartInformers(kube::Client* client, Clock* clock);
+  // Stops the informers. REQUIRES: StartInformers was called.
+  void StopInformers();
+  // Every informer has listed once. REQUIRES: StartInformers was called.
+  bool Synced() const;
+
+  // The queued changes, oldest first. When there are none and `wait` > 0, first waits up to
+  // `wait` (real time: the poll interval of the scheduling thread) for a change, a Wake or a
+  // Close, unless `has_other_work()` (called with the feed's lock held) is true.
+  std::deque<Change> Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work);
+  // Wakes a Take that waits (a binding cycle finished).
+  void Wake();
+  // Asks the scheduling thread to stop (Closed() turns true) and wakes it.
+  void Close();
+  bool Closed() const;
+
+ private:
+  void Push(ChangeKind kind, bool deleted, const nlohmann::json& object);
+  kube::InformerHandlers HandlersFor(ChangeKind kind);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Change> changes_;
+  bool closed_ = false;
+  std::unique_ptr<kube::Informer> nodes_, nrts_, pods_;
+};
+
+// Writes that restart handling needs (the service's PodWriter::Undo).
+using UndoFn = std::function<bool(const nlohmann::json& pod, const std::string& why)>;
+
+// The scheduling thread's view of the cluster.
+// Thread-safety: not thread-safe; the scheduling thread and the extender's HTTP threads hold
+// `mu` over every use (ready() excepted).
+class CacheSync {
+ public:
+  // `has_profile(schedulerName)`: whether a pending pod of that scheduler is ours. `clock` must
+  // outlive the object. Extender mode queues no pod (kube-scheduler asks for each) and reads the
+  // allocation of any pending pod.
+  CacheSync(NumaStrategy numa_strategy, bool extender, std::function<bool(const std::string&)> has_profile,
+            Clock* clock)
+      : numa_strategy_(numa_strategy), extender_(extender), has_profile_(std::move(has_profile)), clock_(clock) {}
+
+  // Applies one informer change to the objects, the cache and the queue (see the cache rules).
+  // Bad objects are logged and skipped.
+  void Apply(const Change& c);
+
+  // The restart rule for a pending pod (its object `object`, uid `uid`): when it is not in the
+  // cache and carries an allocation, assumes the allocation. Returns the pod's cache entry;
+  // nullptr when it has none, or when the recorded allocation cannot be honoured: it is then
+  // undone with `undo` and `undone` is set.
+  const sched::ClusterCache::PodEntry* HonourRecorded(const nlohmann::json& object, const std::string& uid,
+                                                      const UndoFn& undo, bool& undone);
+
+  sched::ClusterCache& cache() { return cache_; }
+  const sched::ClusterCache& cache() const { return cache_; }
+  sched::SchedulingQueue& queue() { return queue_; }
+  // Pods by uid, as last seen (terminal and deleted pods removed).
+  const std::map<std::string, nlohmann::json>& pods() const { return pods_; }
+  // A pod's arrival index (the queue's tie-break), or the next one for a pod not seen yet.
+  int64_t CreationIndex(const std::string& uid) const;
+
+  // Every object the informers listed at sync has been applied (set by the scheduling thread).
+  bool ready() const { return ready_; }
+  void set_ready() { ready_ = true; }
+
+  // Serialises the scheduling thread and the extender's HTTP threads over this object and the
+  // schedulers that read its cache.
+  std::mutex mu;
+
+ private:
+  absl::Status Place(const nlohmann::json& object);
+  void RebuildNode(const std::string& name);
+  void ApplyPod(const nlohmann::json& object, bool deleted);
+
+  const NumaStrategy numa_strategy_;
+  const bool extender_;
+  const std::function<bool(const std::string&)> has_profile_;
+  Clock* clock_;
+  sched::ClusterCache cache_;
+  sched::SchedulingQueue queue_;
+  std::map<std::string, nlohmann::json> nodes_;  // by name
+  std::map<std::string, nlohmann::json> nrts_;   // by name
+  std::map<std::string, nlohmann::json> pods_;   // by uid
+  std::map<std::string, int64_t> creation_;      // uid -> arrival index
+  int64_t next_creation_ = 0;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_CACHE_SYNC_H_

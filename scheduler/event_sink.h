@@ -1,0 +1,64 @@
+// EventSink: writes the scheduler's Kubernetes Events (events.k8s.io/v1, through kube::Client)
+// from a background thread, so that the scheduling thread and the binders never wait for them.
+//
+// Events are best effort: at most kMaxQueued wait (more are dropped, to shed memory under a
+// storm), a failed write is logged and dropped, and Stop writes what is queued for at most
+// kDrainOnStop more of the injected clock's time, then drops the rest (the client's rate limit
+// would otherwise hold a SIGTERM for queue/QPS seconds).
+//
+// Thread-safety: Post from any thread; Start/Stop from one thread.
+#ifndef HUYGENS_SCHEDULER_EVENT_SINK_H_
+#define HUYGENS_SCHEDULER_EVENT_SINK_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "kube/client.h"
+#include "nlohmann/json.hpp"
+
+namespace huygens::scheduler {
+
+class EventSink {
+ public:
+  static constexpr size_t kMaxQueued = 10000;
+  static constexpr std::chrono::seconds kDrainOnStop{2};
+
+  // `client` and `clock` must outlive the sink; `reporting_instance` is every event's
+  // reportingInstance (the service's identity).
+  EventSink(kube::Client* client, std::string reporting_instance, Clock* clock)
+      : client_(client), reporting_instance_(std::move(reporting_instance)), clock_(clock) {}
+  ~EventSink() { Stop(); }
+
+  // Starts the writer thread (events posted before are kept and written then).
+  void Start();
+  // Drains for at most kDrainOnStop, then joins the writer. Idempotent.
+  void Stop();
+
+  // Queues an event about `pod` (a Pod object: its namespace, name and uid are the event's
+  // regarding object): `type` Normal|Warning, `reason`, `action`, and `note` (cut at 1,000
+  // bytes, as the API's limit on notes).
+  void Post(const nlohmann::json& pod, const char* type, const char* reason, const char* action,
+            std::string note);
+
+ private:
+  void Run();
+
+  kube::Client* client_;
+  const std::string reporting_instance_;
+  Clock* clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<kube::EventRecord> queue_;
+  bool stop_ = false;
+  Clock::TimePoint drain_until_;
+  std::thread thread_;
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_EVENT_SINK_H_

@@ -1,0 +1,200 @@
+#include "scheduler/extender_handlers.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "fmt/format.h"
+#include "kube/pod_codec.h"
+#include "kube/resource.h"
+#include "sched/framework.h"
+#include "scheduler/objects.h"
+
+namespace huygens::scheduler {
+
+using nlohmann::json;
+
+namespace {
+
+// Whether Huygens places the pod's CPUs (some container gets exclusive CPUs); other pods pass
+// filter, score neutrally and are only bound.
+bool Exclusive(const sched::Pod& pod) {
+  sched::PodFacts facts;
+  sched::ComputePodFacts(pod, facts);
+  return !facts.units.empty();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ExtenderHandlers>> ExtenderHandlers::Create(Parts parts) {
+  auto evaluator = ProfileEvaluator::Create(parts.profiles->front().profile, &parts.state->cache());
+  if (!evaluator.ok()) return evaluator.status();
+  std::unique_ptr<ExtenderHandlers> h(new ExtenderHandlers(parts));
+  h->evaluator_ = *std::move(evaluator);
+  return h;
+}
+
+serving::HttpReply ExtenderHandlers::Reply(const char* verb, const char* result, int status, std::string body) {
+  p_.metrics->extender_requests->Inc({verb, result});
+  return serving::HttpReply{.status = status, .content_type = "application/json", .body = std::move(body)};
+}
+// A malformed request: 400, nothing changed.
+serving::HttpReply ExtenderHandlers::BadRequest(const char* verb, const absl::Status& s) {
+  const char* key = std::string_view(verb) == "bind" ? "Error" : "error";
+  return Reply(verb, "bad_request", 400, json{{key, std::string(s.message())}}.dump());
+}
+
+// The scheduling view of a pod kube-scheduler asks about, prepared with the first profile.
+absl::StatusOr<sched::PodPtr> ExtenderHandlers::PreparedPod(const json& object) const {
+  if (!p_.state->ready()) return absl::UnavailableError("huygens-scheduler: the cluster cache is not synced yet");
+  auto pod = PodFromJson(object);
+  if (!pod.ok()) return pod.status();
+  PreparePod(*pod, p_.profiles->front(), *p_.config);
+  pod->creation_index = p_.state->CreationIndex(pod->Uid());
+  return std::make_shared<const sched::Pod>(*std::move(pod));
+}
+
+// The cache's nodes for `names` (nullptr where unknown) and the known ones in order.
+void ExtenderHandlers::Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
+                                std::vector<const sched::NodeInfo*>& known) const {
+  for (const std::string& name : names) {
+    infos.push_back(p_.state->cache().FindNode(name));
+    if (infos.back() != nullptr) known.push_back(infos.back());
+  }
+}
+
+serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
+  auto args = ParseExtenderArgs(body, "filter");
+  if (!args.ok()) return BadRequest("filter", args.status());
+  FilterVerdict verdict;
+  std::lock_guard<std::mutex> lock(p_.state->mu);
+  auto pod = PreparedPod(args->pod);
+  if (!pod.ok()) {
+    verdict.error = std::string(pod.status().message());
+  } else if (!Exclusive(**pod)) {
+    verdict.passed = args->node_names;
+  } else {
+    std::vector<const sched::NodeInfo*> infos, known;
+    Candidates(args->node_names, infos, known);
+    auto statuses = evaluator_->Filter(*pod, known);
+    if (!statuses.ok()) {
+      verdict.error = std::string(statuses.status().message());
+    } else {
+      const sched::ClusterCache::PodEntry* self = p_.state->cache().FindPod((*pod)->Uid());
+      size_t k = 0;
+      for (size_t i = 0; i < infos.size(); ++i) {
+        const std::string& name = args->node_names[i];
+        if (infos[i] == nullptr) {
+          verdict.failed_unresolvable[name] = "node(s) had no NodeResourceTopology known to Huygens";
+          continue;
+        }
+        const sched::Status& st = (*statuses)[k++];
+        if (st.ok() || (self != nullptr && self->node == name)) {  // its recorded CPUs are there
+          verdict.passed.push_back(name);
+        } else if (st.code() == sched::Code::kUnschedulableAndUnresolvable) {
+          verdict.failed_unresolvable[name] = st.Message();
+        } else {
+          verdict.failed[name] = st.Message();
+        }
+      }
+    }
+  }
+  return Reply("filter", verdict.error.empty() ? "ok" : "error", 200, RenderFilterResult(*args, verdict));
+}
+
+serving::HttpReply ExtenderHandlers::Prioritize(const std::string& body) {
+  auto args = ParseExtenderArgs(body, "prioritize");
+  if (!args.ok()) return BadRequest("prioritize", args.status());
+  std::vector<std::pair<std::string, int64_t>> scores;
+  for (const std::string& name : args->node_names) scores.emplace_back(name, 0);
+  std::lock_guard<std::mutex> lock(p_.state->mu);
+  auto pod = PreparedPod(args->pod);
+  if (!pod.ok()) return Reply("prioritize", "error", 500, json{{"error", std::string(pod.status().message())}}.dump());
+  if (Exclusive(**pod)) {
+    std::vector<const sched::NodeInfo*> infos, known;
+    Candidates(args->node_names, infos, known);
+    auto totals = evaluator_->Score(*pod, known);
+    if (!totals.ok()) {
+      return Reply("prioritize", "error", 500, json{{"error", std::string(totals.status().message())}}.dump());
+    }
+    // Min-max onto 0..MaxExtenderPriority over the known candidates: the best gets 10, the
+    // worst 0; equal totals (or one candidate) express no preference.
+    if (!totals->empty()) {
+      const auto [lo, hi] = std::minmax_element(totals->begin(), totals->end());
+      const int64_t min = *lo, span = *hi - *lo;
+      for (size_t i = 0, k = 0; i < infos.size(); ++i) {
+        if (infos[i] == nullptr) continue;
+        const int64_t t = (*totals)[k++];
+        if (span > 0) scores[i].second = ((t - min) * kMaxExtenderPriority + span / 2) / span;
+      }
+    }
+  }
+  return Reply("prioritize", "ok", 200, RenderHostPriorityList(scores));
+}
+
+serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
+  auto args = ParseBindingArgs(body);
+  if (!args.ok()) return BadRequest("bind", args.status());
+  std::lock_guard<std::mutex> lock(p_.state->mu);
+  std::string error = BindTo(*args);
+  return Reply("bind", error.empty() ? "ok" : "error", 200, RenderBindingResult(error));
+}
+
+// The bind verb: the pod's recorded allocation is finished on `node` (or undone when kube-
+// scheduler chose another node); otherwise Reserve on `node` through the profile's scheduler
+// (the pod pinned there by spec.nodeName), the same assume -> Binding (carrying the
+// allocation) as standalone (ApiBind). A failed Binding forgets the assume.
+// Returns "" or the error for ExtenderBindingResult.
+std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
+  json object;
+  if (auto it = p_.state->pods().find(args.pod_uid); it != p_.state->pods().end()) {
+    object = it->second;
+  } else {
+    auto fetched = p_.client->Get(kube::Pods(), args.pod_namespace, args.pod_name);
+    if (!fetched.ok()) return fmt::format("reading pod {}/{}: {}", args.pod_namespace, args.pod_name, std::string(fetched.status().message()));
+    object = *std::move(fetched);
+  }
+  if (object["metadata"].value("uid", "") != args.pod_uid) {
+    return fmt::format("pod {}/{}: uid is not {:?} (replaced)", args.pod_namespace, args.pod_name, args.pod_uid);
+  }
+  if (std::string on = object["spec"].value("nodeName", ""); !on.empty()) {
+    return on == args.node ? "" : fmt::format("pod {}/{} is already bound to {}", args.pod_namespace, args.pod_name, on);
+  }
+  auto pod = PreparedPod(object);
+  if (!pod.ok()) return std::string(pod.status().message());
+  bool undone = false;
+  const sched::ClusterCache::PodEntry* entry = p_.state->HonourRecorded(
+    object, args.pod_uid, [this](const json& o, const std::string& why) { return p_.writer->Undo(o, why); }, undone);
+  if (undone) return "the pod's recorded allocation could not be honoured and was removed; retry";
+  if (entry != nullptr && entry->node == args.node) {
+    absl::Status s = p_.writer->FinishBind(object, args.node, AllocationValue(*entry));
+    if (!s.ok()) return fmt::format("creating the Binding: {}", std::string(s.message()));
+    if (entry->assumed) (void)p_.state->cache().FinishBinding(args.pod_uid);
+    return "";
+  }
+  if (entry != nullptr) {  // recorded on another node than kube-scheduler chose
+    if (entry->allocation.has_value() &&
+        !p_.writer->Undo(object, fmt::format("kube-scheduler bound the pod to {}", args.node))) {
+      return "removing the pod's allocation on another node failed; retry";
+    }
+    (void)p_.state->cache().ForgetPod(args.pod_uid);
+    if (object["metadata"].contains("annotations")) object["metadata"]["annotations"].erase(kAllocationAnnotation);
+  }
+  if (!Exclusive(**pod)) {
+    absl::Status s = p_.writer->FinishBind(object, args.node, std::nullopt);
+    return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
+  }
+  sched::Pod pinned = **pod;
+  pinned.node_name = args.node;  // the NodeName filter keeps only kube-scheduler's choice
+  p_.outbox->error.clear();
+  sched::ScheduleResult result = p_.schedulers->at(p_.profiles->front().scheduler_name)
+                                     ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
+  if (!result.scheduled()) return result.message;
+  if (p_.outbox->error.empty()) return "";
+  // The Binding (which carries the allocation) failed: nothing was written; unreserve.
+  (void)p_.state->cache().ForgetPod(args.pod_uid);
+  return p_.outbox->error;
+}
+
+}  // namespace huygens::scheduler

@@ -1,0 +1,74 @@
+// ExtenderHandlers: kube-scheduler's HTTP extender verbs (scheduler/extender_protocol.h) over
+// the service's informer-fed cache, for extender mode (SchedulerService::ServeExtender):
+//   filter      the first profile's filter plugins for exclusive pods (failed nodes get the
+//               plugins' reasons, split into failedNodes / failedAndUnresolvableNodes; a node
+//               without a known NRT is unresolvable; the node a pod's recorded CPUs are on
+//               passes); other pods pass everywhere;
+//   prioritize  the profile's weighted scores, min-max scaled onto 0..10 over the known
+//               candidates (0 everywhere for pods without exclusive CPUs);
+//   bind        the pod's recorded allocation finished on the node (or undone when kube-
+//               scheduler chose another node); otherwise Reserve on the node (exact cpusets,
+//               assumed) and the Binding carrying the allocation, exactly as standalone mode; a
+//               failed Binding forgets the assume, and the reply carries the error.
+// A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
+// nothing; before the cache has applied every listed object each verb answers with an error.
+//
+// Thread-safety: the verbs run on the HTTP server's threads; each holds CacheSync::mu for its
+// whole call.
+#ifndef HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
+#define HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/client.h"
+#include "serving/http_server.h"
+#include "scheduler/binder.h"
+#include "scheduler/cache_sync.h"
+#include "scheduler/config.h"
+#include "scheduler/extender_protocol.h"
+#include "scheduler/profile_evaluator.h"
+#include "scheduler/scheduling_loop.h"
+#include "scheduler/service_metrics.h"
+
+namespace huygens::scheduler {
+
+class ExtenderHandlers {
+ public:
+  // What the verbs work on; every pointer must outlive the handlers. `profiles` is not empty.
+  struct Parts {
+    kube::Client* client;
+    const SchedulerConfig* config;
+    const std::vector<ProfileConfig>* profiles;
+    CacheSync* state;
+    SchedulerMap* schedulers;
+    BindOutbox* outbox;
+    PodWriter* writer;
+    const ServiceMetrics* metrics;
+  };
+  // Builds the first profile's evaluator over the cache. Errors: ProfileEvaluator::Create's.
+  static absl::StatusOr<std::unique_ptr<ExtenderHandlers>> Create(Parts parts);
+
+  // The verbs: the request's body in, the reply out (always JSON).
+  serving::HttpReply Filter(const std::string& body);
+  serving::HttpReply Prioritize(const std::string& body);
+  serving::HttpReply Bind(const std::string& body);
+
+ private:
+  explicit ExtenderHandlers(Parts parts) : p_(parts) {}
+  serving::HttpReply Reply(const char* verb, const char* result, int status, std::string body);
+  serving::HttpReply BadRequest(const char* verb, const absl::Status& s);
+  absl::StatusOr<sched::PodPtr> PreparedPod(const nlohmann::json& object) const;
+  void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
+                  std::vector<const sched::NodeInfo*>& known) const;
+  std::string BindTo(const BindingArgs& args);
+
+  const Parts p_;
+  std::unique_ptr<ProfileEvaluator> evaluator_;
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_

@@ -1,0 +1,82 @@
+// SchedulingLoop: the scheduler service's scheduling thread. Each turn it applies the informers'
+// changes to the CacheSync, settles the binding cycles that finished, and (when synced, leading
+// and in standalone mode) runs one attempt: Pop -> ScheduleOne -> Reserve (assume) -> the
+// Binding, which carries huygens.io/allocation, on the BinderPool while the loop goes on.
+//
+// An attempt's outcomes: scheduled (counted when its binding cycle ends); unschedulable (a
+// FailedScheduling event with kube-scheduler's FitError text; the pod waits for a cluster
+// change); error (event, backoff). A failed Binding keeps the assume (it may have landed) and
+// requeues with backoff; the next attempt binds again with the same allocation (the finish
+// path, also taken for a pending pod whose annotation is honoured after a restart).
+//
+// Time: queue times, attempt latencies and liveness come from the injected Clock; only the
+// idle poll (20 ms, when there is nothing to do) is real time.
+//
+// Thread-safety: Run on one thread; LastProgress and the free functions from any thread.
+#ifndef HUYGENS_SCHEDULER_SCHEDULING_LOOP_H_
+#define HUYGENS_SCHEDULER_SCHEDULING_LOOP_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "sched/pod.h"
+#include "sched/scheduler.h"
+#include "scheduler/binder.h"
+#include "scheduler/cache_sync.h"
+#include "scheduler/config.h"
+#include "scheduler/service_metrics.h"
+
+namespace huygens::scheduler {
+
+// The schedulers of the profiles, by scheduler name.
+using SchedulerMap = std::map<std::string, std::unique_ptr<sched::Scheduler>>;
+
+// The profile of `scheduler_name` in `profiles`; nullptr when none.
+const ProfileConfig* ProfileFor(const std::vector<ProfileConfig>& profiles, const std::string& scheduler_name);
+
+// The pod as `profile` schedules it: the profile's default topology and bind policies where the
+// pod names none, and no exclusive CPUs in `config`'s system pool namespaces.
+void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerConfig& config);
+
+class SchedulingLoop {
+ public:
+  // What the loop works on; every pointer must outlive the loop.
+  struct Parts {
+    const SchedulerConfig* config;
+    const std::vector<ProfileConfig>* profiles;
+    ChangeFeed* feed;
+    CacheSync* state;
+    SchedulerMap* schedulers;
+    BindOutbox* outbox;
+    BinderPool* binders;
+    PodWriter* writer;
+    const ServiceMetrics* metrics;
+    const std::atomic<bool>* leading;
+    Clock* clock;
+  };
+  explicit SchedulingLoop(Parts parts) : p_(parts) { Touch(); }
+
+  // Turns until the feed is closed.
+  void Run();
+  // Marks progress now (the loop does at every turn).
+  void Touch() { last_progress_ = p_.clock->Now().time_since_epoch().count(); }
+  // How long ago the loop last made progress (liveness).
+  Clock::Duration SinceProgress() const {
+    return p_.clock->Now() - Clock::TimePoint(Clock::Duration(last_progress_.load()));
+  }
+
+ private:
+  void ScheduleNext();
+  void SettleBinds();
+
+  const Parts p_;
+  std::atomic<Clock::Duration::rep> last_progress_{0};
+};
+
+}  // namespace huygens::scheduler
+
+#endif  // HUYGENS_SCHEDULER_SCHEDULING_LOOP_H_
