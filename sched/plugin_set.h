@@ -1,6 +1,7 @@
-// PluginSet: the plugins of one profile, by extension point, and the two loops over them that
-// every judgement of a pod shares: PreFilter, then Filter on a node (the first plugin that does
-// not succeed decides, as in kube-scheduler's framework). sched::Scheduler's scheduling loop and
+// PluginSet: the plugins of one profile, by extension point, and the loops over them that every
+// judgement of a pod shares: PreFilter, then Filter on a node (the first plugin that does not
+// succeed decides, as in kube-scheduler's framework); PreScore, and the normalised weighted sum
+// of the scores. sched::Scheduler's scheduling loop and
 // the extender's evaluator (scheduler/profile_evaluator.h) both run their plugins through it, so
 // a pod is judged the same way on both paths.
 //
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +56,32 @@ struct PluginSet {
       return s;
     }
     return Status();
+  }
+
+  // Runs the PreScore plugins in order over `nodes` (the feasible nodes). Returns the first
+  // status that is not success, with its plugin in `*failed`; success when all pass.
+  Status RunPreScores(CycleState& state, std::span<const NodeInfo* const> nodes, const Plugin** failed) const {
+    for (PreScorePlugin* p : pre_scores) {
+      Status s = p->PreScore(state, nodes);
+      if (s.ok()) continue;
+      *failed = p;
+      return s;
+    }
+    return Status();
+  }
+
+  // The weighted sum of the score plugins over n nodes: `raw` holds score plugin p's raw score
+  // of node k at raw[p * n + k] (p in the order of `scores`, n = totals.size(); REQUIRES:
+  // raw.size() == scores.size() * n). Each plugin's row is normalised in place
+  // (NormalizeScore), then added times its weight into `totals`, which the caller zeroes.
+  void AddWeightedScores(CycleState& state, std::span<int64_t> raw, std::span<int64_t> totals) const {
+    const size_t n = totals.size();
+    for (size_t p = 0; p < scores.size(); ++p) {
+      const auto& [plugin, weight] = scores[p];
+      std::span<int64_t> row = raw.subspan(p * n, n);
+      plugin->NormalizeScore(state, row);
+      for (size_t k = 0; k < n; ++k) totals[k] += weight * row[k];
+    }
   }
 
   // The messages of a plugin's error status (Code::kError): "<plugin>: <message>", and with a

@@ -249,9 +249,9 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   if (num_feasible > 1 && num_scores > 0) {
     impl.feasible.resize(num_feasible);
     for (size_t k = 0; k < num_feasible; ++k) impl.feasible[k] = nodes[impl.feasible_index[k]];
-    for (PreScorePlugin* p : impl.plugins.pre_scores) {
-      Status s = p->PreScore(state, impl.feasible);
-      if (!s.ok()) return error(PluginSet::ErrorMessage(*p, s));
+    const Plugin* failed = nullptr;
+    if (Status s = impl.plugins.RunPreScores(state, impl.feasible, &failed); !s.ok()) {
+      return error(PluginSet::ErrorMessage(*failed, s));
     }
     // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
     // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
@@ -268,12 +268,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
       for (size_t p = 0; p < num_scores; ++p) impl.plugin_scores[p * num_feasible + k] = row[p];
     }
     impl.totals.assign(num_feasible, 0);
-    for (size_t p = 0; p < num_scores; ++p) {
-      const auto& [plugin, weight] = impl.plugins.scores[p];
-      std::span<int64_t> scores(impl.plugin_scores.data() + p * num_feasible, num_feasible);
-      plugin->NormalizeScore(state, scores);
-      for (size_t k = 0; k < num_feasible; ++k) impl.totals[k] += weight * scores[k];
-    }
+    impl.plugins.AddWeightedScores(state, impl.plugin_scores, impl.totals);
     best = static_cast<size_t>(
         std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
   }

@@ -48,17 +48,17 @@ absl::StatusOr<std::vector<int64_t>> ProfileEvaluator::Score(const sched::PodPtr
   // PreFilter fills the per-pod scratch some scores read (as in a scheduling attempt); a
   // rejection here changes nothing for scoring.
   for (sched::PreFilterPlugin* p : plugins_.pre_filters) (void)p->PreFilter(state_);
-  for (sched::PreScorePlugin* p : plugins_.pre_scores) {
-    sched::Status s = p->PreScore(state_, nodes);
-    if (!s.ok()) return absl::InternalError(sched::PluginSet::ErrorMessage(*p, s));
+  const sched::Plugin* failed = nullptr;
+  if (sched::Status s = plugins_.RunPreScores(state_, nodes, &failed); !s.ok()) {
+    return absl::InternalError(sched::PluginSet::ErrorMessage(*failed, s));
   }
-  std::vector<int64_t> totals(nodes.size(), 0);
-  std::vector<int64_t> raw(nodes.size());
-  for (const auto& [plugin, weight] : plugins_.scores) {
-    for (size_t i = 0; i < nodes.size(); ++i) raw[i] = plugin->Score(state_, *nodes[i]);
-    plugin->NormalizeScore(state_, raw);
-    for (size_t i = 0; i < nodes.size(); ++i) totals[i] += weight * raw[i];
+  const size_t n = nodes.size();
+  std::vector<int64_t> raw(plugins_.scores.size() * n);
+  for (size_t p = 0; p < plugins_.scores.size(); ++p) {
+    for (size_t i = 0; i < n; ++i) raw[p * n + i] = plugins_.scores[p].first->Score(state_, *nodes[i]);
   }
+  std::vector<int64_t> totals(n, 0);
+  plugins_.AddWeightedScores(state_, raw, totals);
   return totals;
 }
 

@@ -6,9 +6,9 @@
 // as sched::Scheduler) and PreScore -> Score -> NormalizeScore -> weighted sum, without
 // sched::Scheduler's node sampling (percentageOfNodesToScore), round-robin start, Reserve or
 // Bind: every given node is judged and nothing in the cache changes. The plugins and the
-// PreFilter and Filter loops are sched::PluginSet's (sched/plugin_set.h), built from the same
-// profile the standalone scheduler uses and run as ScheduleOne runs them, so verdicts and raw
-// scores are the ones ScheduleOne would compute.
+// PreFilter, Filter, PreScore and weighted-sum loops are sched::PluginSet's (sched/plugin_set.h),
+// built from the same profile the standalone scheduler uses and run as ScheduleOne runs them, so
+// verdicts and scores are the ones ScheduleOne would compute.
 //
 // Thread-safety: not thread-safe; the caller serialises calls with every change of the cache.
 #ifndef HUYGENS_SCHEDULER_PROFILE_EVALUATOR_H_
