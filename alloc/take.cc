@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "alloc/combinations.h"
 #include "alloc/cpu_accumulator.h"
 #include "fmt/format.h"
 
@@ -25,23 +26,18 @@ double RoundedStandardDeviation(const std::vector<int>& xs) {
 }
 
 // Calls f(combo) for every k-subset of `items` in lexicographic order of positions (kubelet's
-// iterateCombinations); f returns false to stop.
+// iterateCombinations, alloc/combinations.h); f returns false to stop.
 template <typename F>
 void ForEachCombination(const std::vector<int>& items, int k, F&& f) {
   const int n = static_cast<int>(items.size());
   if (k < 1 || k > n) return;
   std::vector<int> pos(Sz(k));
-  for (int i = 0; i < k; ++i) pos[Sz(i)] = i;
   std::vector<int> combo(Sz(k));
-  while (true) {
+  FirstCombination(pos);
+  do {
     for (int i = 0; i < k; ++i) combo[Sz(i)] = items[Sz(pos[Sz(i)])];
     if (!f(combo)) return;
-    int i = k - 1;
-    while (i >= 0 && pos[Sz(i)] == n - k + i) --i;
-    if (i < 0) return;
-    ++pos[Sz(i)];
-    for (int j = i + 1; j < k; ++j) pos[Sz(j)] = pos[Sz(j - 1)] + 1;
-  }
+  } while (NextCombination(pos, n));
 }
 
 // Hands out `remainder` CPUs in groups of `group_size` round-robin over `subset`, skipping
