@@ -1,11 +1,11 @@
 // `huygens allocate`: the batch interface to every CPU allocator. JSON lines in (stdin), one
 // JSON line out per request, in order. See docs/allocate.md; the decoding lives in
-// alloc/batch.h.
+// cmd/allocate/batch.h.
 #include <cstdio>
 #include <iostream>
 #include <string>
 
-#include "alloc/batch.h"
+#include "cmd/allocate/batch.h"
 #include "cmd/command.h"
 #include "topology/discovery/discovery.h"
 

@@ -1,4 +1,4 @@
-// Differential test: `huygens allocate` (alloc/batch.h, in process) against the kubelet oracle
+// Differential test: `huygens allocate` (cmd/allocate/batch.h, in process) against the kubelet oracle
 // (testbed/oracle: kubelet's own CPU manager and topology manager code at the release pinned in
 // testbed/go.mod), on generated cases of every op kubelet has: take (packed, spread,
 // distributed, uncore, with a NUMA affinity and align-by-socket), hints, merge and
@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "alloc/batch.h"
+#include "cmd/allocate/batch.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

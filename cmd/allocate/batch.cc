@@ -1,4 +1,4 @@
-#include "alloc/batch.h"
+#include "cmd/allocate/batch.h"
 
 #include <algorithm>
 #include <map>

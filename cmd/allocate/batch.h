@@ -24,8 +24,8 @@
 //
 // Thread-safety: an AllocateBatch is not thread-safe (its cache changes on Handle); use one per
 // thread. The loader is called from Handle only.
-#ifndef HUYGENS_ALLOC_BATCH_H_
-#define HUYGENS_ALLOC_BATCH_H_
+#ifndef HUYGENS_CMD_ALLOCATE_BATCH_H_
+#define HUYGENS_CMD_ALLOCATE_BATCH_H_
 
 #include <cstddef>
 #include <functional>
@@ -91,4 +91,4 @@ class AllocateBatch {
 
 }  // namespace huygens
 
-#endif  // HUYGENS_ALLOC_BATCH_H_
+#endif  // HUYGENS_CMD_ALLOCATE_BATCH_H_

@@ -1,4 +1,4 @@
-// libFuzzer target for alloc/batch.h: arbitrary request lines (one per input line) must each
+// libFuzzer target for cmd/allocate/batch.h: arbitrary request lines (one per input line) must each
 // get exactly one JSON response line carrying the request's id and either a result or an
 // error, and never crash, hang or throw. Topologies can only be inline (the loader refuses
 // synthetic and file sources), so the fuzzer does no I/O.
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/base/internal/raw_logging.h"
-#include "alloc/batch.h"
+#include "cmd/allocate/batch.h"
 #include "nlohmann/json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,8 +1,8 @@
-// Tests of alloc/batch.h: every op and every error kind of `huygens allocate`, one request line
+// Tests of cmd/allocate/batch.h: every op and every error kind of `huygens allocate`, one request line
 // at a time, on named machines (topology/testing/machines.h) served by a fake loader.
 // Expected cpusets are reasoned from kubelet's rules (see each case) and Huygens' documented
 // choices (alloc/huygens_allocator.h), not copied from the program's output.
-#include "alloc/batch.h"
+#include "cmd/allocate/batch.h"
 
 #include <string>
 #include <vector>
