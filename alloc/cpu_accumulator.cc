@@ -115,7 +115,13 @@ void CpuAccumulator::TakeAllOf(std::span<const int> cpus) {
   }
 }
 
-void CpuAccumulator::TakeCpus(std::span<const int> cpus) { TakeFreeOf(cpus); }
+void CpuAccumulator::TakeCpus(std::span<const int> cpus, bool whole_units) {
+  if (whole_units) {
+    TakeAllOf(cpus);
+  } else {
+    TakeFreeOf(cpus);
+  }
+}
 
 void CpuAccumulator::SortedNumas(UnitList& out) const {
   out.clear();

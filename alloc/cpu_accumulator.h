@@ -68,8 +68,10 @@ class CpuAccumulator {
   int CoreFree(int core) const;  // free CPUs of a core
   // Free CPUs of a (NUMA node, L3 group) pair (TopologyIndex::NumaL3PairRanges()).
   int FreeInPair(int nl_pair) const { return FreeInUnit(index_.NumaL3PairMasks(), nl_pair); }
-  // Takes the given CPUs (those still free).
-  void TakeCpus(std::span<const int> cpus);
+  // Takes the given CPUs: those still free; with `whole_units` also the busy ones not yet in
+  // the result, which count as taken (kubelet's take() of another accumulator's result that
+  // holds whole units, see the file comment).
+  void TakeCpus(std::span<const int> cpus, bool whole_units);
 
   // kubelet's orders (see the file comment), written into `out`.
   void SortedNumas(UnitList& out) const;

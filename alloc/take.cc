@@ -61,6 +61,44 @@ bool DistributeRemainder(const std::vector<int>& subset, int remainder, int grou
   return true;
 }
 
+// kubelet's iterateCombinations builds each combination by appending one NUMA node at a time
+// to the shorter combination it came from, and the combinations kubelet keeps (the best one,
+// the best remainder subset) are kept by reference, not copied. Go's append gives an []int
+// of one element at a time the capacities 1, 2, 4, 8, 16, ..., so a fresh array is allocated
+// only at lengths 1, 2, 3, 5, 9, 17, ...; longer combinations write their further elements
+// in place into the array of their length-OwnPrefix(k) prefix, which later combinations with
+// that same prefix share. Returns how many leading elements of a k-combination are its own:
+// k for k = 1, 2, 3, 5, 9, ...; 3 for k = 4; 5 for k = 6..8; 9 for k = 10..16.
+size_t OwnPrefix(size_t k) {
+  size_t own = std::min<size_t>(k, 2);
+  while (own >= 2 && 2 * own - 1 <= k) own = 2 * own - 1;
+  return own;
+}
+
+// A combination kept out of one enumeration of ForEachCombination as kubelet's Go code holds
+// it (see OwnPrefix): Follow() is shown every combination the enumeration produces, in order
+// and including the one it stops on, and rewrites the kept one's shared elements as Go's
+// in-place append does. With a 4-combination [a, b, c, d] kept out of nodes 0..7, the
+// enumeration's next combinations [a, b, c, e] rewrite it to end in e, and it becomes
+// [a, b, c, 7] when the enumeration moves past prefix [a, b, c].
+class KeptCombination {
+ public:
+  bool Empty() const { return items_.empty(); }
+  const std::vector<int>& Items() const { return items_; }
+  void Keep(const std::vector<int>& combo) { items_ = combo; }
+  void Follow(const std::vector<int>& combo) {
+    if (items_.size() != combo.size()) return;
+    const size_t own = OwnPrefix(combo.size());
+    if (own == combo.size() || !std::equal(items_.begin(), items_.begin() + own, combo.begin())) {
+      return;
+    }
+    std::copy(combo.begin() + own, combo.end(), items_.begin() + own);
+  }
+
+ private:
+  std::vector<int> items_;
+};
+
 }  // namespace
 
 absl::Status NotEnoughCpus(int requested, int available) {
@@ -145,8 +183,12 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
   std::vector<int> after, trial, remainder_combo;
   for (int k = min_numas; k <= max_numas; ++k) {
     double best_balance = std::numeric_limits<double>::max();
-    std::vector<int> best_combo, best_remainder;
+    // As kubelet keeps them (KeptCombination): the best combination can come out of this
+    // enumeration with other NUMA nodes than the ones scored, and so can its remainder subset.
+    KeptCombination best_combo;
+    std::vector<int> best_remainder;
     ForEachCombination(numas, k, [&](const std::vector<int>& combo) {
+      best_combo.Follow(combo);
       if (best_balance == 0) return false;
       int total = 0, groups = 0;
       for (int numa : combo) {
@@ -166,10 +208,11 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
         if (after[Sz(position[Sz(numa)])] >= g) remainder_combo.push_back(numa);
       }
       double local_balance = std::numeric_limits<double>::max();
-      std::vector<int> local_remainder;
+      KeptCombination local_remainder;
       if (remainder == 0) local_balance = RoundedStandardDeviation(after);
       for (int r = static_cast<int>(remainder_combo.size()); remainder > 0 && r >= 1; --r) {
         ForEachCombination(remainder_combo, r, [&](const std::vector<int>& subset) {
+          local_remainder.Follow(subset);
           int capacity = 0;
           for (int numa : subset) capacity += after[Sz(position[Sz(numa)])];
           if (capacity < remainder) return true;
@@ -179,50 +222,53 @@ absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const TopologyIndex& index,
           const double balance = RoundedStandardDeviation(trial);
           if (balance < local_balance) {
             local_balance = balance;
-            local_remainder = subset;
+            local_remainder.Keep(subset);
           }
           return true;
         });
       }
       if (local_balance < best_balance) {
         best_balance = local_balance;
-        best_remainder = std::move(local_remainder);
-        best_combo = combo;
+        best_remainder = local_remainder.Items();
+        best_combo.Keep(combo);
       }
       return true;
     });
-    if (best_combo.empty()) continue;
+    if (best_combo.Empty()) continue;
 
-    const int distribution = (num_cpus / static_cast<int>(best_combo.size()) / g) * g;
-    auto take_from = [&](int numa, int count) -> absl::Status {
+    // The shares are taken as kubelet takes them: each with takeByTopologyNUMAPacked over the
+    // NUMA node's free CPUs, whose CPUs (busy ones of a whole unit too, with
+    // whole_units_by_average_size) all count; a share the node cannot give is skipped, and
+    // the count check below reports it.
+    const std::vector<int>& chosen = best_combo.Items();
+    const int distribution = (num_cpus / static_cast<int>(chosen.size()) / g) * g;
+    auto take_from = [&](int numa, int count) {
       const int units[] = {numa};
       CpuAccumulator sub(acc, index.NumaMasks(), units, count);
-      if (sub.Failed()) return NotEnoughCpus(count, sub.FreeTotal());
-      // Free CPUs only: the parent takes what the sub-take found (issue 12 reworks this path).
-      TakeOptions within = packed;
-      within.whole_units_by_average_size = false;
-      absl::Status s = TakePacked(sub, within);
-      if (s.ok()) acc.TakeCpus(sub.Result());
-      return s;
+      if (sub.Failed() || !TakePacked(sub, packed).ok()) return;
+      acc.TakeCpus(sub.Result(), packed.whole_units_by_average_size);
     };
-    for (int numa : best_combo) {
-      if (absl::Status s = take_from(numa, distribution); !s.ok()) return s;
-    }
-    int remainder = num_cpus - distribution * static_cast<int>(best_combo.size());
+    for (int numa : chosen) take_from(numa, distribution);
+    int remainder = num_cpus - distribution * static_cast<int>(chosen.size());
     while (remainder > 0) {
       bool progressed = false;
       for (int numa : best_remainder) {
         if (remainder == 0) break;
         if (acc.FreeInNuma(numa) < g) continue;
-        if (absl::Status s = take_from(numa, g); !s.ok()) return s;
+        take_from(numa, g);
         remainder -= g;
         progressed = true;
       }
-      if (!progressed) break;  // cannot happen: the same walk succeeded on the counts above
+      // Only after a kept combination changed (above): kubelet's loop spins here forever.
+      if (!progressed) break;
     }
-    if (acc.Needed() != 0) {
+    if (acc.Needed() > 0) {
       return absl::InternalError(fmt::format(
-          "accounting error, {} CPUs allocated, {} requested", acc.Result().size(), num_cpus));
+          "accounting error, not enough CPUs allocated, remaining: {}", acc.Needed()));
+    }
+    if (acc.Needed() < 0) {
+      return absl::InternalError(fmt::format(
+          "accounting error, too many CPUs allocated, remaining: {}", acc.Needed()));
     }
     return index.ToCpuSet(acc.Result());
   }

@@ -8,8 +8,10 @@
 //     distribute-cpus-across-cores); option prefer-align-cpus-by-uncorecache.
 //   - TakeByTopologyNumaDistributed: kubelet's takeByTopologyNUMADistributed (option
 //     distribute-cpus-across-numa), with kubelet's CPU group size and balance scoring over NUMA
-//     combinations. Unlike kubelet, it always terminates: where kubelet's loop can spin forever
-//     (CPU group size 2 with an odd number of free CPUs left on two or more NUMA nodes), this
+//     combinations, and the NUMA nodes kubelet v1.35.4 actually takes from (its kept
+//     combinations alias later ones, see below). Unlike kubelet, it always terminates: where
+//     kubelet's loop can spin forever (CPU group size 2 with an odd number of free CPUs left on
+//     two or more NUMA nodes, or a kept remainder subset that cannot take the remainder), this
 //     one hands out the remainder and answers, or fails cleanly.
 //
 // Both are pure functions of their arguments: deterministic, no state, no I/O.
@@ -51,7 +53,9 @@ struct TakeOptions {
   // machines the answer can hold CPUs that are not in `available` (kubernetes#140498, after
   // 1.35, changes this). False: only the free CPUs of such a unit are taken, and the answer
   // always lies within `available`. On machines with uniform cores and sockets both agree.
-  // Not applied to the per-NUMA-node takes of TakeByTopologyNumaDistributed.
+  // Also applied to the per-NUMA-node takes of TakeByTopologyNumaDistributed, as kubelet runs
+  // takeByTopologyNUMAPacked there; the busy CPUs such a take hands out count towards the
+  // request.
   bool whole_units_by_average_size = false;
 };
 
@@ -76,12 +80,20 @@ absl::StatusOr<CpuSet> TakeByTopology(const TopologyIndex& index, const CpuSet& 
 // nodes in groups of `cpu_group_size` (kubelet passes CpusPerCore(), so cores are not split
 // across NUMA nodes), the NUMA combination with the best balance (lowest variance of the
 // remaining free CPUs per NUMA node) wins, ties go to the first combination in kubelet's
-// enumeration order, and each NUMA node's share is taken with TakeByTopology (sorting as
-// given, no uncore-cache option, as in kubelet). A request that is not a multiple of
-// cpu_group_size, or that no NUMA combination can take evenly, is packed with TakeByTopology.
+// enumeration order, and each NUMA node's share is taken with TakeByTopology over that node's
+// free CPUs (sorting and whole_units_by_average_size as given, no uncore-cache option, as in
+// kubelet). A request that is not a multiple of cpu_group_size, or that no NUMA combination
+// can take evenly, is packed with TakeByTopology.
+// As kubelet v1.35.4 (matches the kubelet oracle, docs/allocate.md): kubelet keeps the best
+// combination and the best remainder subset as Go slices that its combination walk goes on
+// appending into, so a kept combination of 4, or of 6 to 8, NUMA nodes ends up naming the
+// nodes of the last combination walked with the same first 3 (or 5) nodes; the CPUs come from
+// the nodes so named. E.g. 32 of 64 free CPUs on 8 NUMA nodes of 8 CPUs: every 4-combination
+// balances alike, {0,1,2,3} is kept, and kubelet takes NUMA 0, 1, 2 and 7.
 // Always terminates (see the file comment).
 // REQUIRES: cpu_group_size >= 1 (InvalidArgument otherwise).
-// Errors: as TakeByTopology.
+// Errors: as TakeByTopology; Internal ("accounting error, ...", kubelet's wording) when the
+// NUMA nodes so named cannot give the CPUs (kubelet then fails the same way, or spins).
 absl::StatusOr<CpuSet> TakeByTopologyNumaDistributed(const CpuTopology& topo,
                                                      const CpuSet& available, int num_cpus,
                                                      int cpu_group_size,

@@ -67,6 +67,13 @@ CpuTopology HybridLike() {
   return BuildMachine({.cores_per_numa = 14, .offline = CpuSet::Range(20, 27)});
 }
 
+// Shaped like kubelet's test machine topoDualSocketMultiNumaPerSocketHT grown to 8 NUMA nodes
+// (the oracle's kubelet-shaped 2s4n6c2t): 2 sockets x 4 NUMA nodes x 6 cores x 2 threads = 96
+// CPUs; NUMA node n holds cores 6n..6n+5, i.e. CPUs 6n..6n+5 and 48+6n..48+6n+5.
+CpuTopology TwoSocketsEightNuma() {
+  return BuildMachine({.sockets = 2, .numa_per_socket = 4, .cores_per_numa = 6});
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, TakeByTopologyTest,
     ::testing::Values(
@@ -224,6 +231,7 @@ struct DistributedCase {
   int num_cpus;
   int group_size;
   const char* expected;
+  TakeOptions options = {};
 };
 
 class TakeDistributedTest : public ::testing::TestWithParam<DistributedCase> {};
@@ -231,7 +239,8 @@ class TakeDistributedTest : public ::testing::TestWithParam<DistributedCase> {};
 TEST_P(TakeDistributedTest, GivesKubeletsChoice) {
   const DistributedCase& c = GetParam();
   absl::StatusOr<CpuSet> got =
-      TakeByTopologyNumaDistributed(c.machine(), Cpus(c.available), c.num_cpus, c.group_size);
+      TakeByTopologyNumaDistributed(c.machine(), Cpus(c.available), c.num_cpus, c.group_size,
+                                    c.options);
   if (c.expected == nullptr) {
     EXPECT_FALSE(got.ok()) << *got;
     return;
@@ -266,7 +275,34 @@ INSTANTIATE_TEST_SUITE_P(
         // 4-node subset hands 2 more to each of NUMA 0, 1, 2.
         DistributedCase{"answers where kubelet's remainder loop spins",
                         testing::QuadSocket4NumaSMT, "0-2,4-6,8-10,12-14,32-33,36-37,40-41,44-45",
-                        14, 2, "0-1,4-5,8-9,12,32-33,36-37,40-41,44"}),
+                        14, 2, "0-1,4-5,8-9,12,32-33,36-37,40-41,44"},
+        // kubelet keeps its best NUMA combination by reference into the slice its
+        // combination walk appends to, so later combinations rewrite it (take.cc,
+        // KeptCombination). 32 of 64 free CPUs need k = 4 nodes of 8; every 4-combination
+        // balances alike and the first, NUMA {0,1,2,3}, wins, but the walk goes on through
+        // {0,1,2,4} .. {0,1,2,7} with the same 3-node prefix, which shares the fourth slot:
+        // kubelet takes NUMA 0, 1, 2 and 7.
+        DistributedCase{"takes the NUMA nodes kubelet's kept combination names after its walk",
+                        testing::QuadSocket4NumaSMT, "0-63", 32, 1, "0-11,28-43,60-63"},
+        // The same for the remainder subset. 46 CPUs in groups of 2 over 8 NUMA nodes with
+        // 8, 8, 8, 8, 1, 12, 5, 6 free (NUMA 0-7): only NUMA {7,5,0,1,2,3} can take 6 each,
+        // leaving 10 over remainder candidates 5, 0, 1, 2, 3 (2 free each, 6 on NUMA 5). The
+        // best subset is {5,0,1,2} (2 each and 2 more from NUMA 5), but its fourth slot is
+        // rewritten by {5,0,1,3}, the next subset with its prefix: NUMA 3 gives the remainder
+        // and NUMA 2 keeps 2 free CPUs (12-17,60-65 hold NUMA 2).
+        DistributedCase{"hands the remainder to the subset kubelet's kept subset names",
+                        TwoSocketsEightNuma,
+                        "0-3,6-9,12-15,18-21,24,30-38,42-44,48-51,54-57,60-63,66-69,78-85,90-92",
+                        46, 2,
+                        "0-3,6-9,12-14,18-21,30-34,42-44,48-51,54-57,60-62,66-69,78-82,90-92"},
+        // kubelet takes each NUMA node's share with its packed take, whose whole-core test
+        // compares with the machine's average core size: 21 CPUs on 12 cores make it 1, so
+        // core 0 with one free thread (0; 12 is busy) counts as free and is taken whole, busy
+        // thread included, for 2 of the 2 CPUs (TakeOptions::whole_units_by_average_size).
+        DistributedCase{"takes a NUMA node's share with whole cores as kubelet's packed take",
+                        testing::DualSocketHTWithOffline, "0-1", 2, 1, "0,12", kWhole},
+        DistributedCase{"counts the busy threads of whole cores in each NUMA node's share",
+                        testing::DualSocketHTWithOffline, "0-1,6-7", 4, 1, "0,6-7,12", kWhole}),
     [](const ::testing::TestParamInfo<DistributedCase>& p) {
       return TestName(p.param.name);
     });
