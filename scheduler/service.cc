@@ -217,9 +217,31 @@ struct SchedulerService::Impl {
     return cache.AssumePod(ptr, (*allocation)->node, *allocation, false);
   }
 
-  // (Re)builds a node from its Node and NRT objects and re-places every known pod on it.
+  // An assume of ours that the informer does not show yet (its Binding is in flight): the
+  // rebuilt node must hold it too, or its CPUs would be handed out again before it lands.
+  struct InFlightAssume {
+    sched::PodPtr pod;
+    std::optional<PodAllocation> allocation;
+    bool binding_finished;
+  };
+
+  // (Re)builds a node from its Node and NRT objects and re-places every known pod on it: the
+  // informer's pods (bound ones first), then the assumes in flight, which the informer still
+  // shows pending without an allocation.
   void RebuildNode(const std::string& name) {
-    if (cache.FindNode(name) != nullptr) (void)cache.RemoveNode(name);
+    std::vector<InFlightAssume> in_flight;
+    if (const sched::NodeInfo* info = cache.FindNode(name); info != nullptr) {
+      for (const std::string& uid : info->pod_uids) {
+        const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid);
+        if (entry == nullptr || !entry->assumed) continue;
+        auto stored = pods.find(uid);
+        if (stored != pods.end() && NodeOf(stored->second, PodAllocationOf(stored->second).value_or(std::nullopt)) == name) {
+          continue;  // the informer's object places it
+        }
+        in_flight.push_back({entry->pod, entry->allocation, entry->binding_finished});
+      }
+      (void)cache.RemoveNode(name);
+    }
     auto n = nodes.find(name);
     auto t = nrts.find(name);
     if (n == nodes.end() || t == nrts.end()) return;
@@ -237,6 +259,11 @@ struct SchedulerService::Impl {
       if (NodeOf(object, alloc) != name) continue;
       if (alloc) held = held.Union(HeldCpus(*alloc));
       on_node.push_back(&object);
+    }
+    // The agent may publish an in-flight pod's CPUs as exclusive before the informer shows it
+    // bound: they are ours, not kubelet's.
+    for (const InFlightAssume& a : in_flight) {
+      if (a.allocation) held = held.Union(HeldCpus(*a.allocation));
     }
     auto state = NodeStateFromNrt(t->second, options.config.numa_strategy, held);
     if (!state.ok()) {
@@ -257,6 +284,21 @@ struct SchedulerService::Impl {
       absl::Status s = Place(*object);
       if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, kube::ObjectKey(*object), std::string(s.message()));
     }
+    for (InFlightAssume& a : in_flight) {
+      const std::string uid = a.pod->Uid();
+      if (cache.FindPod(uid) != nullptr) continue;
+      absl::Status s = cache.AssumePod(a.pod, name, std::move(a.allocation), false);
+      if (!s.ok()) {
+        // A bound pod now holds its CPUs: the Binding in flight will land on a conflict, which
+        // the node agent reports; the pod's own update settles the cache.
+        spdlog::error("node {}: pod {}/{} (Binding in flight): {}", name, a.pod->spec.namespace_name,
+                      a.pod->spec.name, std::string(s.message()));
+        continue;
+      }
+      if (a.binding_finished) (void)cache.FinishBinding(uid);
+    }
+    spdlog::info("node {}: rebuilt from its Node and NodeResourceTopology ({} pods, {} of them with a Binding in flight)",
+                 name, cache.FindNode(name)->pod_uids.size(), in_flight.size());
     queue.OnClusterEvent(sched::ClusterEvent::kNodeAdded, absl::Now());
   }
 
@@ -984,7 +1026,17 @@ void SchedulerService::Stop() {
     impl->stopping = true;
   }
   impl->cv.notify_all();
+  // Each phase is timed: a slow stop says which part held it.
+  using Seconds = std::chrono::duration<double>;
+  auto mark = std::chrono::steady_clock::now();
+  auto lap = [&mark] {
+    auto now = std::chrono::steady_clock::now();
+    double s = Seconds(now - mark).count();
+    mark = now;
+    return s;
+  };
   if (impl->loop_thread.joinable()) impl->loop_thread.join();
+  const double loop_s = lap();
   {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->binders_stopping = true;
@@ -995,12 +1047,17 @@ void SchedulerService::Stop() {
   impl->bind_todo.clear();
   impl->bind_done.clear();
   impl->binds_in_flight = 0;
+  const double binders_s = lap();
   impl->stop_election = true;
   if (impl->election_thread.joinable()) impl->election_thread.join();
+  const double election_s = lap();
   impl->nodes_informer->Stop();
   impl->nrt_informer->Stop();
   impl->pods_informer->Stop();
+  const double informers_s = lap();
   impl->events.reset();
+  spdlog::info("stopped: scheduling loop {:.2f} s, binders {:.2f} s, leader election {:.2f} s, informers {:.2f} s, events {:.2f} s",
+               loop_s, binders_s, election_s, informers_s, lap());
 }
 
 void SchedulerService::ServeExtender(serving::HttpServer& http) {
