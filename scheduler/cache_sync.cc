@@ -118,9 +118,34 @@ absl::Status CacheSync::Place(const json& object) {
   return cache_.AssumePod(ptr, (*allocation)->node, *allocation, false);
 }
 
-// (Re)builds a node from its Node and NRT objects and re-places every known pod on it.
+namespace {
+
+// An assume of ours that the informer does not show yet (its Binding is in flight): the
+// rebuilt node must hold it too, or its CPUs would be handed out again before it lands.
+struct InFlightAssume {
+  sched::PodPtr pod;
+  std::optional<PodAllocation> allocation;
+  bool binding_finished;
+};
+
+}  // namespace
+
+// (Re)builds a node from its Node and NRT objects and re-places every known pod on it: the
+// informer's pods (bound ones first), then the assumes in flight, which the informer still
+// shows pending without an allocation.
 void CacheSync::RebuildNode(const std::string& name) {
-  if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
+  std::vector<InFlightAssume> in_flight;
+  if (const sched::NodeInfo* info = cache_.FindNode(name); info != nullptr) {
+    for (const std::string& uid : info->pod_uids) {
+      const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
+      if (entry == nullptr || !entry->assumed) continue;
+      if (auto on = node_of_.find(uid); on != node_of_.end() && on->second == name) {
+        continue;  // the informer's object places it
+      }
+      in_flight.push_back({entry->pod, entry->allocation, entry->binding_finished});
+    }
+    (void)cache_.RemoveNode(name);
+  }
   auto n = nodes_.find(name);
   auto t = nrts_.find(name);
   if (n == nodes_.end() || t == nrts_.end()) return;
@@ -131,13 +156,20 @@ void CacheSync::RebuildNode(const std::string& name) {
   }
   std::vector<const json*> on_node;
   CpuSet held;
-  for (const auto& [uid, object] : pods_) {
-    if (PodIsTerminal(object)) continue;
-    auto a = PodAllocationOf(object);
-    std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
-    if (NodeOf(object, alloc) != name) continue;
-    if (alloc) held = held.Union(HeldCpus(*alloc));
-    on_node.push_back(&object);
+  if (auto indexed = uids_by_node_.find(name); indexed != uids_by_node_.end()) {
+    for (const std::string& uid : indexed->second) {  // uid order, as pods_
+      const json& object = pods_.at(uid);
+      if (PodIsTerminal(object)) continue;
+      auto a = PodAllocationOf(object);
+      std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
+      if (alloc) held = held.Union(HeldCpus(*alloc));
+      on_node.push_back(&object);
+    }
+  }
+  // The agent may publish an in-flight pod's CPUs as exclusive before the informer shows it
+  // bound: they are ours, not kubelet's.
+  for (const InFlightAssume& a : in_flight) {
+    if (a.allocation) held = held.Union(HeldCpus(*a.allocation));
   }
   auto state = NodeStateFromNrt(t->second, numa_strategy_, held);
   if (!state.ok()) {
@@ -158,14 +190,49 @@ void CacheSync::RebuildNode(const std::string& name) {
     absl::Status s = Place(*object);
     if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, kube::ObjectKey(*object), std::string(s.message()));
   }
+  for (InFlightAssume& a : in_flight) {
+    const std::string uid = a.pod->Uid();
+    if (cache_.FindPod(uid) != nullptr) continue;
+    absl::Status s = cache_.AssumePod(a.pod, name, std::move(a.allocation), false);
+    if (!s.ok()) {
+      // A bound pod now holds its CPUs: the Binding in flight will land on a conflict, which
+      // the node agent reports; the pod's own update settles the cache.
+      spdlog::error("node {}: pod {}/{} (Binding in flight): {}", name, a.pod->spec.namespace_name, a.pod->spec.name,
+                    std::string(s.message()));
+      continue;
+    }
+    if (a.binding_finished) (void)cache_.FinishBinding(uid);
+  }
+  spdlog::info("node {}: rebuilt from its Node and NodeResourceTopology ({} pods, {} of them with a Binding in flight)",
+               name, cache_.FindNode(name)->pod_uids.size(), in_flight.size());
   queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
+}
+
+void CacheSync::StorePod(const std::string& uid, const json& object) {
+  ErasePod(uid);
+  auto allocation = PodAllocationOf(object);
+  std::string node = NodeOf(object, allocation.ok() ? *allocation : std::nullopt);
+  pods_[uid] = object;
+  if (node.empty()) return;
+  uids_by_node_[node].insert(uid);
+  node_of_[uid] = std::move(node);
+}
+
+void CacheSync::ErasePod(const std::string& uid) {
+  pods_.erase(uid);
+  auto on = node_of_.find(uid);
+  if (on == node_of_.end()) return;
+  auto indexed = uids_by_node_.find(on->second);
+  indexed->second.erase(uid);
+  if (indexed->second.empty()) uids_by_node_.erase(indexed);
+  node_of_.erase(on);
 }
 
 void CacheSync::ApplyPod(const json& object, bool deleted) {
   std::string uid = object["metadata"].value("uid", "");
   if (uid.empty()) return;
   if (deleted || PodIsTerminal(object)) {
-    pods_.erase(uid);
+    ErasePod(uid);
     creation_.erase(uid);
     bool was_cached = cache_.FindPod(uid) != nullptr;
     if (was_cached) (void)cache_.RemovePod(uid);
@@ -174,7 +241,7 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
     return;
   }
   if (!creation_.count(uid)) creation_[uid] = next_creation_++;
-  pods_[uid] = object;
+  StorePod(uid, object);
   auto pod = PodFromJson(object);
   if (!pod.ok()) {
     spdlog::warn("{}", std::string(pod.status().message()));

@@ -36,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -144,6 +145,9 @@ class CacheSync {
   absl::Status Place(const nlohmann::json& object);
   void RebuildNode(const std::string& name);
   void ApplyPod(const nlohmann::json& object, bool deleted);
+  // pods_ and its index by node, kept together.
+  void StorePod(const std::string& uid, const nlohmann::json& object);
+  void ErasePod(const std::string& uid);
 
   const NumaStrategy numa_strategy_;
   const bool extender_;
@@ -154,6 +158,10 @@ class CacheSync {
   std::map<std::string, nlohmann::json> nodes_;  // by name
   std::map<std::string, nlohmann::json> nrts_;   // by name
   std::map<std::string, nlohmann::json> pods_;   // by uid
+  // The stored pods by the node they hold CPUs on (spec.nodeName, else their allocation's
+  // node; pods on none are not indexed), so a rebuild reads its own pods only.
+  std::map<std::string, std::set<std::string>> uids_by_node_;
+  std::map<std::string, std::string> node_of_;   // uid -> its key in uids_by_node_
   std::map<std::string, int64_t> creation_;      // uid -> arrival index
   int64_t next_creation_ = 0;
   std::atomic<bool> ready_{false};

@@ -10,6 +10,7 @@
 #include "kube/resource.h"
 #include "sched/framework.h"
 #include "scheduler/objects.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
 
@@ -42,6 +43,7 @@ serving::HttpReply ExtenderHandlers::Reply(const char* verb, const char* result,
 // A malformed request: 400, nothing changed.
 serving::HttpReply ExtenderHandlers::BadRequest(const char* verb, const absl::Status& s) {
   const char* key = std::string_view(verb) == "bind" ? "Error" : "error";
+  spdlog::warn("{} (answered 400)", std::string(s.message()));
   return Reply(verb, "bad_request", 400, json{{key, std::string(s.message())}}.dump());
 }
 

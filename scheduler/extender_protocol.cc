@@ -1,6 +1,7 @@
 #include "scheduler/extender_protocol.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "fmt/format.h"
 
 namespace huygens::scheduler {
@@ -20,9 +21,16 @@ absl::StatusOr<json> ParseObject(std::string_view body, std::string_view verb) {
   return doc;
 }
 
-// A present, non-null member (Go decodes null as absent).
-const json* Member(const json& object, const char* key) {
+// A present, non-null member (Go decodes null as absent). As Go's encoding/json decodes into a
+// struct: the key as written, else a key equal to it ignoring ASCII case. The extender
+// types have no json tags, so kube-scheduler sends Go's field names ("Pod", "NodeNames").
+const json* Member(const json& object, std::string_view key) {
   auto it = object.find(key);
+  if (it == object.end()) {
+    for (auto i = object.begin(); i != object.end(); ++i) {
+      if (absl::EqualsIgnoreCase(i.key(), key)) it = i;
+    }
+  }
   if (it == object.end() || it->is_null()) return nullptr;
   return &*it;
 }

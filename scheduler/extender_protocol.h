@@ -11,6 +11,10 @@
 //   bind                 request  ExtenderBindingArgs {"PodName", "PodNamespace", "PodUID",
 //                                 "Node"} (the Go struct has no json tags: field names as is)
 //                        reply    ExtenderBindingResult {"Error"}
+// None of these Go types has json tags, so kube-scheduler sends Go's field names ("Pod",
+// "Nodes", "NodeNames", "PodName"); like Go's decoder, the parsers match keys ignoring ASCII
+// case (an exact match first). The replies use the lower-case names above, which kube-scheduler
+// decodes the same way.
 // Malformed bodies are errors naming the field; the service answers them with HTTP 400.
 // Errors: InvalidArgument "extender <verb> request: <field>: <what>".
 // Thread-safety: pure functions.

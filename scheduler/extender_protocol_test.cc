@@ -23,6 +23,25 @@ TEST(ExtenderProtocol, NodeNamesRequestIsAnsweredWithNodeNamesAndBothFailureMaps
                             "failedAndUnresolvableNodes":{"c":"gone"}})"));
 }
 
+TEST(ExtenderProtocol, KubeSchedulersOwnFieldNamesAreRead) {
+  // kube-scheduler v1.35.4 marshals extender/v1's untagged Go structs: field names as written,
+  // a nil NodeList as null (nodeCacheCapable: true).
+  auto args = ParseExtenderArgs(json{{"Pod", kPod}, {"Nodes", nullptr}, {"NodeNames", {"a", "b"}}}.dump(), "filter");
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_THAT(args->node_names, ElementsAre("a", "b"));
+  EXPECT_EQ(args->pod["metadata"]["name"], "web");
+  auto listed = ParseExtenderArgs(
+      json{{"Pod", kPod}, {"Nodes", {{"Items", {{{"metadata", {{"name", "a"}}}}}}}}, {"NodeNames", nullptr}}.dump(),
+      "prioritize");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_THAT(listed->node_names, ElementsAre("a"));
+  // Go's decoder ignores case: so does the bind verb's.
+  auto bind = ParseBindingArgs(R"({"podName":"web","podnamespace":"default","PODUID":"u1","node":"n0"})");
+  ASSERT_TRUE(bind.ok()) << bind.status();
+  EXPECT_EQ(bind->pod_uid, "u1");
+  EXPECT_EQ(bind->node, "n0");
+}
+
 TEST(ExtenderProtocol, NodeListRequestIsAnsweredWithTheSurvivingItemsUnchanged) {
   json a = {{"metadata", {{"name", "a"}, {"labels", {{"x", "1"}}}}}};
   json b = {{"metadata", {{"name", "b"}}}};

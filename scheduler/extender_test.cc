@@ -55,7 +55,7 @@ class ExtenderTest : public ::testing::Test {
     json probe_pod = GuaranteedPod("probe", 1);
     probe_pod["metadata"]["uid"] = "probe-uid";
     ASSERT_TRUE(WaitFor([&] {
-      json probe = Post("/filter", {{"pod", probe_pod}, {"nodenames", json::array()}});
+      json probe = Post("/filter", {{"Pod", probe_pod}, {"NodeNames", json::array()}});
       return probe.is_object() && !probe.contains("error");
     }));
   }
@@ -71,13 +71,13 @@ class ExtenderTest : public ::testing::Test {
 
   // The ExtenderArgs kube-scheduler sends for `pod` over every node.
   json Args(const json& pod, bool node_cache_capable) {
-    json args = {{"pod", pod}};
+    json args = {{"Pod", pod}};
     if (node_cache_capable) {
       json names = json::array();
       for (const json& n : server_->List("nodes")) names.push_back(n["metadata"]["name"]);
-      args["nodenames"] = names;
+      args["NodeNames"] = names;
     } else {
-      args["nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", server_->List("nodes")}};
+      args["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", server_->List("nodes")}};
     }
     return args;
   }
@@ -97,11 +97,11 @@ class ExtenderTest : public ::testing::Test {
       for (const json& n : filtered["nodes"]["items"]) survivors.push_back(n["metadata"]["name"]);
     }
     if (survivors.empty()) return "no node passed: " + filtered.dump();
-    json args = {{"pod", pod}};
+    json args = {{"Pod", pod}};
     if (node_cache_capable) {
-      args["nodenames"] = survivors;
+      args["NodeNames"] = survivors;
     } else {
-      args["nodes"] = filtered["nodes"];
+      args["Nodes"] = filtered["nodes"];
     }
     json priorities = Post("/prioritize", args);
     if (!priorities.is_array() || priorities.size() != survivors.size()) return "prioritize failed";

@@ -230,9 +230,11 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   auto scheduler = StartScheduler(ConfigMapFile("deploy/scheduler/configmap.yaml", "config.yaml"), "scheduler");
   ASSERT_TRUE(SchedulerReady()) << testing::Slurp(work_ / "scheduler.log");
 
+  // Whole cores (deploy/scheduler/configmap.yaml binds full-cores; n0-n3 are SMT2): 2 and 4
+  // CPUs, 48 of n0-n3's 56 user CPUs. None fits agent-node (one user CPU) but its own pod.
   constexpr int kPods = 20;
   for (int i = 0; i < kPods; ++i) {
-    ASSERT_TRUE(server_->Create("pods", testing::GuaranteedPod(fmt::format("p{}", i), 1 + i % 3)).ok());
+    ASSERT_TRUE(server_->Create("pods", testing::GuaranteedPod(fmt::format("p{}", i), i % 5 == 4 ? 4 : 2)).ok());
   }
   json on_agent = testing::GuaranteedPod("on-agent-node", 1);
   on_agent["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "agent-node"}};
@@ -359,7 +361,7 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
   std::map<std::string, std::string> kind;  // pod -> which constraint
   for (int i = 0; i < 40; ++i) {
     const std::string name = fmt::format("p{}", i);
-    const int cpus = 1 + i % 3;
+    const int cpus = i % 4 == 0 ? 4 : 2;  // whole cores of the SMT2 nodes (full-cores)
     json patch = json::object();
     if (i % 5 == 1) {
       patch = in_zone_a;

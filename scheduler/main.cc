@@ -115,5 +115,6 @@ int main(int argc, char** argv) {
   if (extender != nullptr) extender->Stop();
   (*service)->Stop();
   http.Stop();
+  spdlog::info("stopped");
   return 0;
 }

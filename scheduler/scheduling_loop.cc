@@ -126,7 +126,10 @@ void SchedulingLoop::Run() {
                                              [this] { return p_.binders->HasDone(); });
     {
       std::lock_guard<std::mutex> lock(p_.state->mu);
-      for (const Change& c : batch) p_.state->Apply(c);
+      for (const Change& c : batch) {
+        if (p_.feed->Closed()) return;  // a stop does not wait for a relist's thousands of changes
+        p_.state->Apply(c);
+      }
     }
     Touch();
     if (ready) p_.state->set_ready();

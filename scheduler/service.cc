@@ -149,12 +149,28 @@ void SchedulerService::Stop() {
   // Stop acting first: a stopped leader must not schedule while it releases the lease.
   impl->leading = false;
   impl->feed.Close();
+  // Each phase is timed: a slow stop says which part held it.
+  Clock* clock = impl->clock;
+  Clock::TimePoint mark = clock->Now();
+  auto lap = [&mark, clock] {
+    Clock::TimePoint now = clock->Now();
+    double seconds = std::chrono::duration<double>(now - mark).count();
+    mark = now;
+    return seconds;
+  };
   if (impl->loop_thread.joinable()) impl->loop_thread.join();
+  const double loop_s = lap();
   impl->binders->Stop();
+  const double binders_s = lap();
   impl->stop_election = true;
   if (impl->election_thread.joinable()) impl->election_thread.join();
+  const double election_s = lap();
   impl->feed.StopInformers();
+  const double informers_s = lap();
   impl->events->Stop();
+  spdlog::info("stopped: scheduling loop {:.2f} s, binders {:.2f} s, leader election {:.2f} s, informers {:.2f} s, "
+               "events {:.2f} s",
+               loop_s, binders_s, election_s, informers_s, lap());
 }
 
 void SchedulerService::ServeExtender(serving::HttpServer& http) {

@@ -222,5 +222,31 @@ TEST_F(ServiceTest, OnlyTheLeaderSchedulesAndTheStandbyTakesOverWhenItStops) {
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
 
+TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
+  // An NRT update rebuilds the node from the informer, which still shows the pod whose Binding
+  // is in flight as pending: its CPUs stay held, so the next pod gets others.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 8));
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  server_->HoldRequests("create", "pods/binding");
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  ASSERT_TRUE(server_->MergePatch(testing::kNrtResource, "", "n0",
+                                  {{"metadata", {{"annotations", {{"test.huygens.io/touched", "1"}}}}}})
+                  .ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the rebuild lands first
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 2; }));
+  server_->ReleaseRequests();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 2; })) << Bound();
+  service->Stop();
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.annotated, 2);
+  EXPECT_THAT(check.problems, IsEmpty());
+}
+
 }  // namespace
 }  // namespace huygens::scheduler

@@ -124,14 +124,17 @@ inline nlohmann::json PodObject(const sched::Pod& pod, const std::string& name) 
           {"spec", spec}};
 }
 
-// huygens-scheduler (the binary at `bin`) against the API server at `url`, without leader
-// election, logging to `log` (warnings and errors unless `extra` has a --log-level), with
-// `extra` flags after those (for example "--config", FILE); SIGTERM when the Process is
-// destroyed.
+// huygens-scheduler (the binary at `bin`) against the API server at `url`, logging to `log`
+// (warnings and errors unless `extra` has a --log-level), with `extra` flags after those (for
+// example "--config", FILE); without leader election unless `leader_elect` (its identity is
+// then hostname_pid, and the lease settings come from the configuration); SIGTERM when the
+// Process is destroyed.
 inline std::unique_ptr<kube::testing::Process> StartScheduler(const std::string& bin, const std::string& url,
                                                               const std::string& log,
-                                                              const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {bin, "--master", url, "--no-leader-elect", "--metrics-address", "127.0.0.1:0"};
+                                                              const std::vector<std::string>& extra = {},
+                                                              bool leader_elect = false) {
+  std::vector<std::string> argv = {bin, "--master", url, "--metrics-address", "127.0.0.1:0"};
+  if (!leader_elect) argv.push_back("--no-leader-elect");
   if (std::find(extra.begin(), extra.end(), "--log-level") == extra.end()) {
     argv.insert(argv.end(), {"--log-level", "warn"});
   }

@@ -26,6 +26,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// The Content-Type of every watch stream, the fake's own and the forwarded ones. The parameter
+// keeps cpp-httplib from compressing the stream (it compresses a bare "application/json" when
+// the client accepts gzip or br, as libcurl does), which would hold each event in the
+// compressor's buffer: a watch would then seem to deliver nothing.
+constexpr char kWatchContentType[] = "application/json;charset=utf-8";
+
 // One served resource type, as discovery describes it.
 struct ResourceType {
   std::string group;  // "" for the core group
@@ -304,6 +310,9 @@ struct FakeApiServer::Impl {
     int code;
   };
   std::vector<Fault> faults;
+  std::optional<std::pair<std::string, std::string>> hold;  // HoldRequests' verb and resource
+  int held = 0;
+  std::condition_variable released;
   std::map<std::pair<std::string, std::string>, int> counts;
   std::mt19937_64 rng{std::random_device{}()};
   std::unique_ptr<Upstream> upstream;  // set in upstream mode
@@ -718,10 +727,8 @@ struct FakeApiServer::Impl {
       ++active_watches;
     }
     res.status = 200;
-    // The parameter keeps cpp-httplib from gzip-compressing the stream (it compresses only a
-    // bare "application/json"), which would hold events in the compressor's buffer.
     res.set_chunked_content_provider(
-        "application/json;charset=utf-8",
+        kWatchContentType,
         [this, t, stream, matches, bookmarks, deadline, next_bookmark](std::size_t, httplib::DataSink& sink) {
           auto flush = [&](std::vector<json>& out) {
             for (const json& e : out) {
@@ -790,10 +797,19 @@ struct FakeApiServer::Impl {
         });
   }
 
-  // Returns the injected fault for this request, if any, and counts the request.
+  // Returns the injected fault for this request, if any, and counts the request; waits first
+  // while HoldRequests holds it.
   std::optional<int> CountAndFault(const std::string& verb, const std::string& resource) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu);
     ++counts[{verb, resource}];
+    auto matches_hold = [&] {
+      return hold && (hold->first == "*" || hold->first == verb) && (hold->second == "*" || hold->second == resource);
+    };
+    if (matches_hold()) {
+      ++held;
+      released.wait(lock, [&] { return stopping || !matches_hold(); });
+      --held;
+    }
     for (Fault& f : faults) {
       if (f.remaining > 0 && (f.verb == "*" || f.verb == verb) && (f.resource == "*" || f.resource == resource)) {
         --f.remaining;
@@ -968,7 +984,7 @@ struct FakeApiServer::Impl {
       }
     }
     res.set_chunked_content_provider(
-        "application/json",
+        kWatchContentType,
         [w](std::size_t, httplib::DataSink& sink) {
           std::unique_lock<std::mutex> lock(w->mu);
           w->changed.wait_for(lock, std::chrono::seconds(1),
@@ -1163,6 +1179,7 @@ FakeApiServer::~FakeApiServer() {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stopping = true;
     impl_->changed.notify_all();
+    impl_->released.notify_all();
     for (auto& weak : impl_->proxied) {
       if (auto w = weak.lock()) {
         std::lock_guard<std::mutex> wl(w->mu);
@@ -1262,6 +1279,22 @@ void FakeApiServer::DropWatches() {
   impl_->proxied.clear();
   ++impl_->drop_generation;
   impl_->changed.notify_all();
+}
+
+void FakeApiServer::HoldRequests(std::string verb, std::string resource) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hold.emplace(std::move(verb), std::move(resource));
+}
+
+void FakeApiServer::ReleaseRequests() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hold.reset();
+  impl_->released.notify_all();
+}
+
+int FakeApiServer::HeldRequests() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->held;
 }
 
 void FakeApiServer::SetDelay(std::chrono::milliseconds delay) {

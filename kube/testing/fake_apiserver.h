@@ -113,6 +113,15 @@ class FakeApiServer {
   void DropWatches();
   // Delays every request by `delay` before it is handled. Zero (default) turns it off.
   void SetDelay(std::chrono::milliseconds delay);
+  // Holds every request matching `verb` and `resource` (names as FailNext) after it is counted
+  // and before it is handled, until ReleaseRequests: as a slow apiserver would, so a test can
+  // see what a client does while its request is in flight. A held request occupies one of the
+  // server's worker threads. Upstream: held before it is forwarded.
+  void HoldRequests(std::string verb, std::string resource);
+  // Lets every held request go on, and holds no more.
+  void ReleaseRequests();
+  // Requests waiting in HoldRequests now.
+  int HeldRequests() const;
   // As an etcd compaction at the current version: a continue token from before now gets 410
   // Gone. Watches are not affected: kube-apiserver (v1.35) serves them from its watch cache,
   // which a compaction does not touch, so a watch resumes from any version the cache still
