@@ -1,7 +1,9 @@
 #include "scheduler/extender_protocol.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "fmt/format.h"
 
 namespace huygens::scheduler {
@@ -28,7 +30,11 @@ const json* Member(const json& object, std::string_view key) {
   auto it = object.find(key);
   if (it == object.end()) {
     for (auto i = object.begin(); i != object.end(); ++i) {
-      if (absl::EqualsIgnoreCase(i.key(), key)) it = i;
+      const std::string& k = i.key();
+      if (std::equal(k.begin(), k.end(), key.begin(), key.end(),
+                     [](char a, char b) { return absl::ascii_tolower(a) == absl::ascii_tolower(b); })) {
+        it = i;
+      }
     }
   }
   if (it == object.end() || it->is_null()) return nullptr;

@@ -241,11 +241,23 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   ASSERT_TRUE(server_->Create("pods", on_agent).ok());
   // One pod no node can take: its FailedScheduling event is written.
   ASSERT_TRUE(server_->Create("pods", testing::GuaranteedPod("too-big", 64)).ok());
-  ASSERT_TRUE(testing::WaitFor([&] { return testing::CheckCluster(*server_, "default").bound == kPods + 1; }, std::chrono::seconds(60)))
+  // A pending pod whose recorded allocation names a node that is not there (restart rule): the
+  // scheduler removes the annotation (pods patch) and schedules it afresh.
+  json stale = testing::GuaranteedPod("stale-allocation", 2);
+  stale["metadata"]["annotations"] = {
+      {kAllocationAnnotation,
+       R"({"version":1,"node":"gone","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3","mems":"0"}]})"}};
+  ASSERT_TRUE(server_->Create("pods", stale).ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::CheckCluster(*server_, "default").bound == kPods + 2; }, std::chrono::seconds(60)))
       << testing::UnboundPods(*server_, "default") << testing::Slurp(work_ / "scheduler.log");
   testing::ClusterCheck check = testing::CheckCluster(*server_, "default");
-  EXPECT_EQ(check.annotated, kPods + 1);
+  EXPECT_EQ(check.annotated, kPods + 2);
   EXPECT_THAT(check.problems, ::testing::IsEmpty());
+  // The leader renews its Lease (leases update) every retryPeriod: wait for one renewal.
+  EXPECT_TRUE(testing::WaitFor([&] {
+    auto lease = server_->Get("leases.coordination.k8s.io", "kube-system", "huygens-scheduler");
+    return lease && lease->at("spec").value("renewTime", "") != lease->at("spec").value("acquireTime", "");
+  }, std::chrono::seconds(20))) << "the scheduler's Lease was never renewed";
 
   // The agent's loop on its node: watches its pods, reports the allocation it cannot apply
   // without a runtime (failed, with a CpusetFailed event), publishes the CPU as held.
@@ -282,6 +294,11 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
       return std::includes(used.begin(), used.end(), granted->begin(), granted->end());
     }, std::chrono::seconds(10));
     for (const Permission& p : *granted) {
+      // Rules for a path a clean run does not take, each with the reason it is needed.
+      static const std::map<Permission, const char*> kFailurePaths = {
+          {{"", "pods", "get"}, "a Binding answered 409: did an earlier attempt of ours land?"},
+      };
+      if (sa == std::string("huygens-scheduler") && kFailurePaths.contains(p) && !used.contains(p)) continue;
       EXPECT_TRUE(used.contains(p)) << sa << " holds " << testing::ToString(p) << " but never used it";
     }
     for (const Permission& p : used) {
@@ -361,7 +378,7 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
   std::map<std::string, std::string> kind;  // pod -> which constraint
   for (int i = 0; i < 40; ++i) {
     const std::string name = fmt::format("p{}", i);
-    const int cpus = i % 4 == 0 ? 4 : 2;  // whole cores of the SMT2 nodes (full-cores)
+    const int cpus = i % 10 == 0 ? 4 : 2;  // whole cores of the SMT2 nodes (full-cores); 88 CPUs
     json patch = json::object();
     if (i % 5 == 1) {
       patch = in_zone_a;
