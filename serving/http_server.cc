@@ -126,6 +126,9 @@ absl::Status HttpServer::Start() {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   impl->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // cpp-httplib's stop() waits for each kept-alive connection to sit idle this long (default
+  // 5 s): kube-scheduler keeps one open to the extender, which held every SIGTERM for 5 s.
+  impl->server.set_keep_alive_timeout(1);
   const auto& [host, port] = *hostport;
   int bound = port == 0 ? impl->server.bind_to_any_port(host)
                         : (impl->server.bind_to_port(host, port) ? port : -1);

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <thread>
@@ -272,6 +273,19 @@ TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201);
   EXPECT_EQ(r->body, "got hello");
+}
+
+TEST(HttpServer, StopDoesNotWaitOutAClientsKeptAliveConnection) {
+  // kube-scheduler keeps its connection to the extender open between calls.
+  HttpServer server({}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_keep_alive(true);
+  ASSERT_TRUE(client.Get("/healthz"));
+  auto start = std::chrono::steady_clock::now();
+  server.Stop();
+  // cpp-httplib's default would hold Stop for its 5 s keep-alive timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
 TEST(HttpServer, ABusyPortIsAnUnavailableErrorNamingTheAddress) {
