@@ -127,6 +127,9 @@ void Run(benchmark::State& state, Mode mode) {
     if (mode == Mode::kHuygens || mode == Mode::kKubeSchedulerWithExtender) {
       std::ofstream(config) << fmt::format(
           "clientConnection: {{qps: 5000, burst: 5000}}\nleaderElection: {{leaderElect: false}}\n"
+          // The template mix has 1-CPU containers, which full-cores (the default) cannot place on
+          // SMT machines: the simulator's node groups bind packed (sim/cluster_spec.h).
+          "profiles:\n- defaultBindPolicy: packed\n"
           "extender: {{enabled: {}, address: 127.0.0.1:{}}}\nmetricsAddress: 127.0.0.1:0\n",
           mode == Mode::kKubeSchedulerWithExtender ? "true" : "false", extender_port);
       schedulers.push_back(std::make_unique<kube::testing::Process>(std::vector<std::string>{HUYGENS_SCHEDULER_BIN, "--config", config, "--kubeconfig", dir + "/admin.kubeconfig",
