@@ -141,8 +141,9 @@ void Run(benchmark::State& state, Mode mode) {
       std::string extender =
           mode == Mode::kKubeSchedulerWithExtender
               ? "extenders:\n- urlPrefix: http://127.0.0.1:" + std::to_string(extender_port) + "\n  filterVerb: filter\n  prioritizeVerb: prioritize\n"
+                // As deploy/kube-scheduler/extender-config.yaml: no managedResources (kube-scheduler
+                // refuses plain cpu there), so every pod goes to the extender.
                 "  bindVerb: bind\n  weight: 1\n  nodeCacheCapable: true\n  ignorable: false\n"
-                "  managedResources: [{name: cpu, ignoredByScheduler: false}]\n"
               : "";
       std::ofstream(ks) << fmt::format(
           "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
