@@ -208,9 +208,9 @@ void CacheSync::RebuildNode(const std::string& name) {
   queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
 }
 
-void CacheSync::StorePod(const std::string& uid, const json& object) {
+void CacheSync::StorePod(const std::string& uid, const json& object,
+                         const absl::StatusOr<std::optional<PodAllocation>>& allocation) {
   ErasePod(uid);
-  auto allocation = PodAllocationOf(object);
   std::string node = NodeOf(object, allocation.ok() ? *allocation : std::nullopt);
   pods_[uid] = object;
   if (node.empty()) return;
@@ -241,13 +241,13 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
     return;
   }
   if (!creation_.count(uid)) creation_[uid] = next_creation_++;
-  StorePod(uid, object);
+  auto allocation = PodAllocationOf(object);
+  StorePod(uid, object, allocation);
   auto pod = PodFromJson(object);
   if (!pod.ok()) {
     spdlog::warn("{}", std::string(pod.status().message()));
     return;
   }
-  auto allocation = PodAllocationOf(object);
   const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
   if (!pod->node_name.empty()) {
     queue_.Delete(uid);

@@ -40,11 +40,13 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "nlohmann/json.hpp"
+#include "node/allocation.h"
 #include "sched/cache.h"
 #include "sched/queue.h"
 #include "scheduler/config.h"
@@ -145,8 +147,9 @@ class CacheSync {
   absl::Status Place(const nlohmann::json& object);
   void RebuildNode(const std::string& name);
   void ApplyPod(const nlohmann::json& object, bool deleted);
-  // pods_ and its index by node, kept together.
-  void StorePod(const std::string& uid, const nlohmann::json& object);
+  // pods_ and its index by node, kept together; `allocation` is PodAllocationOf(object).
+  void StorePod(const std::string& uid, const nlohmann::json& object,
+                const absl::StatusOr<std::optional<PodAllocation>>& allocation);
   void ErasePod(const std::string& uid);
 
   const NumaStrategy numa_strategy_;
