@@ -15,6 +15,7 @@
 #include "alloc/cpu_accumulator.h"
 #include "alloc/insertion_sort.h"
 #include "alloc/take.h"
+#include "alloc/waste.h"
 #include "fmt/format.h"
 
 namespace huygens {
@@ -179,12 +180,18 @@ class AllocationRun {
     return absl::OkStatus();
   }
 
-  // Each node's offer (free CPUs under its capacity factor and the bind policy), and each
-  // (NUMA node, L3 group) pair's offer (ignoring the node's bound).
+  // Each node's offer (free CPUs under its capacity factor and the bind policy), its whole
+  // free cores, and each (NUMA node, L3 group) pair's offer (ignoring the node's bound).
   void CountOffers() {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    whole_cores_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
+      if (ix_.MaxThreadsPerCore() > 1) {
+        for (int core : ix_.NumaCores().Of(numa)) {
+          if (IsWholeFreeCore(core)) ++whole_cores_[n];
+        }
+      }
       // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding. Factor 1
       // (most nodes) gives `free` itself, without the call to floor.
       const int free = free_->FreeInNuma(numa);
@@ -209,6 +216,8 @@ class AllocationRun {
   int CoreFree(int core) const {
     return core_free_.empty() ? free_->CoreFree(core) : core_free_[static_cast<size_t>(core)];
   }
+
+  bool IsWholeFreeCore(int core) const { return CoreFree(core) == ix_.CoreCpus().SizeOf(core); }
 
   int CoreUnit(int core) const {
     const int free = CoreFree(core);
@@ -349,6 +358,17 @@ class AllocationRun {
     return {static_cast<int>(distinct), distance};
   }
 
+  // What the set's shares leave behind (alloc/waste.h); lower is better.
+  Waste WasteOf(std::span<const int> set) const {
+    Waste w;
+    for (const auto& [numa, share] : Shares(set)) {
+      const auto n = static_cast<size_t>(numa);
+      w += ShareWaste(req_.bind_policy, ix_.MaxThreadsPerCore(), free_->FreeInNuma(numa),
+                      whole_cores_[n], share);
+    }
+    return w;
+  }
+
   // Lower is better: (strategy score, secondary).
   std::pair<int64_t, int64_t> StrategyScore(std::span<const int> set) const {
     int64_t total = 0;
@@ -400,10 +420,10 @@ class AllocationRun {
       return absl::OkStatus();
     }
     // Every k-set that fits; the best by compactness (fewest sockets, then smallest NUMA
-    // distances), then strategy, then L3 span, then lowest ids (enumeration order is
-    // lexicographic, so the first of equals stays).
+    // distances), then waste (shared cores, then stranded CPUs), then strategy, then L3 span,
+    // then lowest ids (enumeration order is lexicographic, so the first of equals stays).
     best.clear();
-    std::tuple<std::pair<int, int>, std::pair<int64_t, int64_t>> best_score{};
+    std::tuple<std::pair<int, int>, Waste, std::pair<int64_t, int64_t>> best_score{};
     int best_span = 0;
     // k <= n <= kMaxNodes: positions and sets fit in fixed arrays.
     std::array<int, kMaxNodes> set{}, pos{};
@@ -420,7 +440,8 @@ class AllocationRun {
         total += offer[set[i]];
       }
       if (total >= req_.num_cpus) {
-        const auto score = std::make_tuple(Compactness(current), StrategyScore(current));
+        const auto score =
+            std::make_tuple(Compactness(current), WasteOf(current), StrategyScore(current));
         if (best.empty() || score < best_score) {
           best.assign(current.begin(), current.end());
           best_score = score;
@@ -491,6 +512,21 @@ class AllocationRun {
     int left = share;
     switch (req_.bind_policy) {
       case BindPolicy::kPacked: {
+        // kubelet's take over the whole free cores of the chosen L3 groups when they hold the
+        // share (an odd CPU then takes a thread of a free core, never the last thread of a
+        // core another pod holds), else over every free CPU there.
+        if (whole_cores_[static_cast<size_t>(numa)] * ix_.MaxThreadsPerCore() >= share) {
+          for (int core : ix_.NumaCores().Of(numa)) {
+            if (!in_chosen(core) || !IsWholeFreeCore(core)) continue;
+            for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
+          }
+          const CpuSet whole = out.Build();
+          if (whole.Size() >= share) {
+            CpuAccumulator acc(ix_, whole, share);
+            if (absl::Status s = TakePacked(acc, TakeOptions()); !s.ok()) return s;
+            return ix_.ToCpuSet(acc.Result());
+          }
+        }
         // kubelet's take over the node's free CPUs in the chosen L3 groups.
         CpuAccumulator acc(*free_, ix_.NumaL3PairMasks(), chosen_pairs, share);
         if (acc.Failed()) return NotEnoughCpus(share, acc.FreeTotal());
@@ -540,6 +576,7 @@ class AllocationRun {
   const CpuAccumulator* free_ = nullptr;   // the free CPUs (set by Run)
   absl::InlinedVector<int, 256> core_free_;  // per dense core; empty under packed
   absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
+  absl::InlinedVector<int, 8> whole_cores_;  // per dense NUMA node: cores with every thread free
   absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise
 };
 

@@ -38,6 +38,7 @@ struct SimulateArgs {
   int cpu_map_nodes = 6;
   bool check = false;
   bool quiet = false;
+  std::string explain;
 };
 
 bool EndsWith(const std::string& s, const char* suffix) { return s.ends_with(suffix); }
@@ -166,6 +167,7 @@ int RunSimulate(const SimulateArgs& a) {
   options.max_admission_retries = a.max_admission_retries;
   options.cpu_map_nodes = a.cpu_map_nodes;
   options.check_every_event = a.check;
+  options.explain_pod = a.explain;
   Progress progress;
   options.progress = [&progress](double f) { progress.Update(f); };
   auto report = sim::Simulate(*cluster, arrivals, options, !a.no_baseline);
@@ -178,6 +180,16 @@ int RunSimulate(const SimulateArgs& a) {
   report->workload_source = meta.workload_source;
   report->seed = seed;
   if (!a.quiet) std::fputs(sim::ReportToTable(*report).c_str(), stdout);
+  if (!a.explain.empty()) {
+    if (report->huygens.explanations.empty()) {
+      std::fprintf(stderr, "huygens simulate: --explain: no pod named %s reached the scheduler\n",
+                   a.explain.c_str());
+      return 2;
+    }
+    for (const sim::PodExplanation& e : report->huygens.explanations) {
+      std::fputs(sim::ExplanationToText(e).c_str(), stdout);
+    }
+  }
   if (!a.json_path.empty() &&
       !WriteFile(a.json_path, sim::ReportToJson(*report, /*detail=*/true).dump(1) + "\n")) {
     std::fprintf(stderr, "huygens simulate: cannot write %s\n", a.json_path.c_str());
@@ -245,6 +257,11 @@ void Setup(CLI::App& app, int& exit_code) {
   sub->add_flag("--check", args->check,
                 "Validate every node's CPU state after every event (slow)");
   sub->add_flag("--quiet,-q", args->quiet, "Do not print the table");
+  sub->add_option("--explain", args->explain,
+                  "Explain each Huygens scheduling attempt of the pod named POD (e.g. ls-12-7): "
+                  "every node's filter verdict, the feasible nodes' scores by plugin, and the "
+                  "chosen node, NUMA nodes and cpusets")
+      ->type_name("POD");
   sub->callback([args, &exit_code] { exit_code = RunSimulate(*args); });
 }
 

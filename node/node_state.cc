@@ -357,29 +357,49 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
                         fmt::format("{}: {}: {}", PodName(pod), what, std::string(why.message())));
   };
 
-  // Scope pod: one NUMA decision for the pod's kubelet-style total.
+  // One NUMA decision for the pod's kubelet-style total: the NUMA nodes every container must
+  // use under scope pod, and the ones they are placed in first under scope container when the
+  // pod has several exclusive containers (a pod on one NUMA node beats containers that each
+  // fit one but land apart; when the pod's containers do not fit there, each is placed alone).
   const int pod_level = PodLevelExclusiveCpus(plans);
-  if (config_.topology_scope == TopologyScope::kPod) {
-    if (pod_level > 0) {
-      request.num_cpus = pod_level;
-      auto whole = allocator.Allocate(free, request);
-      if (!whole.ok()) return exhausted("pod scope", whole.status());
-      request.within_numa_nodes = whole->numa_nodes;
+  const int exclusive_containers = static_cast<int>(std::count_if(
+      plans.begin(), plans.end(), [](const ContainerCpuPlan& p) { return p.exclusive_cpus > 0; }));
+  std::optional<std::vector<int>> pod_numa_nodes;
+  if (pod_level > 0 &&
+      (config_.topology_scope == TopologyScope::kPod || exclusive_containers > 1)) {
+    request.num_cpus = pod_level;
+    auto whole = allocator.Allocate(free, request);
+    if (whole.ok()) {
+      pod_numa_nodes = whole->numa_nodes;
+    } else if (config_.topology_scope == TopologyScope::kPod) {
+      return exhausted("pod scope", whole.status());
     }
   }
 
   // kubelet's order first; when that leaves the pod holding more than kubelet's pod-level
   // count (an init container's CPUs that no later container could reuse), the long-running
   // containers first, each regular init container then inside their CPUs where it fits.
-  absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans, request, free, false);
   const bool exclusive_init = std::any_of(plans.begin(), plans.end(), [](const ContainerCpuPlan& p) {
     return p.regular_init() && p.exclusive_cpus > 0;
   });
-  if (exclusive_init && (!pass.ok() || pass->taken.Size() > pod_level)) {
-    absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans, request, free, true);
-    if (other.ok() && (!pass.ok() || other->taken.Size() < pass->taken.Size())) {
-      pass = std::move(other);
+  auto place_pod = [&](const ExclusiveRequest& r) {
+    absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans, r, free, false);
+    if (exclusive_init && (!pass.ok() || pass->taken.Size() > pod_level)) {
+      absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans, r, free, true);
+      if (other.ok() && (!pass.ok() || other->taken.Size() < pass->taken.Size())) {
+        pass = std::move(other);
+      }
     }
+    return pass;
+  };
+  absl::StatusOr<ExclusivePass> pass = absl::UnknownError("not placed");
+  if (pod_numa_nodes) {
+    ExclusiveRequest inside = request;
+    inside.within_numa_nodes = *pod_numa_nodes;
+    pass = place_pod(inside);
+  }
+  if (!pod_numa_nodes || (!pass.ok() && config_.topology_scope == TopologyScope::kContainer)) {
+    pass = place_pod(request);
   }
   if (!pass.ok()) {
     return absl::Status(pass.status().code(),

@@ -130,18 +130,23 @@ void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
   const int k = NodesNeeded(policy, cpus);
   if (k == 0) return;
   if (k == 1) {
+    // The allocator's order among single nodes: least waste, then the strategy's best fit.
     int best = -1;
+    Waste best_waste;
     for (int i = 0; i < size_; ++i) {
-      const int offer = figures_[static_cast<size_t>(i)].offer;
-      if (offer < cpus) continue;
-      if (best < 0) {
-        best = i;
-        continue;
+      const Figures& f = figures_[static_cast<size_t>(i)];
+      if (f.offer < cpus) continue;
+      const Waste waste = ShareWaste(bind_, tpc_, f.free, f.free_cores, cpus);
+      bool better = best < 0 || waste < best_waste;
+      if (best >= 0 && waste == best_waste) {
+        const int best_offer = figures_[static_cast<size_t>(best)].offer;
+        better = strategy == NumaStrategy::kLeastAllocated ? f.offer > best_offer
+                                                           : f.offer < best_offer;
       }
-      const int best_offer = figures_[static_cast<size_t>(best)].offer;
-      const bool better = strategy == NumaStrategy::kLeastAllocated ? offer > best_offer
-                                                                    : offer < best_offer;
-      if (better) best = i;
+      if (better) {
+        best = i;
+        best_waste = waste;
+      }
     }
     out.push_back(best);
     return;
@@ -151,6 +156,18 @@ void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
     return figures_[static_cast<size_t>(a)].offer > figures_[static_cast<size_t>(b)].offer;
   });
   out.resize(static_cast<size_t>(k));
+}
+
+Waste NumaView::WasteOf(std::span<const int> chosen, int cpus) const {
+  Waste waste;
+  int left = cpus;
+  for (int i : chosen) {
+    const Figures& f = figures_[static_cast<size_t>(i)];
+    const int take = std::min(left, f.offer);
+    left -= take;
+    waste += ShareWaste(bind_, tpc_, f.free, f.free_cores, take);
+  }
+  return waste;
 }
 
 void NumaView::Place(TopologyPolicy policy, NumaStrategy strategy, int cpus) {

@@ -22,6 +22,9 @@
 //                      CpuHintsFromCounts + MergeHints (sched/numa_view_test.cc checks it).
 //   AllocatorFits    - the allocator's step 3 on the offers: one node (single-numa-node), a
 //                      set of the preferred size (restricted), any set (none, best-effort).
+//   WasteOf          - the waste (alloc/waste.h: cores shared with other pods, then stranded
+//                      CPUs) of a choice; Choose ranks single nodes by it before the strategy,
+//                      as the allocator does.
 //   Place            - subtracts a request from the figures where the allocator would most
 //                      likely put it (one node by strategy: the smallest sufficient offer for
 //                      most-allocated / nearest, the largest for least-allocated; several
@@ -33,10 +36,12 @@
 #define HUYGENS_SCHED_NUMA_VIEW_H_
 
 #include <array>
+#include <span>
 #include <vector>
 
 #include "alloc/huygens_allocator.h"
 #include "alloc/pod.h"
+#include "alloc/waste.h"
 #include "node/node_state.h"
 #include "sched/cache.h"
 
@@ -81,6 +86,9 @@ class NumaView {
   // comment; empty when it does not fit. Written into `out` (cleared first).
   void Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
               std::vector<int>& out) const;
+  // The waste of putting `cpus` on the nodes `chosen` (indexes into at(), as Choose returns
+  // them: each gives min(offer, what is left), in that order).
+  Waste WasteOf(std::span<const int> chosen, int cpus) const;
   // Choose, then subtract the request from those nodes' figures.
   void Place(TopologyPolicy policy, NumaStrategy strategy, int cpus);
 

@@ -1,16 +1,22 @@
 // NumaScore: where on the node's NUMA nodes the pod's exclusive CPUs would go, scored 0..100.
-// Three parts, from NumaView (counters only):
-//   fewer NUMA nodes - 100 / (NUMA nodes the allocator needs): 100 for one, 50 for two, ...;
-//   pack or spread   - the node's NodeConfig::numa_strategy: most-allocated (pack) scores the
-//                      share of the chosen NUMA nodes' user CPUs in use after the pod, high is
-//                      better; least-allocated (spread) scores the share left free;
-//   affinity group   - (pods with huygens.io/affinity-group whose group already runs somewhere)
-//                      100 when a NUMA node holding group members on this node can take the
-//                      pod, else 100 x 10 / (distance from the nearest NUMA node that can to
-//                      the nearest member's), 60 when the members here hold no exclusive CPUs,
-//                      0 on nodes without members.
-// Score = (3 x fewer + 2 x pack/spread) / 5, or (3 x fewer + 2 x pack/spread + 5 x group) / 10
-// when the group part applies. Pods without exclusive CPUs and NUMA-blind nodes score 0.
+// The score is lexicographic in tiers, so a node in a better tier outscores one in a worse tier
+// whatever the parts below (with NumaScore's weight in HuygensProfile above the sum of the
+// other scores' weights, the same holds for the node's total):
+//   tier (0..4)   - the NUMA nodes the allocator needs (NumaView::Choose), then whether that
+//                   choice wastes anything (alloc/waste.h: a core shared with another pod, or
+//                   free CPUs stranded on a NUMA node): one NUMA node without waste 4, one with
+//                   waste 3, two without 2, two with 1, more 0;
+//   within a tier - pack or spread, by the node's NodeConfig::numa_strategy: most-allocated
+//                   (pack) scores the share of the chosen NUMA nodes' user CPUs in use after the
+//                   pod (best fit keeps large holes for large pods), least-allocated (spread)
+//                   the share left free; for pods with huygens.io/affinity-group whose group
+//                   already runs somewhere, (3 x group + pack) / 4, where group is 100 when a
+//                   NUMA node holding group members on this node can take the pod, else
+//                   100 x 10 / (distance from the nearest NUMA node that can to the nearest
+//                   member's), 60 when the members here hold no exclusive CPUs, 0 on nodes
+//                   without members.
+// Score = 20 x tier + 20 x within / 100 (so 0..100). Pods without exclusive CPUs and NUMA-blind
+// nodes score 0.
 #include <algorithm>
 #include <limits>
 
@@ -26,6 +32,8 @@ struct GroupSlot : CycleState::Data {
 
 class NumaScore final : public PreScorePlugin, public ScorePlugin {
  public:
+  static constexpr int64_t kTierSpan = kMaxNodeScore / 5;  // five tiers, 0..4
+
   explicit NumaScore(const ClusterCache* cache) : cache_(cache) {}
   std::string_view Name() const override { return "NumaScore"; }
 
@@ -54,7 +62,9 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
     view.Choose(policy, config.numa_strategy, cpus, chosen_);
     if (chosen_.empty()) return 0;
 
-    const int64_t fewer = kMaxNodeScore / static_cast<int64_t>(chosen_.size());
+    const Waste waste = view.WasteOf(chosen_, cpus);
+    const int64_t fewer = chosen_.size() == 1 ? 2 : chosen_.size() == 2 ? 1 : 0;
+    const int64_t tier = fewer == 0 ? 0 : 2 * fewer - (waste.None() ? 0 : 1);
     int64_t user = 0, used_after = 0;
     for (int i : chosen_) {
       user += view.at(i).user;
@@ -62,13 +72,14 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
     }
     used_after = std::min(user, used_after + cpus);
     const int64_t fill = user == 0 ? 0 : kMaxNodeScore * used_after / user;
-    const int64_t pack = config.numa_strategy == NumaStrategy::kLeastAllocated
-                             ? kMaxNodeScore - fill
-                             : fill;
-
+    int64_t within = config.numa_strategy == NumaStrategy::kLeastAllocated
+                         ? kMaxNodeScore - fill
+                         : fill;
     const GroupSlot* g = state.SlotIfSet<GroupSlot>(slot());
-    if (g == nullptr || g->placement == nullptr) return (3 * fewer + 2 * pack) / 5;
-    return (3 * fewer + 2 * pack + 5 * GroupScore(*g->placement, node, view, cpus)) / 10;
+    if (g != nullptr && g->placement != nullptr) {
+      within = (3 * GroupScore(*g->placement, node, view, cpus) + within) / 4;
+    }
+    return kTierSpan * tier + kTierSpan * within / kMaxNodeScore;
   }
 
  private:

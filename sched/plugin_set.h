@@ -2,7 +2,7 @@
 // judgement of a pod shares: PreFilter, then Filter on a node (the first plugin that does not
 // succeed decides, as in kube-scheduler's framework); PreScore, and the normalised weighted sum
 // of the scores. sched::Scheduler's scheduling loop and
-// the extender's evaluator (scheduler/profile_evaluator.h) both run their plugins through it, so
+// the evaluator (sched/evaluator.h: the extender, `huygens simulate --explain`) both run their plugins through it, so
 // a pod is judged the same way on both paths.
 //
 // Invariants: every plugin the profile names is built once (a plugin serving several points is

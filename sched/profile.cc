@@ -17,7 +17,7 @@ Profile HuygensProfile() {
   p.filters = DefaultFilters();
   p.filters.push_back("NumaFit");
   p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3},
-              {"NumaScore", 5},        {"SmtScore", 2}};
+              {"NumaScore", 12},       {"SmtScore", 1}};
   p.reserves = {"NumaReserve"};
   p.resource_scoring = ResourceScoring::kMostAllocated;
   return p;

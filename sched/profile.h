@@ -64,8 +64,9 @@ struct Profile {
 
 // The Huygens profile (see the file comment). Filters: NodeUnschedulable, NodeName,
 // TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, NumaFit. Scores (weight):
-// NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3), NumaScore (5),
-// SmtScore (2). Reserve: NumaReserve.
+// NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3), NumaScore (12:
+// its tiers then decide before the other scores, see plugin_numa_score.cc), SmtScore (1).
+// Reserve: NumaReserve.
 Profile HuygensProfile();
 
 // The stock-scheduler baseline: the same default filters and scores without any NUMA plugin

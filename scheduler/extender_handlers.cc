@@ -29,7 +29,7 @@ bool Exclusive(const sched::Pod& pod) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExtenderHandlers>> ExtenderHandlers::Create(Parts parts) {
-  auto evaluator = ProfileEvaluator::Create(parts.profiles->front().profile, &parts.state->cache());
+  auto evaluator = sched::ProfileEvaluator::Create(parts.profiles->front().profile, &parts.state->cache());
   if (!evaluator.ok()) return evaluator.status();
   std::unique_ptr<ExtenderHandlers> h(new ExtenderHandlers(parts));
   h->evaluator_ = *std::move(evaluator);

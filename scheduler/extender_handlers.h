@@ -29,7 +29,7 @@
 #include "scheduler/cache_sync.h"
 #include "scheduler/config.h"
 #include "scheduler/extender_protocol.h"
-#include "scheduler/profile_evaluator.h"
+#include "sched/evaluator.h"
 #include "scheduler/scheduling_loop.h"
 #include "scheduler/service_metrics.h"
 
@@ -66,7 +66,7 @@ class ExtenderHandlers {
   std::string BindTo(const BindingArgs& args);
 
   const Parts p_;
-  std::unique_ptr<ProfileEvaluator> evaluator_;
+  std::unique_ptr<sched::ProfileEvaluator> evaluator_;
 };
 
 }  // namespace huygens::scheduler

@@ -28,6 +28,8 @@ nlohmann::json RunToJson(const RunReport& r, bool detail) {
   j["exclusivePods"] = r.exclusive_pods;
   j["singleNumaRatio"] = Round(r.single_numa_ratio, 1e6);
   j["meanNumaNodesPerPod"] = Round(r.mean_numa_nodes_per_pod, 1e6);
+  j["fitsOneNumaPods"] = r.fits_one_numa_pods;
+  j["fitsOneNumaSingleRatio"] = Round(r.fits_one_numa_single_ratio, 1e6);
   j["sharedSiblingCores"] = r.shared_sibling_cores;
   j["sharedSiblingCoresMean"] = Round(r.shared_sibling_cores_mean, 1e3);
   j["exclusiveUtilisationMean"] = Round(r.exclusive_utilisation_mean, 1e6);
@@ -329,6 +331,35 @@ document.querySelectorAll('.core i[data-pod]').forEach(function(c){
 </script></body></html>
 )";
   return html;
+}
+
+std::string ExplanationToText(const PodExplanation& e) {
+  std::string out = fmt::format("pod {} at {:.3f} s: {} nodes judged\n", e.pod, e.seconds,
+                                e.nodes.size());
+  std::string header = fmt::format("  {:<24} {:>7}", "node", "total");
+  for (size_t p = 0; p < e.score_plugins.size(); ++p) {
+    header += fmt::format(" {:>16}", fmt::format("{}({})", e.score_plugins[p], e.weights[p]));
+  }
+  out += header + "\n";
+  for (const PodExplanation::NodeVerdict& n : e.nodes) {
+    if (!n.filter.empty()) {
+      out += fmt::format("  {:<24} refused by {}: {}\n", n.node, n.filter, n.reason);
+      continue;
+    }
+    std::string line = fmt::format("  {:<24} {:>7}", n.node, n.total);
+    for (int64_t s : n.scores) line += fmt::format(" {:>16}", s);
+    out += line + "\n";
+  }
+  if (e.outcome == "scheduled") {
+    out += fmt::format("  -> scheduled on {}, NUMA nodes {}", e.node, fmt::join(e.numa_nodes, ","));
+    for (const auto& [container, cpuset] : e.cpusets) {
+      out += fmt::format(", {} cpuset {}", container, cpuset.empty() ? "(shared)" : cpuset);
+    }
+    out += "\n";
+  } else {
+    out += fmt::format("  -> {}: {}\n", e.outcome, e.message);
+  }
+  return out;
 }
 
 }  // namespace huygens::sim

@@ -39,6 +39,32 @@ struct CpuMap {
   std::vector<std::string> pods;  // names of the pods that hold CPUs here
 };
 
+// One Huygens scheduling attempt of the pod named by SimulationOptions::explain_pod
+// (`huygens simulate --explain POD`): why the pod went where it went.
+struct PodExplanation {
+  std::string pod;                  // pod name
+  double seconds = 0;               // simulated time of the attempt
+  std::vector<std::string> score_plugins;  // the profile's score plugins, in order
+  std::vector<int64_t> weights;            // their weights
+  struct NodeVerdict {
+    std::string node;
+    std::string filter;             // the filter plugin that refused the node; empty = feasible
+    std::string reason;             // that plugin's reason
+    std::vector<int64_t> scores;    // feasible nodes: normalised score per score plugin (0..100)
+    int64_t total = 0;              // feasible nodes: the weighted sum
+  };
+  std::vector<NodeVerdict> nodes;   // feasible nodes first (highest total first), then the rest
+  std::string outcome;              // "scheduled", "unschedulable" or "error"
+  std::string node;                 // scheduled: the chosen node
+  std::vector<int> numa_nodes;      // scheduled: the NUMA nodes of its exclusive CPUs
+  std::vector<std::pair<std::string, std::string>> cpusets;  // container name -> cpuset
+  std::string message;              // unschedulable or error: the scheduler's message
+};
+
+// The explanation as text: one line per node (verdict, or scores by plugin and total), then
+// the outcome with the NUMA nodes and each container's cpuset.
+std::string ExplanationToText(const PodExplanation& explanation);
+
 // One scheduler's run.
 struct RunReport {
   std::string scheduler;            // "huygens" or "baseline"
@@ -55,6 +81,10 @@ struct RunReport {
   int exclusive_pods = 0;           // scheduled pods that held exclusive CPUs
   double single_numa_ratio = 0;     // of exclusive_pods, those whose CPUs lie in one NUMA node
   double mean_numa_nodes_per_pod = 0;
+  // Of exclusive_pods, those whose exclusive CPUs fit the user-pool CPUs of one NUMA node of
+  // some node in the cluster, and the share of them placed on one NUMA node.
+  int fits_one_numa_pods = 0;
+  double fits_one_numa_single_ratio = 0;
   int shared_sibling_cores = 0;     // peak over the timeline
   double shared_sibling_cores_mean = 0;
   double exclusive_utilisation_mean = 0;
@@ -68,6 +98,7 @@ struct RunReport {
   double simulated_seconds = 0;     // simulated time at the last event
   std::vector<TimelineSample> timeline;
   std::vector<CpuMap> cpu_maps;
+  std::vector<PodExplanation> explanations;  // Huygens run, with explain_pod: one per attempt
 };
 
 struct Report {

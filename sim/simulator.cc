@@ -18,6 +18,7 @@
 #include "fmt/format.h"
 #include "node/node_state.h"
 #include "sched/cache.h"
+#include "sched/evaluator.h"
 #include "sched/profile.h"
 #include "sched/queue.h"
 #include "sched/scheduler.h"
@@ -154,6 +155,9 @@ class Run {
   bool baseline() const { return which_ == Scheduler::kBaseline; }
   absl::Status BuildCluster();
   absl::Status Attempt(sched::QueuedPod queued);
+  // SimulationOptions::explain_pod: every node's verdict and scores for `pod`, before the
+  // attempt; Attempt completes it with the outcome.
+  absl::StatusOr<PodExplanation> Explain(const sched::PodPtr& pod);
   // Baseline: kubelet admission of a pod the scheduler put on `node`. Returns the rejection
   // reason, or "" when admitted (and `held` set).
   std::string Admit(int pod_index, int node, CpuSet& held);
@@ -180,6 +184,7 @@ class Run {
   std::vector<int> map_nodes_;  // nodes sampled for CPU maps
   sched::ClusterCache cache_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<sched::ProfileEvaluator> evaluator_;  // explain_pod only
   sched::SchedulingQueue queue_;
   std::vector<PodRecord> pods_;
   absl::flat_hash_map<std::string, int> pod_index_;
@@ -196,6 +201,10 @@ class Run {
   double peak_util_ = -1;
   int numa_sum_ = 0;
   int single_numa_ = 0;
+  // The most user-pool CPUs one NUMA node of any node has: an exclusive pod of at most this
+  // many CPUs "fits one NUMA node" (RunReport::fits_one_numa_pods).
+  int largest_numa_user_cpus_ = 0;
+  int fits_one_numa_ = 0, fits_one_numa_single_ = 0;
   RunReport report_;
 };
 
@@ -222,6 +231,12 @@ absl::Status Run::BuildCluster() {
     }
   }
   std::sort(map_nodes_.begin(), map_nodes_.end());
+  for (const GroupModel& m : groups_) {
+    for (const NumaNode& n : m.topology->NumaNodes()) {
+      largest_numa_user_cpus_ =
+          std::max(largest_numa_user_cpus_, n.cpus.Intersection(m.user_pool).Size());
+    }
+  }
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const GroupModel& m = groups_[gi];
     const NodeGroupSpec& g = *m.spec;
@@ -401,6 +416,10 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
     const int n = static_cast<int>(topo.NumaNodesOf(held).size());
     numa_sum_ += n;
     if (n == 1) ++single_numa_;
+    if (held.Size() <= largest_numa_user_cpus_) {
+      ++fits_one_numa_;
+      if (n == 1) ++fits_one_numa_single_;
+    }
   }
   const int64_t lifetime = arrivals_[static_cast<size_t>(pod_index)].lifetime_us;
   if (lifetime >= 0) events_.push({now_us_ + lifetime, seq_++, EventKind::kDeparture, pod_index});
@@ -484,16 +503,82 @@ absl::Status Run::Depart(int pod_index) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<PodExplanation> Run::Explain(const sched::PodPtr& pod) {
+  if (evaluator_ == nullptr) {
+    auto e = sched::ProfileEvaluator::Create(scheduler_->profile(), &cache_);
+    if (!e.ok()) return e.status();
+    evaluator_ = *std::move(e);
+  }
+  const std::vector<sched::NodeInfo*>& all = cache_.Nodes();
+  const std::vector<const sched::NodeInfo*> nodes(all.begin(), all.end());
+  std::vector<std::string> refused_by;
+  auto verdicts = evaluator_->Filter(pod, nodes, &refused_by);
+  if (!verdicts.ok()) return verdicts.status();
+  std::vector<const sched::NodeInfo*> feasible;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if ((*verdicts)[i].ok()) feasible.push_back(nodes[i]);
+  }
+  auto scores = evaluator_->ScoreByPlugin(pod, feasible);
+  if (!scores.ok()) return scores.status();
+  PodExplanation e;
+  e.pod = pod->spec.name;
+  e.seconds = static_cast<double>(now_us_) / 1e6;
+  e.score_plugins = scores->plugins;
+  e.weights = scores->weights;
+  const size_t n = feasible.size();
+  for (size_t k = 0; k < n; ++k) {
+    PodExplanation::NodeVerdict v;
+    v.node = feasible[k]->node.name;
+    for (size_t p = 0; p < scores->plugins.size(); ++p) v.scores.push_back(scores->normalised[p * n + k]);
+    v.total = scores->totals[k];
+    e.nodes.push_back(std::move(v));
+  }
+  std::stable_sort(e.nodes.begin(), e.nodes.end(),
+                   [](const auto& a, const auto& b) { return a.total > b.total; });
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if ((*verdicts)[i].ok()) continue;
+    e.nodes.push_back({.node = nodes[i]->node.name, .filter = refused_by[i],
+                       .reason = (*verdicts)[i].Message(), .scores = {}, .total = 0});
+  }
+  return e;
+}
+
 absl::Status Run::Attempt(sched::QueuedPod queued) {
   const std::string uid = queued.pod->Uid();
   const int pod_index = pod_index_.at(uid);
   PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  std::optional<PodExplanation> explanation;
+  if (!baseline() && !options_.explain_pod.empty() &&
+      queued.pod->spec.name == options_.explain_pod) {
+    absl::StatusOr<PodExplanation> e = Explain(queued.pod);
+    if (!e.ok()) return e.status();
+    explanation = *std::move(e);
+  }
   const int64_t t0 = options_.clock_ns();
   sched::ScheduleResult result = scheduler_->ScheduleOne(queued.pod);
   const int64_t dt = options_.clock_ns() - t0;
   latencies_ns_.push_back(dt);
   total_ns_ += dt;
   ++report_.attempts;
+  if (explanation) {
+    PodExplanation& e = *explanation;
+    e.message = result.message;
+    switch (result.outcome) {
+      case sched::ScheduleResult::Outcome::kScheduled:
+        e.outcome = "scheduled";
+        e.node = result.node;
+        if (result.allocation) {
+          e.numa_nodes = result.allocation->numa_nodes;
+          for (const ContainerAllocation& c : result.allocation->containers) {
+            e.cpusets.emplace_back(c.name, c.exclusive ? c.cpuset.ToString() : std::string());
+          }
+        }
+        break;
+      case sched::ScheduleResult::Outcome::kUnschedulable: e.outcome = "unschedulable"; break;
+      case sched::ScheduleResult::Outcome::kError: e.outcome = "error"; break;
+    }
+    report_.explanations.push_back(std::move(e));
+  }
   switch (result.outcome) {
     case sched::ScheduleResult::Outcome::kScheduled: {
       queue_.Done(uid);
@@ -739,6 +824,11 @@ absl::StatusOr<RunReport> Run::Go() {
         static_cast<double>(single_numa_) / static_cast<double>(report_.exclusive_pods);
     report_.mean_numa_nodes_per_pod =
         static_cast<double>(numa_sum_) / static_cast<double>(report_.exclusive_pods);
+  }
+  report_.fits_one_numa_pods = fits_one_numa_;
+  if (fits_one_numa_ > 0) {
+    report_.fits_one_numa_single_ratio =
+        static_cast<double>(fits_one_numa_single_) / static_cast<double>(fits_one_numa_);
   }
   if (!report_.timeline.empty()) {
     double util = 0, shared = 0, frag = 0;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,6 +65,10 @@ struct SimulationOptions {
   std::function<int64_t()> clock_ns;
   // Called now and then with the fraction of arrivals processed (0..1).
   std::function<void(double)> progress;
+  // Huygens run: the name of a pod (e.g. "ls-12-7") whose every scheduling attempt is
+  // explained in RunReport::explanations (each node's filter verdict and scores by plugin, the
+  // chosen node, NUMA nodes and cpusets). Empty (default): none.
+  std::string explain_pod;
   // Huygens run: makes the Bind plugin over the run's cache (a seam for tests, e.g. a binder
   // that fails). Default (empty): bind in the cache at once (sched's CacheBind).
   std::function<std::unique_ptr<sched::BindPlugin>(sched::ClusterCache*)> huygens_binder;

@@ -1,0 +1,62 @@
+// Waste: what placing part of an exclusive request on one NUMA node costs the node afterwards,
+// beyond the CPUs it takes. The one rule the allocator (alloc/huygens_allocator.h, NUMA set
+// choice), the scheduler's NUMA view (sched/numa_view.h, node choice) and the simulator's
+// figures (sim/cpu_ledger.h) share, so that what Huygens avoids is exactly what is measured.
+//
+// Two kinds, compared in this order (fewer shared cores first, then fewer stranded CPUs):
+//   shared cores   - cores whose SMT threads the share would split with another pod (a noisy
+//                    neighbour on the same core). Huygens takes whole free cores first under
+//                    every bind policy, so a share shares a core only when the NUMA node's whole
+//                    free cores cannot hold it:
+//                      packed       - share - threads_per_core x free_cores CPUs beyond whole
+//                                     cores, each from a partly held core (exact for 2 threads
+//                                     per core, an upper bound above);
+//                      spread-cores - share - free_cores (one thread per core);
+//                      full-cores   - never (whole cores only);
+//                    0 on machines without SMT.
+//   stranded CPUs  - the free CPUs the NUMA node keeps after the share when they are fewer than
+//                    kFragmentUnit: too few for the smallest exclusive pod the figures count,
+//                    so they stay idle until a neighbour leaves (0 free is no waste).
+//
+// Thread-safety: pure functions over values.
+#ifndef HUYGENS_ALLOC_WASTE_H_
+#define HUYGENS_ALLOC_WASTE_H_
+
+#include <compare>
+
+#include "alloc/pod.h"
+
+namespace huygens {
+
+// Free CPUs of a NUMA node below this count are stranded: they cannot host a 4-CPU
+// single-NUMA pod (the unit of `huygens simulate`'s fragmentation figure, docs/simulate.md).
+inline constexpr int kFragmentUnit = 4;
+
+// The waste of one or more shares; ordered lexicographically (shared cores, stranded CPUs),
+// fewer is better. Sums with +=.
+struct Waste {
+  int shared_cores = 0;
+  int stranded_cpus = 0;
+
+  bool None() const { return shared_cores == 0 && stranded_cpus == 0; }
+  Waste& operator+=(const Waste& o) {
+    shared_cores += o.shared_cores;
+    stranded_cpus += o.stranded_cpus;
+    return *this;
+  }
+  friend auto operator<=>(const Waste&, const Waste&) = default;
+};
+
+// Free CPUs of a NUMA node that are stranded: `free_cpus` when 0 < free_cpus < kFragmentUnit,
+// else 0. The simulator's fragmentation figure sums this over NUMA nodes.
+int StrandedCpus(int free_cpus);
+
+// The waste of taking `share` CPUs (REQUIRES: 0 <= share <= free_cpus) out of a NUMA node that
+// has `free_cpus` free CPUs, `free_cores` of whose cores have every thread free, on a machine
+// with `threads_per_core` threads per core (1 without SMT), under `bind`; see the file comment.
+Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
+                 int share);
+
+}  // namespace huygens
+
+#endif  // HUYGENS_ALLOC_WASTE_H_
