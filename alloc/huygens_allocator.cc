@@ -420,10 +420,12 @@ class AllocationRun {
       return absl::OkStatus();
     }
     // Every k-set that fits; the best by compactness (fewest sockets, then smallest NUMA
-    // distances), then waste (shared cores, then stranded CPUs), then strategy, then L3 span,
-    // then lowest ids (enumeration order is lexicographic, so the first of equals stays).
+    // distances), then waste (alloc/waste.h's Rank), then strategy, then L3 span, then lowest
+    // ids (enumeration order is lexicographic, so the first of equals stays).
     best.clear();
-    std::tuple<std::pair<int, int>, Waste, std::pair<int64_t, int64_t>> best_score{};
+    std::tuple<std::pair<int, int>, std::pair<int, int>, std::pair<int64_t, int64_t>>
+        best_score{};
+    const bool packing = req_.numa_strategy != NumaStrategy::kLeastAllocated;
     int best_span = 0;
     // k <= n <= kMaxNodes: positions and sets fit in fixed arrays.
     std::array<int, kMaxNodes> set{}, pos{};
@@ -441,7 +443,8 @@ class AllocationRun {
       }
       if (total >= req_.num_cpus) {
         const auto score =
-            std::make_tuple(Compactness(current), WasteOf(current), StrategyScore(current));
+            std::make_tuple(Compactness(current), Rank(WasteOf(current), packing),
+                            StrategyScore(current));
         if (best.empty() || score < best_score) {
           best.assign(current.begin(), current.end());
           best_score = score;

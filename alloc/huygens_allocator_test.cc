@@ -112,7 +112,20 @@ INSTANTIATE_TEST_SUITE_P(
                   "0-1,12-13", {0}},
         // Node 1 has 6 free, node 0 has 12: packing fills node 1.
         AllocCase{"MostAllocatedPacksTheFullerNode", DualSocketHT(), "0-5,12-17,6-8,18-20",
-                  Req(4), "6-7,18-19", {1}},
+                  Req(6), "6-8,18-20", {1}},
+        // Waste before the strategy (alloc/waste.h): 6 CPUs on the fuller node 1 (8 free) would
+        // strand 2 CPUs there; on node 0 (10 free) they leave 4, too few for a second 6-CPU
+        // pod: a clean fit, which wins.
+        AllocCase{"MostAllocatedTakesACleanFitOverAStrandingBestFit", DualSocketHT(),
+                  "0-4,12-16,6-9,18-21", Req(6), "0-2,12-14", {0}},
+        // But a stranding best fit beats breaking a hole that holds two such pods: 4 CPUs on
+        // node 1 (6 free) strand 2; node 0 (12 free) would keep room for two more.
+        AllocCase{"MostAllocatedStrandsRatherThanBreakABigHole", DualSocketHT(),
+                  "0-5,12-17,6-8,18-20", Req(4), "6-7,18-19", {1}},
+        // And a core shared with another pod counts first: node 1 has 4 free CPUs but only
+        // one whole free core (7/19; 6 and 8 have a busy sibling), node 0 has whole cores.
+        AllocCase{"MostAllocatedDoesNotShareACoreWhenAnotherNodeHasWholeCores", DualSocketHT(),
+                  "0-5,12-17,6-8,19", Req(4), "0-1,12-13", {0}},
         AllocCase{"LeastAllocatedBalancesToTheEmptierNode", DualSocketHT(),
                   "0-5,12-17,6-8,18-20", Req(4, kPacked, kSingle, kLeast), "0-1,12-13", {0}},
         AllocCase{"NearestTakesTheNearNodeItself", QuadSocket4NumaSMT(), "0-63",
@@ -121,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "0-19,24-51,56-63", Near(Req(4, kPacked, kSingle, kNearest), {5}),
                   "16-17,48-49", {4}},
         AllocCase{"NearestWithoutNearNodesPacks", DualSocketHT(), "0-5,12-17,6-8,18-20",
-                  Req(4, kPacked, kSingle, kNearest), "6-7,18-19", {1}},
+                  Req(6, kPacked, kSingle, kNearest), "6-8,18-20", {1}},
         // 20 CPUs need 3 of the 8 nodes; near node 6: nodes 6 and 7 (same socket) give 8
         // each, the third node (lowest id) the rest.
         AllocCase{"NearestSpreadsOverTheNearestNodesFirst", QuadSocket4NumaSMT(), "0-63",

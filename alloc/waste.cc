@@ -8,10 +8,16 @@ int StrandedCpus(int free_cpus) {
   return free_cpus > 0 && free_cpus < kFragmentUnit ? free_cpus : 0;
 }
 
+std::pair<int, int> Rank(const Waste& waste, bool packing) {
+  return {waste.shared_cores, packing ? static_cast<int>(!waste.clean_fit) : waste.stranded_cpus};
+}
+
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
                  int share) {
   Waste w;
-  w.stranded_cpus = StrandedCpus(free_cpus - share);
+  const int left = free_cpus - share;
+  w.stranded_cpus = StrandedCpus(left);
+  w.clean_fit = left == 0 || (left >= kFragmentUnit && left < share);
   if (threads_per_core <= 1) return w;
   switch (bind) {
     case BindPolicy::kPacked:

@@ -3,7 +3,7 @@
 // choice), the scheduler's NUMA view (sched/numa_view.h, node choice) and the simulator's
 // figures (sim/cpu_ledger.h) share, so that what Huygens avoids is exactly what is measured.
 //
-// Two kinds, compared in this order (fewer shared cores first, then fewer stranded CPUs):
+// What a share leaves behind:
 //   shared cores   - cores whose SMT threads the share would split with another pod (a noisy
 //                    neighbour on the same core). Huygens takes whole free cores first under
 //                    every bind policy, so a share shares a core only when the NUMA node's whole
@@ -17,12 +17,22 @@
 //   stranded CPUs  - the free CPUs the NUMA node keeps after the share when they are fewer than
 //                    kFragmentUnit: too few for the smallest exclusive pod the figures count,
 //                    so they stay idle until a neighbour leaves (0 free is no waste).
+//   clean fit      - the share strands nothing and uses a hole that could not hold a second
+//                    pod of its size: it fills the NUMA node's free CPUs exactly, or leaves at
+//                    least kFragmentUnit and fewer than `share` free.
+//
+// How choices rank (Rank, lower is better): fewer shared cores first, always. Then, when
+// packing (most-allocated, nearest), clean fits before the others, and among the others the
+// strategy's best fit decides even if it strands CPUs: avoiding a stranded CPU by breaking a
+// hole that could hold two pods of this size costs more pods later than the stranded CPUs (two
+// 6-CPU pods in a 20-CPU NUMA node leave no room for a 12-CPU one; best fit, 12 + 6, strands 2
+// but fits both). When spreading (least-allocated), fewer stranded CPUs, then the strategy.
 //
 // Thread-safety: pure functions over values.
 #ifndef HUYGENS_ALLOC_WASTE_H_
 #define HUYGENS_ALLOC_WASTE_H_
 
-#include <compare>
+#include <utility>
 
 #include "alloc/pod.h"
 
@@ -32,20 +42,26 @@ namespace huygens {
 // single-NUMA pod (the unit of `huygens simulate`'s fragmentation figure, docs/simulate.md).
 inline constexpr int kFragmentUnit = 4;
 
-// The waste of one or more shares; ordered lexicographically (shared cores, stranded CPUs),
-// fewer is better. Sums with +=.
+// The waste of one or more shares (see the file comment). Sums with +=: counts add up, and a
+// set of shares is a clean fit when every share is.
 struct Waste {
   int shared_cores = 0;
   int stranded_cpus = 0;
+  bool clean_fit = true;
 
-  bool None() const { return shared_cores == 0 && stranded_cpus == 0; }
   Waste& operator+=(const Waste& o) {
     shared_cores += o.shared_cores;
     stranded_cpus += o.stranded_cpus;
+    clean_fit = clean_fit && o.clean_fit;
     return *this;
   }
-  friend auto operator<=>(const Waste&, const Waste&) = default;
+  friend bool operator==(const Waste&, const Waste&) = default;
 };
+
+// The rank of a waste among the choices for one request (lower is better), see the file
+// comment: (shared cores, not a clean fit) when `packing`, else (shared cores, stranded CPUs).
+// Choices of equal rank are told apart by the NUMA strategy.
+std::pair<int, int> Rank(const Waste& waste, bool packing);
 
 // Free CPUs of a NUMA node that are stranded: `free_cpus` when 0 < free_cpus < kFragmentUnit,
 // else 0. The simulator's fragmentation figure sums this over NUMA nodes.

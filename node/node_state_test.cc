@@ -288,21 +288,13 @@ TEST(NodeStateAllocate, ExclusiveCpusNeverShrinkTheSharedPoolBelowSharedRequests
   EXPECT_EQ(Snap(s), before);
 }
 
-TEST(NodeStateAllocate, PodScopeMakesOneNumaDecisionForThePod) {
-  // Two 6-CPU containers. Scope container: the first fits best on node 0 (10 user CPUs), the
-  // second no longer fits there and goes to node 1. Scope pod: 12 CPUs fit node 1 only, and
-  // both containers land there.
+TEST(NodeStateAllocate, APodThatFitsOneNumaNodeLandsOnOneUnderEitherScope) {
+  // Two 6-CPU containers (node 0 has 10 user CPUs, node 1 has 12). Each container alone would
+  // fit node 0 best, and the second would then go to node 1; but the pod's 12 CPUs fit node 1,
+  // so under scope container too both containers are placed there first.
   PodSpec pod = Pod("p", {Guaranteed("a", 6), Guaranteed("b", 6)});
-  {
-    NodeState s = MakeNode(Config(TopologyScope::kContainer));
-    auto a = s.AllocatePod(pod);
-    ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_EQ(a->containers[0].mems, CpuSet{0});
-    EXPECT_EQ(a->containers[1].mems, CpuSet{1});
-    EXPECT_THAT(a->numa_nodes, ElementsAre(0, 1));
-  }
-  {
-    NodeState s = MakeNode(Config(TopologyScope::kPod));
+  for (TopologyScope scope : {TopologyScope::kContainer, TopologyScope::kPod}) {
+    NodeState s = MakeNode(Config(scope));
     auto a = s.AllocatePod(pod);
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_EQ(a->containers[0].mems, CpuSet{1});
@@ -310,6 +302,28 @@ TEST(NodeStateAllocate, PodScopeMakesOneNumaDecisionForThePod) {
     EXPECT_THAT(a->numa_nodes, ElementsAre(1));
     EXPECT_FALSE(a->containers[0].cpuset.Intersects(a->containers[1].cpuset));
     EXPECT_THAT(s.Validate(), IsEmpty());
+  }
+}
+
+TEST(NodeStateAllocate, PodScopeMakesOneNumaDecisionForThePod) {
+  // 6 + 8 CPUs fit no single NUMA node. Scope container: each container is placed alone, 6 on
+  // node 0 (best fit), 8 on node 1. Scope pod (single-numa-node): the pod is refused.
+  PodSpec pod = Pod("p", {Guaranteed("a", 6), Guaranteed("b", 8)});
+  {
+    NodeState s = MakeNode(Config(TopologyScope::kContainer));
+    auto a = s.AllocatePod(pod);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->containers[0].mems, CpuSet{0});
+    EXPECT_EQ(a->containers[1].mems, CpuSet{1});
+    EXPECT_THAT(a->numa_nodes, ElementsAre(0, 1));
+    EXPECT_THAT(s.Validate(), IsEmpty());
+  }
+  {
+    NodeState s = MakeNode(Config(TopologyScope::kPod));
+    auto a = s.AllocatePod(pod);
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(std::string(a.status().message()), HasSubstr("pod scope"));
   }
 }
 
@@ -517,11 +531,11 @@ TEST(NodeStateResize, GrowUnderBestEffortTopsUpFromAnotherNumaNodeOnlyWhenItMust
   NodeConfig config = Config();
   config.topology_policy = TopologyPolicy::kBestEffort;
   NodeState s = MakeNode(config);
-  auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 8)}));
+  auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 6)}));
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(a->numa_nodes, std::vector<int>{0});  // best fit: 10 user CPUs on node 0
   const CpuSet before = a->containers[0].cpuset;
-  auto grown = s.ResizeContainer("p", "app", 12);  // node 0 has 2 left: 2 there, 2 on node 1
+  auto grown = s.ResizeContainer("p", "app", 12);  // node 0 has 4 left: 4 there, 2 on node 1
   ASSERT_TRUE(grown.ok()) << grown.status();
   EXPECT_TRUE(before.IsSubsetOf(*grown));
   EXPECT_EQ(grown->Intersection(DualSocket()->CpusInNumaNode(0)).Size(), 10);

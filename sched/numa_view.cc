@@ -130,22 +130,23 @@ void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
   const int k = NodesNeeded(policy, cpus);
   if (k == 0) return;
   if (k == 1) {
-    // The allocator's order among single nodes: least waste, then the strategy's best fit.
+    // The allocator's order among single nodes: waste (alloc/waste.h's Rank), then the
+    // strategy's best fit.
+    const bool packing = strategy != NumaStrategy::kLeastAllocated;
     int best = -1;
-    Waste best_waste;
+    std::pair<int, int> best_rank;
     for (int i = 0; i < size_; ++i) {
       const Figures& f = figures_[static_cast<size_t>(i)];
       if (f.offer < cpus) continue;
-      const Waste waste = ShareWaste(bind_, tpc_, f.free, f.free_cores, cpus);
-      bool better = best < 0 || waste < best_waste;
-      if (best >= 0 && waste == best_waste) {
+      const auto rank = Rank(ShareWaste(bind_, tpc_, f.free, f.free_cores, cpus), packing);
+      bool better = best < 0 || rank < best_rank;
+      if (best >= 0 && rank == best_rank) {
         const int best_offer = figures_[static_cast<size_t>(best)].offer;
-        better = strategy == NumaStrategy::kLeastAllocated ? f.offer > best_offer
-                                                           : f.offer < best_offer;
+        better = packing ? f.offer < best_offer : f.offer > best_offer;
       }
       if (better) {
         best = i;
-        best_waste = waste;
+        best_rank = rank;
       }
     }
     out.push_back(best);

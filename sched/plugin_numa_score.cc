@@ -2,10 +2,10 @@
 // The score is lexicographic in tiers, so a node in a better tier outscores one in a worse tier
 // whatever the parts below (with NumaScore's weight in HuygensProfile above the sum of the
 // other scores' weights, the same holds for the node's total):
-//   tier (0..4)   - the NUMA nodes the allocator needs (NumaView::Choose), then whether that
-//                   choice wastes anything (alloc/waste.h: a core shared with another pod, or
-//                   free CPUs stranded on a NUMA node): one NUMA node without waste 4, one with
-//                   waste 3, two without 2, two with 1, more 0;
+//   tier (0..4)   - the NUMA nodes the allocator needs (NumaView::Choose), then the waste of
+//                   that choice (alloc/waste.h's Rank): one NUMA node, no core shared with
+//                   another pod and a clean fit (packing; spreading: nothing stranded) 4; one
+//                   NUMA node and no shared core 3; one NUMA node 2; two NUMA nodes 1; more 0;
 //   within a tier - pack or spread, by the node's NodeConfig::numa_strategy: most-allocated
 //                   (pack) scores the share of the chosen NUMA nodes' user CPUs in use after the
 //                   pod (best fit keeps large holes for large pods), least-allocated (spread)
@@ -62,9 +62,14 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
     view.Choose(policy, config.numa_strategy, cpus, chosen_);
     if (chosen_.empty()) return 0;
 
-    const Waste waste = view.WasteOf(chosen_, cpus);
-    const int64_t fewer = chosen_.size() == 1 ? 2 : chosen_.size() == 2 ? 1 : 0;
-    const int64_t tier = fewer == 0 ? 0 : 2 * fewer - (waste.None() ? 0 : 1);
+    const bool packing = config.numa_strategy != NumaStrategy::kLeastAllocated;
+    const std::pair<int, int> rank = Rank(view.WasteOf(chosen_, cpus), packing);
+    int64_t tier = 0;
+    if (chosen_.size() == 1) {
+      tier = rank.first > 0 ? 2 : rank.second > 0 ? 3 : 4;
+    } else if (chosen_.size() == 2) {
+      tier = 1;
+    }
     int64_t user = 0, used_after = 0;
     for (int i : chosen_) {
       user += view.at(i).user;

@@ -311,10 +311,24 @@ TEST(NumaScore, PackPutsThePodOnTheFullestNumaNodeThatFits) {
   ClusterCache cache;
   AddBusyAndEmpty(cache, NumaStrategy::kMostAllocated);
   auto scheduler = MustCreate(cache, NumaScoreOnly());
-  ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 2)));
+  // busy's NUMA node 0 has exactly 4 free CPUs: the pod fills it.
+  ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 4)));
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "busy");
   EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(0));
+}
+
+// Waste before packing (alloc/waste.h): 7 CPUs on busy's NUMA node 1 (8 free) would strand
+// one CPU; on the empty node they leave 5, too few for a second 7-CPU pod (a clean fit).
+TEST(NumaScore, PackPrefersACleanFitToAStrandingBestFit) {
+  ClusterCache cache;
+  AddBusyAndEmpty(cache, NumaStrategy::kMostAllocated);
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  Pod pod = GuaranteedPod("p", 7);
+  pod.spec.bind_policy = BindPolicy::kPacked;  // the nodes' default, full-cores, wants 6 or 8
+  ScheduleResult r = scheduler->ScheduleOne(Share(std::move(pod)));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "empty");
 }
 
 TEST(NumaScore, SpreadPutsThePodOnTheEmptiestNumaNode) {
