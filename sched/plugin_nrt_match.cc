@@ -55,7 +55,7 @@ Amounts Requests(const ContainerSpec& c) {
 
 // scheduler-plugins' util.GetPodEffectiveRequest: per resource, the larger of the app
 // containers' sum and the largest init container (sidecars count as init containers).
-Amounts EffectiveRequest(const PodSpec& pod) {
+Amounts PodEffectiveRequest(const PodSpec& pod) {
   Amounts apps{}, init{};
   for (const ContainerSpec& c : pod.containers) {
     const Amounts r = Requests(c);
@@ -155,7 +155,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     const PodSpec& pod = state.pod().spec;
     LoadZones(*nrt);
     if (nrt->scope == TopologyScope::kPod) {
-      if (FitZone(zones_, guaranteed, EffectiveRequest(pod)) < 0) {
+      if (FitZone(zones_, guaranteed, PodEffectiveRequest(pod)) < 0) {
         return Status::Unschedulable("cannot align pod");
       }
       return Status::Success();
@@ -185,7 +185,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     LoadZones(*nrt);
     if (scoring_ == NrtScoring::kLeastNumaNodes) return LeastNumaNodes(*nrt, pod);
     if (nrt->policy != TopologyPolicy::kSingleNumaNode) return 0;
-    if (nrt->scope == TopologyScope::kPod) return ScoreEachZone(EffectiveRequest(pod));
+    if (nrt->scope == TopologyScope::kPod) return ScoreEachZone(PodEffectiveRequest(pod));
     double sum = 0;
     int n = 0;
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
@@ -221,7 +221,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
   // least_numa.go: leastNUMAContainerScopeScore / leastNUMAPodScopeScore.
   int64_t LeastNumaNodes(const NodeTopology& nrt, const PodSpec& pod) {
     if (nrt.scope == TopologyScope::kPod) {
-      const Amounts want = EffectiveRequest(pod);
+      const Amounts want = PodEffectiveRequest(pod);
       if (OnlyNonZoneResources(want)) return kMaxNodeScore;
       if (!ZonesRequired(nrt, want)) return 0;
       return Normalize(nrt, static_cast<int>(chosen_.size()), min_distance_);

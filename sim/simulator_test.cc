@@ -382,10 +382,12 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
     count: 4
     containers: [{name: a, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]
 )");
-  auto report = Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions());
+  absl::StatusOr<Report> report =
+      Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions());
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json j = ReportToJson(*report, true);
-  for (const char* run : {"huygens", "baseline"}) {
+  EXPECT_EQ(j["nrtScoring"], "LeastAllocated");
+  for (const char* run : {"huygens", "nrt", "baseline"}) {
     for (const char* key : {"scheduled", "unschedulable", "admissionRejected", "singleNumaRatio",
                             "meanNumaNodesPerPod", "sharedSiblingCores", "podsPerSecond"}) {
       EXPECT_TRUE(j[run].contains(key)) << run << "." << key;
@@ -396,6 +398,19 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   const std::string html = ReportToHtml(*report);
   EXPECT_THAT(html, ::testing::HasSubstr("<svg"));
   EXPECT_THAT(html, ::testing::Not(::testing::HasSubstr("http")));
+  EXPECT_THAT(html, ::testing::HasSubstr("<th>huygens</th><th>nrt</th><th>baseline</th>"));
+  EXPECT_THAT(html, ::testing::HasSubstr("<polyline class=\"nrt\""));
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("huygens +nrt +baseline\n"));
+
+  // Huygens alone: the peers' columns are empty and null.
+  report = Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions(),
+                    /*with_baseline=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json alone = ReportToJson(*report, true);
+  EXPECT_TRUE(alone["nrt"].is_null());
+  EXPECT_TRUE(alone["nrtScoring"].is_null());
+  EXPECT_TRUE(alone["baseline"].is_null());
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nscheduled +4 +- +-\n"));
 }
 
 }  // namespace
