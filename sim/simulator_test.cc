@@ -194,6 +194,30 @@ TEST(SimulatorTest, TheNrtPeerFollowsEachNodesKubeletStateAndAvoidsAdmissionReje
   }
 }
 
+// SimulationOptions::nrt_scoring reaches the plugin. Two best-effort nodes: a (2 NUMA nodes of
+// 4 and 5 user CPUs) and b (one NUMA node of 7). NodeResourcesFit prefers the larger a; with
+// LeastAllocated NodeResourceTopologyMatch scores 0 off single-numa-node, so a 6-CPU pod goes
+// to a and kubelet spreads it over both NUMA nodes; LeastNUMANodes prefers b's single zone.
+TEST(SimulatorTest, TheNrtScoringOptionChoosesTheStrategy) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: a, topology: {synthetic: "package:1 numa:2 core:5 pu:1"}, systemCpus: "0", topologyPolicy: best-effort}
+  - {name: b, topology: {synthetic: "package:1 numa:1 core:8 pu:1"}, systemCpus: "0", topologyPolicy: best-effort}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    containers: [{name: a, requests: {cpu: 6, memory: 1Gi}, limits: {cpu: 6, memory: 1Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  auto least_allocated = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(least_allocated.ok()) << least_allocated.status();
+  EXPECT_EQ(least_allocated->nrt.exclusive_pods, 1);
+  EXPECT_DOUBLE_EQ(least_allocated->nrt.single_numa_ratio, 0.0);
+  options.nrt_scoring = sched::NrtScoring::kLeastNumaNodes;
+  auto least_numa = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(least_numa.ok()) << least_numa.status();
+  EXPECT_DOUBLE_EQ(least_numa->nrt.single_numa_ratio, 1.0);
+}
+
 TEST(SimulatorTest, ABaselineNodeWithoutSystemCpusIsRefusedWithTheReason) {
   const ClusterSpec cluster = Cluster(R"(nodeGroups:
   - {name: bare, topology: {preset: xeon-8480-2s}, systemCpuCount: 0}
