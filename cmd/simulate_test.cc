@@ -72,7 +72,8 @@ TEST(SimulateCommandTest, NrtScoringChoosesTheNrtPeersStrategy) {
   const std::string cluster = TempPath("nrt_cluster.yaml");
   const std::string workload = TempPath("nrt_workload.yaml");
   const std::string json_path = TempPath("nrt_report.json");
-  std::ofstream(cluster) << "nodeGroups:\n  - {name: a, count: 2, topology: {preset: xeon-6230-2s-snc2}}\n";
+  std::ofstream(cluster)
+      << "nodeGroups:\n  - {name: a, count: 2, topology: {preset: xeon-6230-2s-snc2}}\n";
   std::ofstream(workload) << "pods:\n  - name: p\n    count: 4\n    containers: [{name: a, "
                              "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
   const Result r = RunHuygens("simulate " + cluster + " " + workload +

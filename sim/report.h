@@ -44,7 +44,7 @@ struct CpuMap {
 struct RunReport {
   std::string scheduler;            // "huygens", "nrt" or "baseline"
   int pods = 0;                     // pods that arrived
-  int scheduled = 0;                // pods that started running (nrt, baseline: admitted by kubelet)
+  int scheduled = 0;                // pods that started running (nrt, baseline: kubelet admitted)
   int unschedulable = 0;            // pods still waiting at the end of the run
   std::map<std::string, int> unschedulable_reasons;  // reason -> pods whose last attempt gave it
   int admission_rejected = 0;       // kubelet rejections (TopologyAffinityError and others)

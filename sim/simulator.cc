@@ -35,7 +35,7 @@ struct GroupModel {
   std::shared_ptr<const LedgerShape> shape;
   CpuSet system_cpus;
   CpuSet user_pool;
-  // Baseline kubelet.
+  // Baseline and NRT runs: kubelet.
   std::optional<StaticPolicy> kubelet;
   std::vector<int> numa_ids;
   std::map<int, std::map<int, int>> distances;
@@ -187,8 +187,8 @@ class Run {
   bool kubelet_admits() const { return which_ != Scheduler::kHuygens; }
   absl::Status BuildCluster();
   absl::Status Attempt(sched::QueuedPod queued);
-  // Baseline: kubelet admission of a pod the scheduler put on `node`. Returns the rejection
-  // reason, or "" when admitted (and `held` set).
+  // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`. Returns the
+  // rejection reason, or "" when admitted (and `held` set).
   std::string Admit(int pod_index, int node, CpuSet& held);
   absl::Status Place(int pod_index, int node, const CpuSet& held,
                      const std::optional<PodAllocation>& allocation);
@@ -414,7 +414,8 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
   const PodSpec& spec = rec.pod->spec;
   // Policy checks on the placement.
   const TopologyPolicy policy =
-      kubelet_admits() ? g.spec->topology_policy : spec.topology_policy.value_or(g.spec->topology_policy);
+      kubelet_admits() ? g.spec->topology_policy
+                       : spec.topology_policy.value_or(g.spec->topology_policy);
   const TopologyScope scope = g.spec->topology_scope;
   auto violation = [&](const std::string& what) {
     return absl::InternalError(fmt::format("{} run: pod {} on node {}: {}", report_.scheduler,
@@ -625,13 +626,15 @@ absl::Status Run::CheckAll() const {
         for (int cpu : pod_cpus) {
           if (seen.Contains(cpu)) {
             return absl::InternalError(
-                fmt::format("{}: node {}: CPU {} held by two pods", report_.scheduler, node.name, cpu));
+                fmt::format("{}: node {}: CPU {} held by two pods", report_.scheduler,
+                            node.name, cpu));
           }
         }
         seen.Add(pod_cpus);
         if (s.default_cpu_set.Intersects(pod_cpus)) {
           return absl::InternalError(fmt::format(
-              "{}: node {}: pod {} holds CPUs of the shared pool", report_.scheduler, node.name, uid));
+              "{}: node {}: pod {} holds CPUs of the shared pool", report_.scheduler, node.name,
+              uid));
         }
       }
     } else {
@@ -883,7 +886,9 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
     if (options.progress) {
       const double from = static_cast<double>(i) / static_cast<double>(runs.size());
       const double share = 1.0 / static_cast<double>(runs.size());
-      run_options.progress = [&options, from, share](double f) { options.progress(from + f * share); };
+      run_options.progress = [&options, from, share](double f) {
+        options.progress(from + f * share);
+      };
     }
     auto run = RunSimulation(cluster, arrivals, runs[i], run_options);
     if (!run.ok()) return run.status();
