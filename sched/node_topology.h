@@ -3,10 +3,10 @@
 //
 // What it is: the parts of the NRT object (topology/nrt.h) that plugin reads: the kubelet's
 // topology manager policy and scope (the `topologyManagerPolicy` / `topologyManagerScope`
-// attributes), the maximum NUMA node count it normalises with (`topologyManagerMaxNUMANodes`,
-// 8 when absent, as upstream's nodeconfig.DefaultMaxNUMANodes), and per zone of type `Node`
-// (NUMA node) the `available` cpu and memory and the zone costs (NUMA distances). Resources are
-// kept as numbers rather than quantity strings: cpu in millicores, memory in bytes.
+// attributes; no `topologyManagerMaxNUMANodes`, so readers take their default), and per zone of
+// type `Node` (NUMA node) the `available` cpu and memory and the zone costs (NUMA distances).
+// Resources are kept as numbers rather than quantity strings: cpu in millicores, memory in
+// bytes.
 //
 // Invariants: `zones` are in ascending NUMA id; `costs` has zones.size()^2 entries.
 //
@@ -31,7 +31,6 @@ struct NodeTopology {
 
   TopologyPolicy policy = TopologyPolicy::kNone;      // kubelet's --topology-manager-policy
   TopologyScope scope = TopologyScope::kContainer;    // kubelet's --topology-manager-scope
-  int max_numa_nodes = 8;                             // topologyManagerMaxNUMANodes
   std::vector<Zone> zones;
   // costs[i * zones.size() + j]: the cost (NUMA distance) from zones[i] to zones[j].
   std::vector<int> costs;

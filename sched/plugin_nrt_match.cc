@@ -20,7 +20,7 @@
 //     turn, init containers first, taking its request from the chosen zones greedily in zone
 //     order, and the largest count over containers); among the combinations of that size, in
 //     lexicographic order, the first of the least mean cost (NUMA distance, over all ordered
-//     pairs, self included); score = 100 - count x (100 / maxNUMANodes), plus half of that step
+//     pairs, self included); score = 100 - count x (100 / 8), plus half of that step
 //     when the chosen set has the least mean cost of all sets of its size. No fit: 0; nothing
 //     requested that a zone reports: 100.
 // Upstream indexes the zone list by NUMA id when it takes a container's request from the chosen
@@ -42,6 +42,9 @@ namespace huygens::sched {
 namespace {
 
 enum Resource { kCpu, kMemory, kIsolated, kNumResources };
+// nodeconfig.DefaultMaxNUMANodes: what the plugin normalises LeastNUMANodes with when the NRT
+// object has no topologyManagerMaxNUMANodes attribute (NodeTopology carries none).
+constexpr int64_t kMaxNumaNodes = 8;
 constexpr int kZoneResources = 2;  // zones report kCpu and kMemory
 
 // A resource list: cpu millicores, memory bytes, isolated CPUs; 0 = not requested (a simulated
@@ -224,7 +227,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
       const Amounts want = PodEffectiveRequest(pod);
       if (OnlyNonZoneResources(want)) return kMaxNodeScore;
       if (!ZonesRequired(nrt, want)) return 0;
-      return Normalize(nrt, static_cast<int>(chosen_.size()), min_distance_);
+      return Normalize(static_cast<int>(chosen_.size()), min_distance_);
     }
     int most = 0;
     bool all_min_distance = true;
@@ -239,7 +242,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
       }
     }
     if (most == 0) return kMaxNodeScore;
-    return Normalize(nrt, most, all_min_distance);
+    return Normalize(most, all_min_distance);
   }
 
   // onlyNonNUMAResources: no requested resource is reported by any zone.
@@ -248,8 +251,8 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     return want[kCpu] == 0 && want[kMemory] == 0;
   }
 
-  static int64_t Normalize(const NodeTopology& nrt, int count, bool min_distance) {
-    const int64_t step = kMaxNodeScore / nrt.max_numa_nodes;
+  static int64_t Normalize(int count, bool min_distance) {
+    const int64_t step = kMaxNodeScore / kMaxNumaNodes;
     const int64_t score = kMaxNodeScore - count * step;
     return min_distance ? score + step / 2 : score;
   }
