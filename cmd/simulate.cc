@@ -12,6 +12,7 @@
 
 #include "cmd/command.h"
 #include "fmt/format.h"
+#include "sched/profile.h"
 #include "sim/cluster_spec.h"
 #include "sim/example.h"
 #include "sim/report.h"
@@ -35,6 +36,7 @@ struct SimulateArgs {
   std::string nodes_policy = "single-numa-node";
   int nodes_system_cpus = 2;
   int max_admission_retries = 3;
+  std::string nrt_scoring = sched::ToString(sched::NrtScoring::kLeastAllocated);
   int cpu_map_nodes = 6;
   bool check = false;
   bool quiet = false;
@@ -164,6 +166,15 @@ int RunSimulate(const SimulateArgs& a) {
     meta.workload_source = workload_path.empty() ? "built-in example workload" : workload_path;
   }
   sim::SimulationOptions options;
+  const std::optional<sched::NrtScoring> nrt_scoring = sched::ParseNrtScoring(a.nrt_scoring);
+  if (!nrt_scoring) {
+    std::fprintf(stderr,
+                 "huygens simulate: --nrt-scoring: %s is not LeastAllocated, MostAllocated, "
+                 "BalancedAllocation or LeastNUMANodes\n",
+                 a.nrt_scoring.c_str());
+    return 2;
+  }
+  options.nrt_scoring = *nrt_scoring;
   options.max_admission_retries = a.max_admission_retries;
   options.cpu_map_nodes = a.cpu_map_nodes;
   options.check_every_event = a.check;
@@ -206,11 +217,12 @@ void Setup(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* sub = app.add_subcommand(
       "simulate",
-      "Run a workload over a modelled cluster with Huygens and with the baseline (the stock\n"
-      "NUMA-blind scheduler followed by kubelet's topology manager and static CPU manager) and\n"
-      "compare: pods scheduled, unschedulable, rejected at admission (TopologyAffinityError),\n"
-      "share of exclusive pods on one NUMA node, SMT-shared cores, utilisation, fragmentation,\n"
-      "scheduling latency and throughput.\n\n"
+      "Run a workload over a modelled cluster with Huygens, with the NRT peer (kube-scheduler\n"
+      "with scheduler-plugins' NodeResourceTopologyMatch) and with the baseline (the stock\n"
+      "NUMA-blind scheduler), both peers followed by kubelet's topology manager and static CPU\n"
+      "manager, and compare: pods scheduled, unschedulable, rejected at admission\n"
+      "(TopologyAffinityError), share of exclusive pods on one NUMA node, SMT-shared cores,\n"
+      "utilisation, fragmentation, scheduling latency and throughput.\n\n"
       "With no arguments, runs the built-in example: a cluster of real server shapes (2x EPYC\n"
       "9654 NPS1/NPS4, 2x Xeon 8480+, 2x Xeon 6230 SNC2, 2x Kunpeng 920) and a workload whose\n"
       "CPU-request mix follows the Alibaba openb trace. Specs: docs/simulate.md.\n\n"
@@ -236,7 +248,11 @@ void Setup(CLI::App& app, int& exit_code) {
   sub->add_option("--html", args->html_path, "Write the report as one self-contained HTML page");
   sub->add_option("--seed", args->seed,
                   "Seed of the workload generator (default: the workload's seed, else 1)");
-  sub->add_flag("--no-baseline", args->no_baseline, "Run Huygens only");
+  sub->add_flag("--no-baseline", args->no_baseline, "Run Huygens only (neither nrt nor baseline)");
+  sub->add_option("--nrt-scoring", args->nrt_scoring,
+                  "NRT peer: NodeResourceTopologyMatch's scoring strategy, LeastAllocated "
+                  "(scheduler-plugins' default), MostAllocated, BalancedAllocation or "
+                  "LeastNUMANodes");
   sub->add_flag("--trace-round-up", args->trace_round_up,
                 "Trace: round fractional LS/Guaranteed CPU requests up to whole CPUs and run "
                 "them exclusively (default: only whole-CPU requests are exclusive)");
@@ -249,7 +265,7 @@ void Setup(CLI::App& app, int& exit_code) {
                   "Trace: divide trace times by N (default 1)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-admission-retries", args->max_admission_retries,
-                  "Baseline: re-creations of a pod kubelet rejected (default 3)")
+                  "nrt and baseline: re-creations of a pod kubelet rejected (default 3)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--cpu-map-nodes", args->cpu_map_nodes,
                   "Nodes whose CPU map the report shows (default 6)")

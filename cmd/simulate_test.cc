@@ -38,10 +38,12 @@ TEST(SimulateCommandTest, WithoutArgumentsItRunsTheBuiltInExample) {
   const Result r = RunHuygens("simulate --json " + json_path + " --html " + html_path);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("huygens"));
+  EXPECT_THAT(r.out, HasSubstr("nrt"));
   EXPECT_THAT(r.out, HasSubstr("baseline"));
   EXPECT_THAT(r.out, HasSubstr("on one NUMA node"));
   const nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
-  for (const char* run : {"huygens", "baseline"}) {
+  EXPECT_EQ(j["nrtScoring"], "LeastAllocated");  // scheduler-plugins' default
+  for (const char* run : {"huygens", "nrt", "baseline"}) {
     ASSERT_TRUE(j.contains(run)) << run;
     for (const char* key : {"scheduled", "unschedulable", "admissionRejected", "singleNumaRatio",
                             "meanNumaNodesPerPod", "sharedSiblingCores", "podsPerSecond"}) {
@@ -64,6 +66,25 @@ TEST(SimulateCommandTest, BadInputExitsWithTwoAndNamesFileLineAndField) {
   const Result missing = RunHuygens("simulate /nonexistent/cluster.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+TEST(SimulateCommandTest, NrtScoringChoosesTheNrtPeersStrategy) {
+  const std::string cluster = TempPath("nrt_cluster.yaml");
+  const std::string workload = TempPath("nrt_workload.yaml");
+  const std::string json_path = TempPath("nrt_report.json");
+  std::ofstream(cluster)
+      << "nodeGroups:\n  - {name: a, count: 2, topology: {preset: xeon-6230-2s-snc2}}\n";
+  std::ofstream(workload) << "pods:\n  - name: p\n    count: 4\n    containers: [{name: a, "
+                             "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
+  const Result r = RunHuygens("simulate " + cluster + " " + workload +
+                              " --nrt-scoring LeastNUMANodes -q --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
+  EXPECT_EQ(j["nrtScoring"], "LeastNUMANodes");
+  EXPECT_EQ(j["nrt"]["scheduled"], 4);
+  const Result bad = RunHuygens("simulate " + cluster + " " + workload + " --nrt-scoring Fastest");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--nrt-scoring: Fastest"));
 }
 
 TEST(SimulateCommandTest, HelpDescribesTheCommand) {

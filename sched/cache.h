@@ -121,7 +121,7 @@ class ClusterCache {
   // Adds a node with no pods; its CPU state is copied from node.cpu_state.
   // Errors: AlreadyExists; InvalidArgument for an empty name.
   absl::Status AddNode(Node node);
-  // Replaces the node's metadata (labels, taints, unschedulable, allocatable, NUMA strategy);
+  // Replaces the node's metadata (labels, taints, unschedulable, allocatable, NUMA strategy, NRT);
   // pods and the CPU state are kept (a machine whose topology changed is removed and added).
   // Errors: NotFound.
   absl::Status UpdateNode(Node node);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/node_topology.h"
 #include "sched/pod.h"
 
 namespace huygens {
@@ -60,6 +61,10 @@ struct Node {
   // copies it on AddNode/UpdateNode, so callers may share one immutable initial state between
   // nodes of the same shape.
   std::shared_ptr<const NodeState> cpu_state;
+  // The node's NodeResourceTopology as scheduler-plugins' NodeResourceTopologyMatch reads it;
+  // nullptr = the node has none (that plugin then lets every pod through). Replaced by
+  // ClusterCache::UpdateNode whenever the object changes.
+  std::shared_ptr<const NodeTopology> nrt;
 };
 
 }  // namespace huygens::sched

@@ -16,6 +16,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> NewPlugin(std::string_view name, const P
   if (name == "NumaScore") return NewNumaScore(cache);
   if (name == "SmtScore") return NewSmtScore();
   if (name == "NumaReserve") return NewNumaReserve(cache);
+  if (name == "NodeResourceTopologyMatch") return NewNodeResourceTopologyMatch(profile.nrt_scoring);
   return absl::InvalidArgumentError(
       fmt::format("profile {:?}: unknown plugin {:?}", profile.scheduler_name, name));
 }

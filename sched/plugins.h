@@ -65,6 +65,21 @@ std::unique_ptr<Plugin> NewSmtScore();
 // without CPU state get no cpusets. A failed allocation is Unschedulable with reason
 // "NUMA: <the allocator's reason>".
 std::unique_ptr<Plugin> NewNumaReserve(ClusterCache* cache);
+// ---- scheduler-plugins ------------------------------------------------------------------
+// NodeResourceTopologyMatch: models scheduler-plugins' plugin of that name
+// (pkg/noderesourcetopology) at commit 903da7df82cb8794dda8f2d510ba1156111662dd, reading each
+// node's Node::nrt (NodeTopology); nodes without one pass the Filter and score 0. Filter: only
+// for a node whose policy is single-numa-node and a pod that is not BestEffort; scope
+// `container`: every init container must fit one zone, then every app container in turn must
+// fit one zone and is taken from the lowest-numbered zone that fits; scope `pod`: the pod's
+// effective request (the larger of the app containers' sum and the largest init container, per
+// resource) must fit one zone. Only Guaranteed pods are measured against a zone's cpu and memory
+// (other QoS classes fit any zone). Reasons "cannot align init container", "cannot align sidecar
+// container", "cannot align container", "cannot align pod" (Unschedulable). Score: `scoring`
+// (see ScoreNrtZones in plugin_nrt_match.cc and docs/simulate.md); every pod that is not
+// Guaranteed scores kMaxNodeScore.
+std::unique_ptr<Plugin> NewNodeResourceTopologyMatch(NrtScoring scoring);
+
 // Bind: binds in the cache at once (AddPod confirms the assume). The simulator's binder.
 std::unique_ptr<BindPlugin> NewCacheBind(ClusterCache* cache);
 

@@ -33,4 +33,35 @@ Profile DefaultProfile() {
   return p;
 }
 
+Profile NrtProfile(NrtScoring scoring) {
+  Profile p = DefaultProfile();
+  p.scheduler_name = "topo-aware-scheduler";
+  p.filters.push_back("NodeResourceTopologyMatch");
+  p.scores.push_back({"NodeResourceTopologyMatch", 1});
+  p.nrt_scoring = scoring;
+  return p;
+}
+
+const char* ToString(NrtScoring s) {
+  switch (s) {
+    case NrtScoring::kLeastAllocated:
+      return "LeastAllocated";
+    case NrtScoring::kMostAllocated:
+      return "MostAllocated";
+    case NrtScoring::kBalancedAllocation:
+      return "BalancedAllocation";
+    case NrtScoring::kLeastNumaNodes:
+      return "LeastNUMANodes";
+  }
+  return "?";
+}
+
+std::optional<NrtScoring> ParseNrtScoring(std::string_view s) {
+  for (NrtScoring v : {NrtScoring::kLeastAllocated, NrtScoring::kMostAllocated,
+                       NrtScoring::kBalancedAllocation, NrtScoring::kLeastNumaNodes}) {
+    if (s == ToString(v)) return v;
+  }
+  return std::nullopt;
+}
+
 }  // namespace huygens::sched

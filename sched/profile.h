@@ -6,14 +6,18 @@
 //     plugin that computes exact cpusets (scheduler name "huygens");
 //   - DefaultProfile(): NUMA-blind, like stock kube-scheduler on these fields (no cpusets at
 //     Reserve; kubelet would pick the CPUs at admission). The simulator's baseline.
+//   - NrtProfile(): DefaultProfile plus scheduler-plugins' NodeResourceTopologyMatch (zone-level
+//     Filter and Score on each node's NodeResourceTopology), as its manifests deploy it; kubelet
+//     still picks the CPUs. The simulator's NRT peer.
 //
 // Topology policy and scope, bind policy and NUMA strategy are not profile settings: a pod's
 // annotations win, else the node's NodeConfig decides (DESIGN.md: "default from the node").
 //
 // Plugin names (one file each, sched/plugin_*.cc; see docs/scheduler.md):
 //   filters:  NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-//             NodeResourcesFit, NumaFit
-//   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, NumaScore, SmtScore
+//             NodeResourcesFit, NumaFit, NodeResourceTopologyMatch
+//   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, NumaScore, SmtScore,
+//             NodeResourceTopologyMatch
 //   reserve:  NumaReserve
 //
 // Thread-safety: plain data.
@@ -21,7 +25,9 @@
 #define HUYGENS_SCHED_PROFILE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -32,6 +38,20 @@ enum class ResourceScoring {
   kLeastAllocated,  // prefer emptier nodes (kube-scheduler's default)
   kMostAllocated,   // prefer fuller nodes (bin packing)
 };
+
+// NodeResourceTopologyMatch's scoring strategy (scheduler-plugins' ScoringStrategyType; its
+// config defaults to LeastAllocated, apis/config/v1/defaults.go).
+enum class NrtScoring {
+  kLeastAllocated,      // prefer nodes whose NUMA zones keep more of the request free
+  kMostAllocated,       // prefer nodes whose NUMA zones the request fills more
+  kBalancedAllocation,  // prefer zones where cpu and memory are used in equal shares
+  kLeastNumaNodes,      // prefer nodes that fit the pod on the fewest NUMA zones
+};
+
+// The strategy's name as scheduler-plugins spells it ("LeastAllocated", "LeastNUMANodes", ...).
+const char* ToString(NrtScoring s);
+// The strategy named `s` (the spellings of ToString); nullopt for any other string.
+std::optional<NrtScoring> ParseNrtScoring(std::string_view s);
 
 struct WeightedPlugin {
   std::string name;
@@ -56,6 +76,9 @@ struct Profile {
   int percentage_of_nodes_to_score = 0;
   // Default kLeastAllocated (kube-scheduler's default); the Huygens profile packs.
   ResourceScoring resource_scoring = ResourceScoring::kLeastAllocated;
+  // NodeResourceTopologyMatch's scoring strategy. Default kLeastAllocated (scheduler-plugins'
+  // default).
+  NrtScoring nrt_scoring = NrtScoring::kLeastAllocated;
   // Reuse Filter and raw Score results of an earlier pod with the same equivalence key on
   // nodes unchanged since (Huygens' own; see scheduler.h). Results are identical either way;
   // false recomputes everything (for tests that prove that). Default true.
@@ -73,6 +96,12 @@ Profile HuygensProfile();
 // and without Reserve; NodeResourcesFit scores least-allocated; scheduler name
 // "default-scheduler".
 Profile DefaultProfile();
+
+// The NUMA-aware peer: DefaultProfile() with NodeResourceTopologyMatch added as the last filter
+// and as a score of weight 1 (kube-scheduler's default weight for a plugin configured without
+// one, as scheduler-plugins' manifests/noderesourcetopology/scheduler-config.yaml does), scoring
+// with `scoring`; scheduler name "topo-aware-scheduler" (the name in those manifests).
+Profile NrtProfile(NrtScoring scoring);
 
 }  // namespace huygens::sched
 

@@ -1,6 +1,7 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -90,14 +91,19 @@ std::string PodColour(const std::string& name) {
   return fmt::format("hsl({},{}%,{}%)", h % 360, 55 + (h >> 9) % 30, 45 + (h >> 17) % 20);
 }
 
-// One line chart (SVG) of `value` over both runs' timelines.
+// The runs in the report, in column order: huygens, then nrt and baseline when they ran.
+std::vector<const RunReport*> Runs(const Report& rep) {
+  if (!rep.has_baseline) return {&rep.huygens};
+  return {&rep.huygens, &rep.nrt, &rep.baseline};
+}
+
+// One line chart (SVG) of `value` over every run's timeline.
 template <typename F>
 std::string Chart(const std::string& title, const Report& rep, F value, bool percent) {
   const int w = 560, h = 180, pad = 40;
   double tmax = 0, vmax = percent ? 1.0 : 1.0;
-  const RunReport* runs[2] = {&rep.huygens, rep.has_baseline ? &rep.baseline : nullptr};
+  const std::vector<const RunReport*> runs = Runs(rep);
   for (const RunReport* r : runs) {
-    if (r == nullptr) continue;
     for (const TimelineSample& s : r->timeline) {
       tmax = std::max(tmax, s.seconds);
       vmax = std::max(vmax, value(s));
@@ -114,16 +120,14 @@ std::string Chart(const std::string& title, const Report& rep, F value, bool per
                      h - pad);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">{:.0f} s</text>",
                      w - 10, h - pad + 16, tmax);
-  const char* classes[2] = {"huygens", "baseline"};
-  for (int k = 0; k < 2; ++k) {
-    if (runs[k] == nullptr) continue;
+  for (const RunReport* r : runs) {
     std::string points;
-    for (const TimelineSample& s : runs[k]->timeline) {
+    for (const TimelineSample& s : r->timeline) {
       const double x = pad + (s.seconds / tmax) * (w - pad - 10);
       const double y = 10 + (h - pad - 10) * (1 - value(s) / vmax);
       points += fmt::format("{:.1f},{:.1f} ", x, y);
     }
-    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"/>", classes[k], points);
+    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"/>", r->scheduler, points);
   }
   svg += "</svg></figure>";
   return svg;
@@ -165,14 +169,14 @@ std::string CpuMapHtml(const CpuMap& m) {
 struct Row {
   std::string label;
   std::string huygens;
+  std::string nrt;
   std::string baseline;
 };
 
 std::vector<Row> SummaryRows(const Report& rep) {
-  const RunReport& h = rep.huygens;
-  const RunReport& b = rep.baseline;
   auto both = [&](const std::string& label, auto f) {
-    return Row{label, f(h), rep.has_baseline ? f(b) : std::string("-")};
+    if (!rep.has_baseline) return Row{label, f(rep.huygens), "-", "-"};
+    return Row{label, f(rep.huygens), f(rep.nrt), f(rep.baseline)};
   };
   std::vector<Row> rows;
   rows.push_back(both("pods", [](const RunReport& r) { return fmt::format("{}", r.pods); }));
@@ -220,7 +224,9 @@ nlohmann::json ReportToJson(const Report& rep, bool detail) {
                   {"groups", std::move(groups)},
                   {"cpuMapSampleNodes", rep.cpu_map_sample_nodes}};
   j["workload"] = {{"source", rep.workload_source}, {"seed", rep.seed}};
+  j["nrtScoring"] = rep.has_baseline ? nlohmann::json(rep.nrt_scoring) : nlohmann::json(nullptr);
   j["huygens"] = RunToJson(rep.huygens, detail);
+  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail) : nlohmann::json(nullptr);
   j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail) : nlohmann::json(nullptr);
   return j;
 }
@@ -230,31 +236,35 @@ std::string ReportToTable(const Report& rep) {
                                 rep.cluster_source, rep.nodes, rep.cpus, rep.workload_source,
                                 rep.seed);
   const std::vector<Row> rows = SummaryRows(rep);
-  size_t w0 = 0, w1 = 7, w2 = 8;
+  size_t w0 = 0, w1 = 7, w2 = 3, w3 = 8;
   for (const Row& r : rows) {
     w0 = std::max(w0, r.label.size());
     w1 = std::max(w1, r.huygens.size());
-    w2 = std::max(w2, r.baseline.size());
+    w2 = std::max(w2, r.nrt.size());
+    w3 = std::max(w3, r.baseline.size());
   }
-  out += fmt::format("{:<{}}  {:>{}}  {:>{}}\n", "", w0, "huygens", w1, "baseline", w2);
+  out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", "", w0, "huygens", w1, "nrt", w2,
+                     "baseline", w3);
   for (const Row& r : rows) {
-    out += fmt::format("{:<{}}  {:>{}}  {:>{}}\n", r.label, w0, r.huygens, w1, r.baseline, w2);
+    out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", r.label, w0, r.huygens, w1, r.nrt, w2,
+                       r.baseline, w3);
   }
-  auto reasons = [&](const char* title, const std::map<std::string, int>& h,
-                     const std::map<std::string, int>& b) {
-    if (h.empty() && b.empty()) return;
+  using Reasons = std::map<std::string, int> RunReport::*;
+  auto reasons = [&](const char* title, Reasons field) {
+    std::map<std::string, std::array<int, 3>> merged;
+    const RunReport* runs[3] = {&rep.huygens, &rep.nrt, &rep.baseline};
+    for (size_t i = 0; i < 3; ++i) {
+      for (const auto& [k, v] : runs[i]->*field) merged[k][i] = v;
+    }
+    if (merged.empty()) return;
     out += fmt::format("\n{}:\n", title);
-    std::map<std::string, std::pair<int, int>> merged;
-    for (const auto& [k, v] : h) merged[k].first = v;
-    for (const auto& [k, v] : b) merged[k].second = v;
     for (const auto& [k, v] : merged) {
-      out += fmt::format("  {:>6} {:>6}  {}\n", v.first, v.second, k);
+      out += fmt::format("  {:>6} {:>6} {:>6}  {}\n", v[0], v[1], v[2], k);
     }
   };
-  reasons("unschedulable pods by reason (huygens baseline)", rep.huygens.unschedulable_reasons,
-          rep.baseline.unschedulable_reasons);
-  reasons("admission rejections by reason (huygens baseline)",
-          rep.huygens.admission_rejected_reasons, rep.baseline.admission_rejected_reasons);
+  reasons("unschedulable pods by reason (huygens nrt baseline)", &RunReport::unschedulable_reasons);
+  reasons("admission rejections by reason (huygens nrt baseline)",
+          &RunReport::admission_rejected_reasons);
   return out;
 }
 
@@ -266,7 +276,7 @@ table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #d
 td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:8px}figcaption{font-weight:600}
 .plot{fill:#fafafa;stroke:#ccc}.axis{font-size:11px;fill:#666}
-polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.baseline{stroke:#e65100}
+polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt{stroke:#2e7d32}polyline.baseline{stroke:#e65100}
 .key span{display:inline-block;width:14px;height:3px;margin:0 4px 3px 12px}
 .maps{display:flex;gap:24px;flex-wrap:wrap}.run{flex:1;min-width:480px}
 .node{margin:8px 0;padding:6px;border:1px solid #ddd}.node h4{margin:0 0 4px}
@@ -287,14 +297,20 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.bas
                         Escape(g.name), g.count, Escape(g.shape), g.cpus_per_node,
                         g.numa_nodes_per_node, g.topology_policy, g.topology_scope);
   }
-  html += "</table><h2>Huygens vs. baseline</h2><table><tr><th></th><th>huygens</th><th>baseline</th></tr>";
+  html += "</table><h2>Huygens vs. nrt and baseline</h2><table><tr><th></th><th>huygens</th>"
+          "<th>nrt</th><th>baseline</th></tr>";
   for (const Row& r : SummaryRows(rep)) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", Escape(r.label),
-                        Escape(r.huygens), Escape(r.baseline));
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", Escape(r.label),
+                        Escape(r.huygens), Escape(r.nrt), Escape(r.baseline));
   }
-  html += "</table><p>The baseline is the stock NUMA-blind scheduler followed by kubelet's "
-          "topology manager and static CPU manager on the chosen node.</p>";
+  html += fmt::format(
+      "</table><p>nrt is the NUMA-aware scheduler users pick today: kube-scheduler with "
+      "scheduler-plugins' NodeResourceTopologyMatch (scoring strategy {}) reading each node's "
+      "NodeResourceTopology; baseline is the stock NUMA-blind scheduler. Both are followed by "
+      "kubelet's topology manager and static CPU manager on the chosen node.</p>",
+      rep.has_baseline ? Escape(rep.nrt_scoring) : std::string("-"));
   html += "<h2>Over time</h2><p class=\"key\"><span style=\"background:#1565c0\"></span>huygens"
+          "<span style=\"background:#2e7d32\"></span>nrt"
           "<span style=\"background:#e65100\"></span>baseline</p>";
   html += Chart("Exclusive CPU utilisation", rep,
                 [](const TimelineSample& s) { return s.exclusive_utilisation; }, true);
@@ -316,9 +332,7 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.bas
             "dark: system CPUs; a colour per pod (hover to see which).</p>";
   }
   html += "<div class=\"maps\">";
-  const RunReport* runs[2] = {&rep.huygens, rep.has_baseline ? &rep.baseline : nullptr};
-  for (const RunReport* r : runs) {
-    if (r == nullptr) continue;
+  for (const RunReport* r : Runs(rep)) {
     html += fmt::format("<div class=\"run\"><h3>{}</h3>", r->scheduler);
     for (const CpuMap& m : r->cpu_maps) html += CpuMapHtml(m);
     html += "</div>";

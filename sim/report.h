@@ -1,4 +1,5 @@
-// Report: what one simulation found, for Huygens and the baseline side by side, and its three
+// Report: what one simulation found, for Huygens, the NRT peer (scheduler-plugins'
+// NodeResourceTopologyMatch) and the stock baseline side by side, and its three
 // renderings: a text table, JSON (stable keys, documented field by field in docs/simulate.md)
 // and one self-contained HTML page (inline SVG, CSS and JS; no network).
 //
@@ -67,9 +68,9 @@ std::string ExplanationToText(const PodExplanation& explanation);
 
 // One scheduler's run.
 struct RunReport {
-  std::string scheduler;            // "huygens" or "baseline"
+  std::string scheduler;            // "huygens", "nrt" or "baseline"
   int pods = 0;                     // pods that arrived
-  int scheduled = 0;                // pods that started running (baseline: admitted by kubelet)
+  int scheduled = 0;                // pods that started running (nrt, baseline: kubelet admitted)
   int unschedulable = 0;            // pods still waiting at the end of the run
   std::map<std::string, int> unschedulable_reasons;  // reason -> pods whose last attempt gave it
   int admission_rejected = 0;       // kubelet rejections (TopologyAffinityError and others)
@@ -114,11 +115,14 @@ struct Report {
   std::vector<Group> groups;
   int cpu_map_sample_nodes = 0; // nodes shown in the CPU maps (a sample when < nodes)
   RunReport huygens;
+  RunReport nrt;                // the NRT peer's run
+  std::string nrt_scoring;      // its scoring strategy, e.g. "LeastAllocated"
   RunReport baseline;
-  bool has_baseline = true;
+  bool has_baseline = true;     // false: neither nrt nor baseline ran
 };
 
-// JSON, top-level keys "version", "cluster", "workload", "huygens", "baseline" (see
+// JSON, top-level keys "version", "cluster", "workload", "nrtScoring", "huygens", "nrt",
+// "baseline" (see
 // docs/simulate.md). `detail` adds the timelines and CPU maps.
 nlohmann::json ReportToJson(const Report& report, bool detail);
 // The side-by-side table printed by `huygens simulate`.

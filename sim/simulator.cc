@@ -19,6 +19,7 @@
 #include "node/node_state.h"
 #include "sched/cache.h"
 #include "sched/evaluator.h"
+#include "sched/node_topology.h"
 #include "sched/profile.h"
 #include "sched/queue.h"
 #include "sched/scheduler.h"
@@ -35,10 +36,14 @@ struct GroupModel {
   std::shared_ptr<const LedgerShape> shape;
   CpuSet system_cpus;
   CpuSet user_pool;
-  // Baseline kubelet.
+  // Baseline and NRT runs: kubelet.
   std::optional<StaticPolicy> kubelet;
   std::vector<int> numa_ids;
   std::map<int, std::map<int, int>> distances;
+  // NRT run: the node's NodeResourceTopology but for the zones' available cpu, and each zone's
+  // user CPUs (zones in NodeTopology order).
+  sched::NodeTopology nrt;
+  std::vector<CpuSet> zone_user_cpus;
 };
 
 struct NodeModel {
@@ -83,6 +88,31 @@ absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopolog
   return std::make_shared<const CpuTopology>(*std::move(t));
 }
 
+// The NodeResourceTopology NFD's topology-updater publishes for a node of group `g`, but for
+// the zones' available cpu (Run::NrtOf): attributes topologyManagerPolicy / topologyManagerScope
+// from the group, no topologyManagerMaxNUMANodes (readers take 8); one zone per NUMA node, costs
+// from the NUMA distances; memory: the node's allocatable memory shared among the zones in
+// proportion to their online CPUs, and available = allocatable (the kubelet model has no memory
+// manager: with its policy None, pods hold no NUMA memory in the podresources API).
+// `zone_user_cpus` gets each zone's user-pool CPUs.
+sched::NodeTopology NrtTemplate(const NodeGroupSpec& g, const CpuTopology& topo,
+                                const CpuSet& user_pool, std::vector<CpuSet>& zone_user_cpus) {
+  sched::NodeTopology nrt;
+  nrt.policy = g.topology_policy;
+  nrt.scope = g.topology_scope;
+  const int64_t online = topo.OnlineCpus().Size();
+  for (const NumaNode& n : topo.NumaNodes()) {
+    const CpuSet cpus = topo.CpusInNumaNode(n.id).Intersection(topo.OnlineCpus());
+    const int64_t memory = online == 0 ? 0 : g.memory_bytes * cpus.Size() / online;
+    nrt.zones.push_back({n.id, 0, memory});
+    zone_user_cpus.push_back(cpus.Intersection(user_pool));
+  }
+  for (const NumaNode& a : topo.NumaNodes()) {
+    for (const NumaNode& b : topo.NumaNodes()) nrt.costs.push_back(topo.Distance(a.id, b.id));
+  }
+  return nrt;
+}
+
 absl::StatusOr<GroupModel> BuildGroup(const NodeGroupSpec& g, bool baseline) {
   GroupModel m;
   m.spec = &g;
@@ -112,6 +142,7 @@ absl::StatusOr<GroupModel> BuildGroup(const NodeGroupSpec& g, bool baseline) {
     }
   }
   if (baseline) {
+    m.nrt = NrtTemplate(g, *m.topology, m.user_pool, m.zone_user_cpus);
     if (m.system_cpus.Empty()) {
       return absl::InvalidArgumentError(fmt::format(
           "node group {}: the baseline models kubelet's static CPU manager, which needs at least "
@@ -152,18 +183,27 @@ class Run {
   absl::StatusOr<RunReport> Go();
 
  private:
-  bool baseline() const { return which_ == Scheduler::kBaseline; }
+  // The runs whose placements kubelet admits (nrt and baseline): NUMA-blind cache nodes, and
+  // kubelet's topology manager and static CPU manager on each node.
+  bool kubelet_admits() const { return which_ != Scheduler::kHuygens; }
   absl::Status BuildCluster();
   absl::Status Attempt(sched::QueuedPod queued);
   // SimulationOptions::explain_pod: every node's verdict and scores for `pod`, before the
   // attempt; Attempt completes it with the outcome.
   absl::StatusOr<PodExplanation> Explain(const sched::PodPtr& pod);
-  // Baseline: kubelet admission of a pod the scheduler put on `node`. Returns the rejection
-  // reason, or "" when admitted (and `held` set).
+  // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`. Returns the
+  // rejection reason, or "" when admitted (and `held` set).
   std::string Admit(int pod_index, int node, CpuSet& held);
   absl::Status Place(int pod_index, int node, const CpuSet& held,
                      const std::optional<PodAllocation>& allocation);
   absl::Status Depart(int pod_index);
+  // NRT run: the node's NodeResourceTopology as NFD's topology-updater reports it from the
+  // node's kubelet state: a zone's available cpu is its user CPUs that no container holds
+  // exclusively (the podresources API lists exclusive CPUs only, so shared pods do not count).
+  std::shared_ptr<const sched::NodeTopology> NrtOf(const NodeModel& node) const;
+  // NRT run: republishes the node's NodeResourceTopology after its kubelet state changed (the
+  // model has no publication delay: the scheduler always reads a fresh object).
+  absl::Status PublishNrt(int node_idx);
   // A running pod's in-place resize (PodArrival::resizes[which]); a pod no longer running
   // ignores it. Huygens: ClusterCache::ResizeContainer; baseline: kubelet v1.35 refuses it.
   absl::Status Resize(int pod_index, int which);
@@ -210,7 +250,7 @@ class Run {
 
 absl::Status Run::BuildCluster() {
   for (const NodeGroupSpec& g : cluster_.groups) {
-    auto m = BuildGroup(g, baseline());
+    auto m = BuildGroup(g, kubelet_admits());
     if (!m.ok()) return m.status();
     groups_.push_back(*std::move(m));
   }
@@ -251,14 +291,15 @@ absl::Status Run::BuildCluster() {
       node.taints = g.taints;
       node.allocatable.memory_bytes = g.memory_bytes;
       node.allocatable.pods = g.max_pods;
-      if (g.mode == NodeMode::kIsolated && !baseline()) {
+      if (g.mode == NodeMode::kIsolated && !kubelet_admits()) {
         node.allocatable.cpu_milli = int64_t{m.system_cpus.Size()} * 1000;
         node.allocatable.extended[kIsolatedCpuResource] = m.user_pool.Size();
       } else {
         node.allocatable.cpu_milli = int64_t{m.user_pool.Size()} * 1000;
       }
-      if (baseline()) {
+      if (kubelet_admits()) {
         nm.kubelet_state = m.kubelet->InitialState();
+        if (which_ == Scheduler::kNrt) node.nrt = NrtOf(nm);
       } else {
         NodeConfig config;
         config.name = nm.name;
@@ -282,13 +323,34 @@ absl::Status Run::BuildCluster() {
       nodes_.push_back(std::move(nm));
     }
   }
-  sched::Profile profile = baseline() ? sched::DefaultProfile() : sched::HuygensProfile();
+  sched::Profile profile = which_ == Scheduler::kHuygens ? sched::HuygensProfile()
+                           : which_ == Scheduler::kNrt  ? sched::NrtProfile(options_.nrt_scoring)
+                                                        : sched::DefaultProfile();
   std::unique_ptr<sched::BindPlugin> binder;
-  if (!baseline() && options_.huygens_binder) binder = options_.huygens_binder(&cache_);
+  if (!kubelet_admits() && options_.huygens_binder) binder = options_.huygens_binder(&cache_);
   auto s = sched::Scheduler::Create(&cache_, profile, std::move(binder));
   if (!s.ok()) return s.status();
   scheduler_ = *std::move(s);
   return absl::OkStatus();
+}
+
+std::shared_ptr<const sched::NodeTopology> Run::NrtOf(const NodeModel& node) const {
+  const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+  auto nrt = std::make_shared<sched::NodeTopology>(g.nrt);
+  for (size_t z = 0; z < nrt->zones.size(); ++z) {
+    nrt->zones[z].cpu_available_milli =
+        int64_t{g.zone_user_cpus[z].IntersectionSize(node.kubelet_state->default_cpu_set)} * 1000;
+  }
+  return nrt;
+}
+
+absl::Status Run::PublishNrt(int node_idx) {
+  const NodeModel& nm = nodes_[static_cast<size_t>(node_idx)];
+  const sched::NodeInfo* info = cache_.FindNode(nm.name);
+  if (info == nullptr) return absl::InternalError(fmt::format("node {} left the cache", nm.name));
+  sched::Node node = info->node;
+  node.nrt = NrtOf(nm);
+  return cache_.UpdateNode(std::move(node));
 }
 
 std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
@@ -367,7 +429,8 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
   const PodSpec& spec = rec.pod->spec;
   // Policy checks on the placement.
   const TopologyPolicy policy =
-      baseline() ? g.spec->topology_policy : spec.topology_policy.value_or(g.spec->topology_policy);
+      kubelet_admits() ? g.spec->topology_policy
+                       : spec.topology_policy.value_or(g.spec->topology_policy);
   const TopologyScope scope = g.spec->topology_scope;
   auto violation = [&](const std::string& what) {
     return absl::InternalError(fmt::format("{} run: pod {} on node {}: {}", report_.scheduler,
@@ -453,7 +516,7 @@ absl::Status Run::Resize(int pod_index, int which) {
   if (!rec.running) return absl::OkStatus();
   const ResizeEvent& e = arrivals_[static_cast<size_t>(pod_index)].resizes[static_cast<size_t>(which)];
   ++report_.resizes;
-  if (baseline()) {
+  if (kubelet_admits()) {
     ++report_.resizes_refused;
     ++report_.resize_refused_reasons["Infeasible: kubelet's static CPU manager policy"];
     return absl::OkStatus();
@@ -487,12 +550,15 @@ absl::Status Run::Depart(int pod_index) {
   if (auto st = cache_.RemovePod(rec.pod->Uid()); !st.ok()) {
     return absl::InternalError(fmt::format("pod {} departs: {}", rec.pod->Uid(), Msg(st)));
   }
-  if (baseline()) {
+  if (kubelet_admits()) {
     const StaticPolicy& policy = *groups_[static_cast<size_t>(node.group)].kubelet;
     for (const auto* list : {&rec.pod->spec.init_containers, &rec.pod->spec.containers}) {
       for (const ContainerSpec& c : *list) {
         policy.RemoveContainer(*node.kubelet_state, rec.pod->Uid(), c.name);
       }
+    }
+    if (which_ == Scheduler::kNrt) {
+      if (absl::Status st = PublishNrt(rec.node); !st.ok()) return st;
     }
   }
   if (absl::Status st = Rehold(pod_index, CpuSet()); !st.ok()) return st;
@@ -548,7 +614,7 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
   const int pod_index = pod_index_.at(uid);
   PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
   std::optional<PodExplanation> explanation;
-  if (!baseline() && !options_.explain_pod.empty() &&
+  if (which_ == Scheduler::kHuygens && !options_.explain_pod.empty() &&
       queued.pod->spec.name == options_.explain_pod) {
     absl::StatusOr<PodExplanation> e = Explain(queued.pod);
     if (!e.ok()) return e.status();
@@ -584,7 +650,7 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
       queue_.Done(uid);
       const int node_idx = node_index_.at(result.node);
       CpuSet held;
-      if (baseline()) {
+      if (kubelet_admits()) {
         const std::string why = Admit(pod_index, node_idx, held);
         if (!why.empty()) {
           ++report_.admission_rejected;
@@ -603,6 +669,9 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
           }
           return absl::OkStatus();
         }
+        if (which_ == Scheduler::kNrt) {
+          if (absl::Status st = PublishNrt(node_idx); !st.ok()) return st;
+        }
       } else if (result.allocation) {
         CpuSet::Builder b;
         for (const ContainerAllocation& c : result.allocation->containers) {
@@ -610,7 +679,7 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
         }
         held = b.Build();
       }
-      return Place(pod_index, node_idx, held, baseline() ? std::nullopt : result.allocation);
+      return Place(pod_index, node_idx, held, kubelet_admits() ? std::nullopt : result.allocation);
     }
     case sched::ScheduleResult::Outcome::kUnschedulable:
       rec.last_reasons = std::move(result.reasons);
@@ -633,7 +702,7 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
 
 absl::Status Run::CheckAll() const {
   for (const NodeModel& node : nodes_) {
-    if (baseline()) {
+    if (kubelet_admits()) {
       const CpuManagerState& s = *node.kubelet_state;
       CpuSet::Builder seen;
       for (const auto& [uid, containers] : s.assignments) {
@@ -642,13 +711,15 @@ absl::Status Run::CheckAll() const {
         for (int cpu : pod_cpus) {
           if (seen.Contains(cpu)) {
             return absl::InternalError(
-                fmt::format("baseline: node {}: CPU {} held by two pods", node.name, cpu));
+                fmt::format("{}: node {}: CPU {} held by two pods", report_.scheduler,
+                            node.name, cpu));
           }
         }
         seen.Add(pod_cpus);
         if (s.default_cpu_set.Intersects(pod_cpus)) {
           return absl::InternalError(fmt::format(
-              "baseline: node {}: pod {} holds CPUs of the shared pool", node.name, uid));
+              "{}: node {}: pod {} holds CPUs of the shared pool", report_.scheduler, node.name,
+              uid));
         }
       }
     } else {
@@ -730,7 +801,9 @@ void Run::Sample(int64_t t_us) {
 }
 
 absl::StatusOr<RunReport> Run::Go() {
-  report_.scheduler = baseline() ? "baseline" : "huygens";
+  report_.scheduler = which_ == Scheduler::kHuygens ? "huygens"
+                      : which_ == Scheduler::kNrt  ? "nrt"
+                                                   : "baseline";
   report_.pods = static_cast<int>(arrivals_.size());
   if (auto st = BuildCluster(); !st.ok()) return st;
   const std::string scheduler_name = scheduler_->profile().scheduler_name;
@@ -893,19 +966,25 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
     report.groups.push_back(std::move(rg));
   }
   report.cpu_map_sample_nodes = std::min(options.cpu_map_nodes, report.nodes);
-  SimulationOptions first = options;
-  if (with_baseline && options.progress) {
-    first.progress = [&options](double f) { options.progress(f / 2); };
-  }
-  auto huygens = RunSimulation(cluster, arrivals, Scheduler::kHuygens, first);
-  if (!huygens.ok()) return huygens.status();
-  report.huygens = *std::move(huygens);
-  if (with_baseline) {
-    SimulationOptions second = options;
-    if (options.progress) second.progress = [&options](double f) { options.progress(0.5 + f / 2); };
-    auto base = RunSimulation(cluster, arrivals, Scheduler::kBaseline, second);
-    if (!base.ok()) return base.status();
-    report.baseline = *std::move(base);
+  report.nrt_scoring = sched::ToString(options.nrt_scoring);
+  const std::vector<Scheduler> runs =
+      with_baseline ? std::vector<Scheduler>{Scheduler::kHuygens, Scheduler::kNrt,
+                                             Scheduler::kBaseline}
+                    : std::vector<Scheduler>{Scheduler::kHuygens};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SimulationOptions run_options = options;
+    if (options.progress) {
+      const double from = static_cast<double>(i) / static_cast<double>(runs.size());
+      const double share = 1.0 / static_cast<double>(runs.size());
+      run_options.progress = [&options, from, share](double f) {
+        options.progress(from + f * share);
+      };
+    }
+    auto run = RunSimulation(cluster, arrivals, runs[i], run_options);
+    if (!run.ok()) return run.status();
+    (runs[i] == Scheduler::kHuygens ? report.huygens
+     : runs[i] == Scheduler::kNrt   ? report.nrt
+                                    : report.baseline) = *std::move(run);
   }
   return report;
 }

@@ -1,6 +1,7 @@
 // Simulator: an event-driven run of a workload over a modelled cluster, with the Huygens
-// scheduler and with the baseline (the stock NUMA-blind scheduler followed by kubelet
-// admission), producing a Report.
+// scheduler, with the NRT peer (kube-scheduler with scheduler-plugins' NodeResourceTopologyMatch
+// followed by kubelet admission) and with the baseline (the stock NUMA-blind scheduler followed
+// by kubelet admission), producing a Report.
 //
 // What it does (docs/simulate.md has the full story):
 //   - Simulated time only: events (arrivals, departures, kubelet re-creations, queue wakeups)
@@ -15,6 +16,10 @@
 //     A rejected pod (TopologyAffinityError, or an allocation error) is removed from the node;
 //     like a ReplicaSet, a replacement is created after `admission_retry_delay_us`, at most
 //     `max_admission_retries` times; then the pod counts as failed.
+//   - NRT run: sched::NrtProfile(options.nrt_scoring) over NUMA-blind nodes that carry a
+//     NodeResourceTopology (Node::nrt) derived from the node's kubelet state as NFD's
+//     topology-updater reports it, republished after every admission and departure; the chosen
+//     node's kubelet admits the pod exactly as in the baseline run.
 //   - Termination: a pod is retried only after a cluster change or its backoff; a Reserve
 //     refusal counts as unschedulable (it waits for a change), and a pod whose attempts end in
 //     a scheduling error max_scheduling_errors_per_pod times stops the run with an Internal
@@ -38,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "sched/cache.h"
 #include "sched/framework.h"
+#include "sched/profile.h"
 #include "sim/cluster_spec.h"
 #include "sim/report.h"
 #include "sim/workload.h"
@@ -45,9 +51,12 @@
 namespace huygens::sim {
 
 struct SimulationOptions {
-  // Baseline: re-creations of a pod kubelet rejected. Default 3.
+  // NRT run: NodeResourceTopologyMatch's scoring strategy. Default kLeastAllocated (the
+  // plugin's own default).
+  sched::NrtScoring nrt_scoring = sched::NrtScoring::kLeastAllocated;
+  // Baseline and NRT runs: re-creations of a pod kubelet rejected. Default 3.
   int max_admission_retries = 3;
-  // Baseline: delay before a re-created pod reaches the scheduler. Default 1 s.
+  // Baseline and NRT runs: delay before a re-created pod reaches the scheduler. Default 1 s.
   int64_t admission_retry_delay_us = 1000000;
   // Points on the utilisation timeline; 0 = none. Default 240.
   int timeline_samples = 240;
@@ -74,7 +83,7 @@ struct SimulationOptions {
   std::function<std::unique_ptr<sched::BindPlugin>(sched::ClusterCache*)> huygens_binder;
 };
 
-enum class Scheduler { kHuygens, kBaseline };
+enum class Scheduler { kHuygens, kBaseline, kNrt };
 
 // One run. Errors: InvalidArgument for a cluster that cannot be modelled (e.g. a baseline node
 // without system CPUs: kubelet's static policy needs a reservation), Internal for a broken
@@ -84,8 +93,8 @@ absl::StatusOr<RunReport> RunSimulation(const ClusterSpec& cluster,
                                         const std::vector<PodArrival>& arrivals,
                                         Scheduler which, const SimulationOptions& options);
 
-// Both runs on the same input, and the cluster summary. `with_baseline` false skips the
-// baseline (Report::has_baseline false).
+// The three runs on the same input (huygens, nrt, baseline), and the cluster summary.
+// `with_baseline` false runs Huygens only (Report::has_baseline false).
 absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<PodArrival>& arrivals,
                                 const SimulationOptions& options, bool with_baseline = true);
 

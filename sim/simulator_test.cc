@@ -103,7 +103,7 @@ TEST(SimulatorTest, RandomSmallSimulationsKeepEveryInvariantAfterEveryEvent) {
     options.check_every_event = true;
     auto report = Simulate(cluster, GenerateArrivals(workload, seed), options);
     ASSERT_TRUE(report.ok()) << report.status();
-    for (const RunReport* r : {&report->huygens, &report->baseline}) {
+    for (const RunReport* r : {&report->huygens, &report->nrt, &report->baseline}) {
       EXPECT_EQ(r->pods, 135);
       EXPECT_GT(r->scheduled, 0);
       EXPECT_EQ(r->scheduled + r->unschedulable + r->admission_failed_pods, r->pods);
@@ -143,6 +143,8 @@ TEST(SimulatorTest, HuygensBeatsTheBaselineWhereKubeletWouldRejectPods) {
   EXPECT_GE(h.single_numa_ratio, b.single_numa_ratio);
   EXPECT_DOUBLE_EQ(h.single_numa_ratio, 1.0);  // single-numa-node is honoured by construction
   EXPECT_GE(h.scheduled, b.scheduled);
+  // The NRT peer's zone-level filter sees the split too.
+  EXPECT_LT(report->nrt.admission_rejected, b.admission_rejected);
 
   // Under best-effort kubelet admits the pods the NUMA-blind scheduler sends it and spreads
   // them over NUMA nodes; Huygens keeps choosing nodes where one NUMA node fits.
@@ -155,6 +157,65 @@ TEST(SimulatorTest, HuygensBeatsTheBaselineWhereKubeletWouldRejectPods) {
   EXPECT_LT(report->baseline.single_numa_ratio, 1.0);
   EXPECT_GT(report->baseline.mean_numa_nodes_per_pod, 1.0);
   EXPECT_GE(report->huygens.single_numa_ratio, report->baseline.single_numa_ratio);
+}
+
+// The NRT peer reads each node's NodeResourceTopology, republished from kubelet's state after
+// every admission and departure. Nodes of 2 NUMA nodes with 4 and 5 user CPUs (CPU 0 reserved):
+// two 3-CPU pods fill them NUMA-wise while NodeResourcesFit still sees 3 free CPUs, so the
+// stock scheduler sends a third pod that kubelet rejects; the NRT filter sees no zone with 3
+// free CPUs and holds it until a pod leaves, then places it.
+TEST(SimulatorTest, TheNrtPeerFollowsEachNodesKubeletStateAndAvoidsAdmissionRejections) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, count: 2, topology: {synthetic: "package:1 numa:2 core:5 pu:1"}, systemCpus: "0", topologyPolicy: single-numa-node}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    count: 8
+    lifetime: {distribution: fixed, value: 10s}
+    containers: [{name: a, requests: {cpu: 3, memory: 1Gi}, limits: {cpu: 3, memory: 1Gi}}]
+)");
+  for (sched::NrtScoring scoring :
+       {sched::NrtScoring::kLeastAllocated, sched::NrtScoring::kMostAllocated,
+        sched::NrtScoring::kBalancedAllocation, sched::NrtScoring::kLeastNumaNodes}) {
+    SCOPED_TRACE(sched::ToString(scoring));
+    SimulationOptions options = FakeClockOptions();
+    options.nrt_scoring = scoring;
+    options.check_every_event = true;
+    auto report = Simulate(cluster, GenerateArrivals(workload, 1), options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->nrt_scoring, sched::ToString(scoring));
+    const RunReport& nrt = report->nrt;
+    EXPECT_EQ(nrt.scheduler, "nrt");
+    EXPECT_GT(report->baseline.admission_rejected, 0);
+    EXPECT_EQ(nrt.admission_rejected, 0);
+    EXPECT_EQ(nrt.scheduled, 8);  // the last four after the first four left
+    EXPECT_DOUBLE_EQ(nrt.single_numa_ratio, 1.0);
+    EXPECT_GT(nrt.attempts, 8);  // the filter held the last four back while the zones were full
+  }
+}
+
+// SimulationOptions::nrt_scoring reaches the plugin. Two best-effort nodes: a (2 NUMA nodes of
+// 4 and 5 user CPUs) and b (one NUMA node of 7). NodeResourcesFit prefers the larger a; with
+// LeastAllocated NodeResourceTopologyMatch scores 0 off single-numa-node, so a 6-CPU pod goes
+// to a and kubelet spreads it over both NUMA nodes; LeastNUMANodes prefers b's single zone.
+TEST(SimulatorTest, TheNrtScoringOptionChoosesTheStrategy) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: a, topology: {synthetic: "package:1 numa:2 core:5 pu:1"}, systemCpus: "0", topologyPolicy: best-effort}
+  - {name: b, topology: {synthetic: "package:1 numa:1 core:8 pu:1"}, systemCpus: "0", topologyPolicy: best-effort}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    containers: [{name: a, requests: {cpu: 6, memory: 1Gi}, limits: {cpu: 6, memory: 1Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  auto least_allocated = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(least_allocated.ok()) << least_allocated.status();
+  EXPECT_EQ(least_allocated->nrt.exclusive_pods, 1);
+  EXPECT_DOUBLE_EQ(least_allocated->nrt.single_numa_ratio, 0.0);
+  options.nrt_scoring = sched::NrtScoring::kLeastNumaNodes;
+  auto least_numa = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(least_numa.ok()) << least_numa.status();
+  EXPECT_DOUBLE_EQ(least_numa->nrt.single_numa_ratio, 1.0);
 }
 
 TEST(SimulatorTest, ABaselineNodeWithoutSystemCpusIsRefusedWithTheReason) {
@@ -345,10 +406,12 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
     count: 4
     containers: [{name: a, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]
 )");
-  auto report = Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions());
+  absl::StatusOr<Report> report =
+      Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions());
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json j = ReportToJson(*report, true);
-  for (const char* run : {"huygens", "baseline"}) {
+  EXPECT_EQ(j["nrtScoring"], "LeastAllocated");
+  for (const char* run : {"huygens", "nrt", "baseline"}) {
     for (const char* key : {"scheduled", "unschedulable", "admissionRejected", "singleNumaRatio",
                             "meanNumaNodesPerPod", "sharedSiblingCores", "podsPerSecond"}) {
       EXPECT_TRUE(j[run].contains(key)) << run << "." << key;
@@ -359,6 +422,19 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   const std::string html = ReportToHtml(*report);
   EXPECT_THAT(html, ::testing::HasSubstr("<svg"));
   EXPECT_THAT(html, ::testing::Not(::testing::HasSubstr("http")));
+  EXPECT_THAT(html, ::testing::HasSubstr("<th>huygens</th><th>nrt</th><th>baseline</th>"));
+  EXPECT_THAT(html, ::testing::HasSubstr("<polyline class=\"nrt\""));
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("huygens +nrt +baseline\n"));
+
+  // Huygens alone: the peers' columns are empty and null.
+  report = Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions(),
+                    /*with_baseline=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json alone = ReportToJson(*report, true);
+  EXPECT_TRUE(alone["nrt"].is_null());
+  EXPECT_TRUE(alone["nrtScoring"].is_null());
+  EXPECT_TRUE(alone["baseline"].is_null());
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nscheduled +4 +- +-\n"));
 }
 
 }  // namespace
