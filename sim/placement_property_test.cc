@@ -136,7 +136,7 @@ std::vector<Figure> Figures(const RunReport& h, const RunReport& b) {
   };
 }
 
-TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsTheStockScheduler) {
+TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsEitherPeer) {
   uint64_t first = 1, last = 120;
   if (const char* one = std::getenv("HUYGENS_PROPERTY_SEED")) first = last = std::stoull(one);
   const bool verbose = std::getenv("HUYGENS_PROPERTY_VERBOSE") != nullptr;
@@ -161,19 +161,22 @@ TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsTheS
       EXPECT_FALSE(strict) << "seed " << seed << ": " << h.fits_one_numa_single_ratio
                            << " of the pods that fit one NUMA node are on one";
     }
-    for (const Figure& f : Figures(h, report->baseline)) {
+    for (const auto& [peer, run] : {std::pair<std::string, const RunReport*>{"baseline", &report->baseline},
+                                     {"nrt", &report->nrt}}) {
+    for (const Figure& f : Figures(h, *run)) {
       const bool worse = f.higher_is_better ? f.huygens < f.baseline - 1e-9
                                             : f.huygens > f.baseline + 1e-9;
-      if (worse) ++worse_seeds[f.name];
+      if (worse) ++worse_seeds[std::string(f.name) + " (against " + peer + ")"];
       EXPECT_FALSE(worse && (f.held || strict))
           << "seed " << seed << ": " << f.name << ": huygens " << f.huygens
-                          << ", baseline " << f.baseline
+                          << ", " << peer << " " << f.baseline
                           << " (rerun: HUYGENS_PROPERTY_SEED=" << seed
                           << " HUYGENS_PROPERTY_VERBOSE=1)";
     }
+    }
   }
   for (const auto& [figure, seeds] : worse_seeds) {
-    std::printf("%s: huygens worse than the baseline on %d of %llu seeds\n", figure.c_str(), seeds,
+    std::printf("%s: huygens worse on %d of %llu seeds\n", figure.c_str(), seeds,
                 (unsigned long long)(last - first + 1));
   }
 }
