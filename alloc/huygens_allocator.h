@@ -17,7 +17,9 @@
 //      allow any size. Among sets of that size: first the most compact set - the fewest
 //      sockets, then the smallest sum of the NUMA distances between its nodes (so two nodes at
 //      distance 12 beat two at 32, and a set never crosses a socket when one socket has room) -
-//      then the numa_strategy score (most-allocated: the smallest total offer, best fit;
+//      then the waste of its shares (alloc/waste.h's Rank: fewer cores shared with another
+//      pod, then, packing, a clean fit; spreading, fewer stranded CPUs), then the numa_strategy
+//      score (most-allocated: the smallest total offer, best fit;
 //      least-allocated: the largest total offer; nearest: the smallest sum, over the set, of
 //      each node's distance to the nearest of near_numa_nodes, then as most-allocated), then
 //      the fewest L3 groups the allocation would span, then the lowest NUMA ids. With more than
@@ -28,9 +30,12 @@
 //      give min(offer, what is left).
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
-//        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the node's free
-//                       CPUs in those L3 groups (with one L3 group per NUMA node and one
-//                       NUMA node, exactly what kubelet's static policy would take there);
+//        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the whole free
+//                       cores in those L3 groups when they hold the share (an odd CPU then
+//                       takes a thread of a free core, never the last free thread of a core
+//                       another pod holds), else over every free CPU there (then, with one L3
+//                       group per NUMA node and one NUMA node, exactly what kubelet's static
+//                       policy would take there);
 //        full-cores   - whole free cores only, lowest core id first; never splits a core;
 //        spread-cores - one thread (the lowest usable) per core, cores whose threads are all
 //                       free first, then cores already partly used, lowest core id first; the
