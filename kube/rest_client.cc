@@ -132,7 +132,10 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
-  if (!streaming) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
+  if (!streaming) {
+    const auto timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnData);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &call);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);

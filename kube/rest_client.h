@@ -9,6 +9,7 @@
 #define HUYGENS_KUBE_REST_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> query;  // URL-encoded when sent
   std::string body;          // sent when non-empty
   std::string content_type = "application/json";
+  // Whole-request timeout of this request; zero (default): RestConfig::timeout. Not for Stream.
+  // The leader elector bounds each attempt by the time left before its renew deadline.
+  std::chrono::milliseconds timeout{0};
 };
 
 // A raw answer: what the server sent, whatever its code.
