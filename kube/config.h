@@ -41,6 +41,16 @@ struct RestConfig {
   std::chrono::milliseconds timeout{30000};
   // TCP + TLS connect timeout. Default 5 s.
   std::chrono::milliseconds connect_timeout{5000};
+  // TCP keepalive on every connection: first probe after this idle time, then one every this
+  // interval, so a peer that vanished (half-open connection) is noticed; client-go's dialer
+  // keeps alive every 30 s. Default 30 s; zero turns keepalive off.
+  std::chrono::seconds tcp_keepalive{30};
+  // A watch (RestClient::Stream) that receives no byte for this long is cut (libcurl's
+  // low-speed limit, 1 byte/s over this time) and ends DeadlineExceeded, so the informer
+  // reconnects instead of serving a stale cache from a frozen connection. A live watch with
+  // bookmarks gets one about every minute from kube-apiserver whenever the cluster changed.
+  // Default 120 s; zero: no limit.
+  std::chrono::seconds watch_idle_timeout{120};
   // User-Agent header. Default "huygens/0.1".
   std::string user_agent = "huygens/0.1";
 };

@@ -135,6 +135,14 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   if (!streaming) {
     const auto timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  } else if (config_.watch_idle_timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.watch_idle_timeout.count()));
+  }
+  if (config_.tcp_keepalive.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, static_cast<long>(config_.tcp_keepalive.count()));
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, static_cast<long>(config_.tcp_keepalive.count()));
   }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnData);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &call);
