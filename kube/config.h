@@ -4,7 +4,9 @@
 //
 // Invariants after a successful load: `server` is an http:// or https:// URL without a trailing
 // slash; at most one of the token / client-certificate credentials is used per request (both
-// may be set; the server decides). PEM material is held in memory (files are read at load).
+// may be set; the server decides). PEM material is held in memory (files are read at load);
+// the token and client certificate files are also named, so that RestClient re-reads them when
+// they rotate (kube/credential_files.h).
 // A value type: copy freely; no thread-safety concerns.
 #ifndef HUYGENS_KUBE_CONFIG_H_
 #define HUYGENS_KUBE_CONFIG_H_
@@ -27,6 +29,13 @@ struct RestConfig {
   // Client certificate and key, PEM (kubeconfig `client-certificate[-data]`, `client-key[-data]`).
   std::string client_certificate_pem;
   std::string client_key_pem;
+  // The files bearer_token, client_certificate_pem and client_key_pem were read from (kubeconfig
+  // `tokenFile`, `client-certificate`, `client-key`; in-cluster, the service-account token);
+  // empty when given inline. RestClient re-reads a named file when it changes, as client-go
+  // re-reads a rotated (bound) service-account token and a rotated client certificate.
+  std::string bearer_token_file;
+  std::string client_certificate_file;
+  std::string client_key_file;
   // CA bundle, PEM, that the server certificate must chain to. Empty: the system's CAs.
   std::string ca_pem;
   // Skip verifying the server certificate (kubeconfig `insecure-skip-tls-verify`). Default false.

@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(RestConfig config
 }
 
 RestClient::RestClient(RestConfig config, Clock* clock)
-    : config_(std::move(config)), limiter_(config_.qps, config_.burst, clock) {}
+    : config_(std::move(config)), credentials_(config_), limiter_(config_.qps, config_.burst, clock) {}
 
 RestClient::~RestClient() {
   for (void* h : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(h));
@@ -117,7 +117,8 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   HeaderList headers;
   headers.Add("Accept: application/json");
   if (!request.body.empty()) headers.Add("Content-Type: " + request.content_type);
-  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  const Credentials credentials = credentials_.Current();
+  if (!credentials.bearer_token.empty()) headers.Add("Authorization: Bearer " + credentials.bearer_token);
 
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.verb.c_str());
@@ -154,11 +155,12 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_NOCOPY};
-  curl_blob cert{const_cast<char*>(config_.client_certificate_pem.data()), config_.client_certificate_pem.size(),
-                 CURL_BLOB_NOCOPY};
-  curl_blob key{const_cast<char*>(config_.client_key_pem.data()), config_.client_key_pem.size(), CURL_BLOB_NOCOPY};
+  curl_blob cert{const_cast<char*>(credentials.client_certificate_pem.data()),
+                 credentials.client_certificate_pem.size(), CURL_BLOB_COPY};
+  curl_blob key{const_cast<char*>(credentials.client_key_pem.data()), credentials.client_key_pem.size(),
+                CURL_BLOB_COPY};
   if (!config_.ca_pem.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
-  if (!config_.client_certificate_pem.empty()) {
+  if (!credentials.client_certificate_pem.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
     curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");

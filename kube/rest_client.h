@@ -1,5 +1,6 @@
 // RestClient: HTTP(S) requests to one API server over libcurl, with the configuration's
-// credentials, TLS settings, timeouts and client-side rate limit.
+// credentials (the token and client certificate re-read from their files when they change,
+// kube/credential_files.h), TLS settings, timeouts and client-side rate limit.
 //
 // Every failure is logged (spdlog, warn) with the verb, the path and the HTTP status or transport
 // error; credentials never appear in logs or in returned errors. Connections are kept alive and
@@ -21,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "base/clock.h"
 #include "kube/config.h"
+#include "kube/credential_files.h"
 #include "kube/rate_limiter.h"
 #include "nlohmann/json.hpp"
 
@@ -86,6 +88,7 @@ class RestClient {
   absl::Status Transfer(const HttpRequest& request, Call& call, bool streaming);
 
   const RestConfig config_;
+  CredentialFiles credentials_;  // config_'s, re-read from their files when they rotate
   TokenBucket limiter_;
   std::mutex mu_;
   std::vector<void*> idle_handles_;  // CURL*
