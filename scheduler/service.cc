@@ -93,6 +93,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
         .outbox = &impl->outbox,
         .writer = impl->writer.get(),
         .metrics = &impl->metrics,
+        .clock = impl->clock,
     });
     if (!handlers.ok()) return handlers.status();
     impl->extender = *std::move(handlers);
