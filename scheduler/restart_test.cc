@@ -30,7 +30,8 @@ std::string Log(const char* name, int n) { return fmt::format("{}/huygens-schedu
 TEST(StartUp, AnUnknownLogLevelExitsTwoNamingTheFlagAndTheAcceptedValues) {
   // spdlog's from_str read "INFO" as `off`: the scheduler ran with logging silently off.
   const std::string err = fmt::format("{}/log-level.err", ::testing::TempDir());
-  const int rc = std::system(fmt::format("'{}' --master http://127.0.0.1:1 --log-level INFO 2>'{}'",
+  // Bounded: a scheduler that accepted the flag would run on (against an unreachable master).
+  const int rc = std::system(fmt::format("timeout 20 '{}' --master http://127.0.0.1:1 --log-level INFO 2>'{}'",
                                          HUYGENS_SCHEDULER_BIN, err).c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 2);
