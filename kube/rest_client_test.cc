@@ -150,14 +150,13 @@ class HeaderRecorder {
     });
   }
   ~HeaderRecorder() {
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     ::close(fd_);
   }
   std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
-  // REQUIRES: every request answered (the recorder joined).
+  // The Authorization header of each request, in order; waits for all `count` of them.
   std::vector<std::string> Take() {
     thread_.join();
-    thread_ = std::thread([] {});
     return authorizations_;
   }
 
