@@ -15,6 +15,7 @@
 #include "cri/fallback_runtime.h"
 #include "kube/config.h"
 #include "serving/http_server.h"
+#include "serving/log_level.h"
 #include "spdlog/spdlog.h"
 #include "topology/discovery/discovery.h"
 
@@ -48,10 +49,14 @@ int main(int argc, char** argv) {
                  "kubeconfig file (default: the in-cluster service account)");
   app.add_option("--node-name", node_name, "this node (overrides nodeName and $NODE_NAME)");
   app.add_flag("--once", once, "run one reconcile pass and publish, then exit");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_option("--log-level", log_level, std::string(serving::kLogLevelNames));
   CLI11_PARSE(app, argc, argv);
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  const auto level = serving::ParseLogLevel(log_level);
+  if (!level.ok()) {
+    spdlog::critical("{}", Msg(level.status()));
+    return 2;
+  }
+  spdlog::set_level(*level);
 
   // ---- Configuration (errors here are fatal: the agent would do the wrong thing) -------------
   std::string yaml;

@@ -382,7 +382,7 @@ void Reconciler::Report(const std::string& ns, const std::string& name, const st
                                               ? "CpusetConflict"
                                               : "CpusetFailed",
                                 .action = "ApplyCpuset",
-                                .note = status.reason.substr(0, 1000),
+                                .note = status.reason,
                                 .reporting_controller = "huygens.io/agent",
                                 .reporting_instance = options_.node_name};
         if (absl::Status e = client_->CreateEvent(event); !e.ok()) {

@@ -23,7 +23,7 @@ std::string StatusToJson(const AllocationStatus& status) {
                                       {"state", ToString(status.state)},
                                       {"reason", status.reason},
                                       {"observed", observed}};
-  return out.dump();
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace huygens::agent

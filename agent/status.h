@@ -34,7 +34,8 @@ struct AllocationStatus {
   friend bool operator==(const AllocationStatus&, const AllocationStatus&) = default;
 };
 
-// The annotation value (see the file comment).
+// The annotation value (see the file comment). Never throws: bytes of `reason` that are not
+// well-formed UTF-8 (a runtime's error text) are written as U+FFFD.
 std::string StatusToJson(const AllocationStatus& status);
 
 }  // namespace huygens::agent

@@ -1,6 +1,7 @@
 #include "kube/api_error.h"
 
 #include "absl/strings/cord.h"
+#include "base/utf8.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -34,7 +35,7 @@ absl::Status ApiError(int http_code, std::string_view body, std::string_view wha
     reason = status.value("reason", "");
     message = status.value("message", "");
   } else {
-    message = std::string(body.substr(0, 200));
+    message = TruncateUtf8(body, 200);
   }
   absl::Status s(CodeFor(http_code, reason), fmt::format("{}: HTTP {} {}: {}", what, http_code, reason, message));
   s.SetPayload(kCodeUrl, absl::Cord(std::to_string(http_code)));

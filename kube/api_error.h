@@ -18,7 +18,8 @@
 namespace huygens::kube {
 
 // Builds the Status for an HTTP error answer. `body` is the response body (a Status object, or
-// anything else). `what` names the request ("PATCH pods default/web").
+// anything else: then its first 200 bytes, cut on a character boundary and made well-formed
+// UTF-8 by TruncateUtf8, are the message). `what` names the request ("PATCH pods default/web").
 absl::Status ApiError(int http_code, std::string_view body, std::string_view what);
 
 // The HTTP code of an API error; 0 for transport failures and non-API statuses.

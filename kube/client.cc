@@ -1,5 +1,6 @@
 #include "kube/client.h"
 
+#include "base/utf8.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
@@ -160,27 +161,29 @@ absl::Status Client::Bind(std::string_view ns, std::string_view pod, std::string
       .status();
 }
 
+nlohmann::json EventObject(const EventRecord& e, std::string_view name, std::string_view event_time) {
+  json regarding = {{"apiVersion", e.api_version}, {"kind", e.kind}, {"name", e.name}};
+  if (!e.ns.empty()) regarding["namespace"] = e.ns;
+  if (!e.uid.empty()) regarding["uid"] = e.uid;
+  return {{"apiVersion", "events.k8s.io/v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name}, {"namespace", e.ns.empty() ? "default" : e.ns}}},
+          {"eventTime", event_time},
+          {"reportingController", e.reporting_controller},
+          {"reportingInstance", e.reporting_instance},
+          {"action", e.action},
+          {"reason", e.reason},
+          {"note", TruncateUtf8(e.note, kMaxEventNoteBytes)},
+          {"type", e.type},
+          {"regarding", regarding}};
+}
+
 absl::Status Client::CreateEvent(const EventRecord& e) {
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
-  std::string name = fmt::format("{}.{:x}{:x}", e.name, nanos, event_counter_++);
-  json regarding = {{"apiVersion", e.api_version}, {"kind", e.kind}, {"name", e.name}};
-  if (!e.ns.empty()) regarding["namespace"] = e.ns;
-  if (!e.uid.empty()) regarding["uid"] = e.uid;
-  std::string ns = e.ns.empty() ? "default" : e.ns;
-  json event = {{"apiVersion", "events.k8s.io/v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}, {"namespace", ns}}},
-                {"eventTime", MicroTimeNow()},
-                {"reportingController", e.reporting_controller},
-                {"reportingInstance", e.reporting_instance},
-                {"action", e.action},
-                {"reason", e.reason},
-                {"note", e.note.substr(0, 1024)},
-                {"type", e.type},
-                {"regarding", regarding}};
-  return Create(Events(), ns, event).status();
+  const std::string name = fmt::format("{}.{:x}{:x}", e.name, nanos, event_counter_++);
+  return Create(Events(), e.ns.empty() ? "default" : e.ns, EventObject(e, name, MicroTimeNow())).status();
 }
 
 absl::Status Client::Watch(const ResourceRef& r, std::string_view ns, const WatchOptions& options,

@@ -80,10 +80,20 @@ struct EventRecord {
   std::string type = "Normal";  // Normal or Warning
   std::string reason;           // "Scheduled", "FailedScheduling" (CamelCase, short)
   std::string action;           // "Binding", "Scheduling"
-  std::string note;             // human-readable message, at most 1 kB
+  std::string note;             // human-readable message; any length, see EventObject
   std::string reporting_controller = "huygens.io/scheduler";
   std::string reporting_instance;
 };
+
+// The apiserver's limit on an Event's note, in bytes (events.k8s.io/v1 validation,
+// NoteLengthLimit).
+inline constexpr size_t kMaxEventNoteBytes = 1024;
+
+// The events.k8s.io/v1 Event object for `event`, named `name`, at `event_time` (RFC 3339 with
+// microseconds). The note is cut to kMaxEventNoteBytes without splitting a character and made
+// well-formed UTF-8 (base/utf8.h), so the object always serialises (dump() does not throw) and
+// passes the apiserver's length check whatever text callers put in it. Pure function.
+nlohmann::json EventObject(const EventRecord& event, std::string_view name, std::string_view event_time);
 
 class Client {
  public:
@@ -129,7 +139,7 @@ class Client {
   absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "",
                     const std::map<std::string, std::string>& annotations = {});
 
-  // Creates an events.k8s.io/v1 Event (name <object>.<unique suffix>, eventTime now).
+  // Creates EventObject(event) named <object>.<unique suffix>, eventTime now.
   absl::Status CreateEvent(const EventRecord& event);
 
   // Opens a watch and calls `on_event` for each event until the server ends the stream (OK),

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
@@ -258,6 +259,27 @@ TEST_F(ClientTest, CreateEventWritesAnEventsV1EventAboutThePod) {
   EXPECT_EQ(events[0]["regarding"]["name"], "a");
   EXPECT_EQ(events[0]["regarding"]["uid"], "u-1");
   EXPECT_EQ(events[0]["type"], "Warning");
+}
+
+TEST_F(ClientTest, CreateEventCutsALongNonAsciiNoteOnACharacterBoundary) {
+  // 1,023 ASCII bytes then "é": a cut at the API's 1,024 bytes would split it (and dump() throw).
+  EventRecord e;
+  e.ns = "default";
+  e.name = "a";
+  e.reason = "FailedScheduling";
+  e.action = "Scheduling";
+  e.note = std::string(1023, 'x') + "\xC3\xA9 and more";
+  ASSERT_TRUE(client_->CreateEvent(e).ok());
+  auto events = server_->List("events.events.k8s.io", "default");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["note"], std::string(1023, 'x'));
+}
+
+TEST(ApiErrorTest, ANonStatusBodyIsQuotedWithoutSplittingACharacter) {
+  // 199 ASCII bytes then "€" (3 bytes): the 200-byte quote leaves it out whole.
+  const absl::Status s = ApiError(502, std::string(199, 'x') + "\xE2\x82\xAC tail", "GET pods");
+  EXPECT_EQ(HttpCode(s), 502);
+  EXPECT_TRUE(absl::EndsWith(s.message(), ": " + std::string(199, 'x'))) << s.message();
 }
 
 TEST(RateLimitTest, BurstPassesThenRequestsArePacedAtQps) {

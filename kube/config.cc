@@ -2,12 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "fmt/format.h"
 
@@ -20,10 +20,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view w
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-void TrimTrailingSpace(std::string& s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
 }
 
 std::string Resolve(std::string_view base_dir, const std::string& path) {
@@ -51,9 +47,9 @@ std::string Scalar(const YAML::Node& map, const char* key) {
   return v && v.IsScalar() ? v.as<std::string>() : std::string();
 }
 
-// PEM from `<key>-data` (base64) or from the file `<key>`.
+// PEM from `<key>-data` (base64) or from the file `<key>` (then named in `*file`).
 absl::StatusOr<std::string> Pem(const YAML::Node& map, const std::string& key, std::string_view base_dir,
-                                std::string_view where) {
+                                std::string_view where, std::string* file = nullptr) {
   std::string data = Scalar(map, (key + "-data").c_str());
   if (!data.empty()) {
     std::string decoded;
@@ -62,9 +58,11 @@ absl::StatusOr<std::string> Pem(const YAML::Node& map, const std::string& key, s
     }
     return decoded;
   }
-  std::string file = Scalar(map, key.c_str());
-  if (file.empty()) return std::string();
-  return ReadFile(Resolve(base_dir, file), fmt::format("kubeconfig: {}.{}", where, key));
+  std::string path = Scalar(map, key.c_str());
+  if (path.empty()) return std::string();
+  path = Resolve(base_dir, path);
+  if (file != nullptr) *file = path;
+  return ReadFile(path, fmt::format("kubeconfig: {}.{}", where, key));
 }
 
 }  // namespace
@@ -115,14 +113,15 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_vi
       }
       config.bearer_token = Scalar(*user, "token");
       if (std::string file = Scalar(*user, "tokenFile"); config.bearer_token.empty() && !file.empty()) {
-        auto token = ReadFile(Resolve(base_dir, file), fmt::format("kubeconfig: {}.tokenFile", where));
+        config.bearer_token_file = Resolve(base_dir, file);
+        auto token = ReadFile(config.bearer_token_file, fmt::format("kubeconfig: {}.tokenFile", where));
         if (!token.ok()) return token.status();
         config.bearer_token = *token;
-        TrimTrailingSpace(config.bearer_token);
+        absl::StripTrailingAsciiWhitespace(&config.bearer_token);
       }
-      auto cert = Pem(*user, "client-certificate", base_dir, where);
+      auto cert = Pem(*user, "client-certificate", base_dir, where, &config.client_certificate_file);
       if (!cert.ok()) return cert.status();
-      auto key = Pem(*user, "client-key", base_dir, where);
+      auto key = Pem(*user, "client-key", base_dir, where, &config.client_key_file);
       if (!key.ok()) return key.status();
       if (cert->empty() != key->empty()) {
         return absl::InvalidArgumentError(
@@ -160,16 +159,17 @@ absl::StatusOr<RestConfig> InClusterConfig(const InClusterSource& source) {
   bool ipv6 = host->find(':') != std::string::npos;
   config.server = fmt::format("https://{}{}{}:{}", ipv6 ? "[" : "", *host, ipv6 ? "]" : "", *port);
   const std::string dir = source.service_account_dir;
-  auto token = ReadFile(dir + "/token", "in-cluster config: service-account token");
+  config.bearer_token_file = dir + "/token";
+  auto token = ReadFile(config.bearer_token_file, "in-cluster config: service-account token");
   if (!token.ok()) return token.status();
   config.bearer_token = *token;
-  TrimTrailingSpace(config.bearer_token);
+  absl::StripTrailingAsciiWhitespace(&config.bearer_token);
   auto ca = ReadFile(dir + "/ca.crt", "in-cluster config: service-account CA");
   if (!ca.ok()) return ca.status();
   config.ca_pem = *ca;
   if (auto ns = ReadFile(dir + "/namespace", "in-cluster config: namespace"); ns.ok() && !ns->empty()) {
     config.default_namespace = *ns;
-    TrimTrailingSpace(config.default_namespace);
+    absl::StripTrailingAsciiWhitespace(&config.default_namespace);
   }
   return config;
 }

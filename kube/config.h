@@ -4,7 +4,9 @@
 //
 // Invariants after a successful load: `server` is an http:// or https:// URL without a trailing
 // slash; at most one of the token / client-certificate credentials is used per request (both
-// may be set; the server decides). PEM material is held in memory (files are read at load).
+// may be set; the server decides). PEM material is held in memory (files are read at load);
+// the token and client certificate files are also named, so that RestClient re-reads them when
+// they rotate (kube/credential_files.h).
 // A value type: copy freely; no thread-safety concerns.
 #ifndef HUYGENS_KUBE_CONFIG_H_
 #define HUYGENS_KUBE_CONFIG_H_
@@ -27,6 +29,13 @@ struct RestConfig {
   // Client certificate and key, PEM (kubeconfig `client-certificate[-data]`, `client-key[-data]`).
   std::string client_certificate_pem;
   std::string client_key_pem;
+  // The files bearer_token, client_certificate_pem and client_key_pem were read from (kubeconfig
+  // `tokenFile`, `client-certificate`, `client-key`; in-cluster, the service-account token);
+  // empty when given inline. RestClient re-reads a named file when it changes, as client-go
+  // re-reads a rotated (bound) service-account token and a rotated client certificate.
+  std::string bearer_token_file;
+  std::string client_certificate_file;
+  std::string client_key_file;
   // CA bundle, PEM, that the server certificate must chain to. Empty: the system's CAs.
   std::string ca_pem;
   // Skip verifying the server certificate (kubeconfig `insecure-skip-tls-verify`). Default false.
@@ -41,6 +50,16 @@ struct RestConfig {
   std::chrono::milliseconds timeout{30000};
   // TCP + TLS connect timeout. Default 5 s.
   std::chrono::milliseconds connect_timeout{5000};
+  // TCP keepalive on every connection: first probe after this idle time, then one every this
+  // interval, so a peer that vanished (half-open connection) is noticed; client-go's dialer
+  // keeps alive every 30 s. Default 30 s; zero turns keepalive off.
+  std::chrono::seconds tcp_keepalive{30};
+  // A watch (RestClient::Stream) that receives no byte for this long is cut (libcurl's
+  // low-speed limit, 1 byte/s over this time) and ends DeadlineExceeded, so the informer
+  // reconnects instead of serving a stale cache from a frozen connection. A live watch with
+  // bookmarks gets one about every minute from kube-apiserver whenever the cluster changed.
+  // Default 120 s; zero: no limit.
+  std::chrono::seconds watch_idle_timeout{120};
   // User-Agent header. Default "huygens/0.1".
   std::string user_agent = "huygens/0.1";
 };

@@ -86,6 +86,7 @@ TEST_F(KubeconfigTest, NamedContextReadsFilesRelativeToTheKubeconfig) {
   EXPECT_EQ(config->server, "https://lab:6443");
   EXPECT_EQ(config->ca_pem, "LAB CA");
   EXPECT_EQ(config->bearer_token, "robot-token");
+  EXPECT_EQ(config->bearer_token_file, (dir_ / "token").string());  // re-read when it rotates
   EXPECT_TRUE(config->insecure_skip_tls_verify);
   EXPECT_EQ(config->default_namespace, "default");
 }
@@ -125,6 +126,7 @@ TEST_F(KubeconfigTest, InClusterConfigReadsTheServiceAccountAndEnvironment) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->server, "https://[fd00::1]:443");
   EXPECT_EQ(config->bearer_token, "robot-token");
+  EXPECT_EQ(config->bearer_token_file, (dir_ / "token").string());  // re-read when it rotates
   EXPECT_EQ(config->ca_pem, "SA CA");
   EXPECT_EQ(config->default_namespace, "kube-system");
 

@@ -127,6 +127,33 @@ TEST_F(InformerTest, DroppedWatchIsResumedFromTheLastVersionWithoutRelisting) {
   EXPECT_GE(clock_.Elapsed(), std::chrono::milliseconds(200));
 }
 
+TEST_F(InformerTest, AFrozenWatchIsCutAtTheIdleLimitAndTheInformerCatchesUp) {
+  RestConfig config;
+  config.server = server_->url();
+  config.qps = 0;
+  config.watch_idle_timeout = std::chrono::seconds(1);
+  auto rest = RestClient::Create(config, &clock_);
+  ASSERT_TRUE(rest.ok());
+  Client client(std::move(*rest), {}, &clock_);
+  InformerOptions options = Options();
+  options.watch_timeout = std::chrono::seconds(300);
+  Recorder recorder;
+  Informer informer(&client, Nodes(), options, recorder.Handlers(), &clock_);
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced() && server_->ActiveWatches() == 1; }));
+  // The connection is lost and the next watch hangs: the apiserver accepted it and sends
+  // nothing, as a frozen or half-open connection would.
+  server_->HoldRequests("watch", "nodes");
+  server_->DropWatches();
+  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
+  // Without an idle limit the informer would wait on the frozen watch for ever.
+  EXPECT_TRUE(Eventually([&] { return server_->RequestCount("watch", "nodes") >= 3; }));
+  server_->ReleaseRequests();
+  EXPECT_TRUE(Eventually([&] { return informer.size() == 1; }));
+  informer.Stop();
+  EXPECT_EQ(recorder.Take(), (std::vector<std::string>{"add n1"}));
+}
+
 TEST_F(InformerTest, FailedListsAreRetriedAfterABackoff) {
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
   ClientOptions no_retry;

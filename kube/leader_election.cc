@@ -1,8 +1,11 @@
 #include "kube/leader_election.h"
 
+#include <algorithm>
+
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
+#include "kube/resource.h"
 #include "spdlog/spdlog.h"
 
 namespace huygens::kube {
@@ -23,13 +26,40 @@ absl::Status LeaderElector::Validate(const LeaderElectionConfig& c) {
   return absl::OkStatus();
 }
 
-LeaderElector::LeaderElector(Client* client, LeaderElectionConfig config, LeaderCallbacks callbacks, Clock* clock)
-    : client_(client),
+absl::StatusOr<std::unique_ptr<LeaderElector>> LeaderElector::Create(const RestConfig& api,
+                                                                     LeaderElectionConfig config,
+                                                                     LeaderCallbacks callbacks, Clock* clock) {
+  if (absl::Status s = Validate(config); !s.ok()) return s;
+  RestConfig own = api;
+  own.timeout = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), config.renew_deadline / 2);
+  own.user_agent = api.user_agent + " leader-election";
+  absl::StatusOr<std::unique_ptr<RestClient>> rest = RestClient::Create(std::move(own), clock);
+  if (!rest.ok()) return rest.status();
+  return std::unique_ptr<LeaderElector>(
+      new LeaderElector(*std::move(rest), std::move(config), std::move(callbacks), clock));
+}
+
+LeaderElector::LeaderElector(std::unique_ptr<RestClient> rest, LeaderElectionConfig config,
+                             LeaderCallbacks callbacks, Clock* clock)
+    : rest_(std::move(rest)),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
       clock_(clock),
       start_(clock->Now()),
       wall_start_(std::chrono::system_clock::now()) {}
+
+absl::StatusOr<json> LeaderElector::Send(HttpRequest request) {
+  request.timeout = rest_->config().timeout;
+  if (leading_) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(last_renew_ + config_.renew_deadline - clock_->Now());
+    if (left.count() <= 0) {
+      return absl::DeadlineExceededError(fmt::format("{} {}: the renew deadline has passed", request.verb, request.path));
+    }
+    request.timeout = std::min(request.timeout, left);
+  }
+  return rest_->Send(request);
+}
 
 // MicroTime of the injected clock, anchored at the wall time of construction.
 std::string LeaderElector::WallTime() const {
@@ -49,15 +79,15 @@ bool LeaderElector::TryAcquireOrRenew() {
                      {"renewTime", now_text},
                      {"leaseTransitions", 0}};
 
-  absl::StatusOr<json> lease = client_->Get(Leases(), ns, name);
+  absl::StatusOr<json> lease = Send({"GET", Leases().ObjectPath(ns, name)});
   if (IsApiNotFound(lease.status())) {
     json object = {{"apiVersion", "coordination.k8s.io/v1"},
                    {"kind", "Lease"},
                    {"metadata", {{"name", name}, {"namespace", ns}}},
                    {"spec", fresh_spec}};
-    absl::StatusOr<json> created = client_->Create(Leases(), ns, object);
+    absl::StatusOr<json> created = Send({"POST", Leases().CollectionPath(ns), {}, object.dump()});
     if (!created.ok()) return false;
-    observed_spec_ = (*created)["spec"];
+    observed_lease_ = *std::move(created);
     observed_time_ = clock_->Now();
     return true;
   }
@@ -65,8 +95,8 @@ bool LeaderElector::TryAcquireOrRenew() {
 
   json spec = lease->value("spec", json::object());
   std::string holder = spec.value("holderIdentity", "");
-  if (spec != observed_spec_) {
-    observed_spec_ = spec;
+  if (!observed_lease_.is_object() || spec != observed_lease_.value("spec", json::object())) {
+    observed_lease_ = *lease;
     observed_time_ = clock_->Now();
   }
   if (holder != observed_holder_) {
@@ -86,11 +116,25 @@ bool LeaderElector::TryAcquireOrRenew() {
     s["leaseTransitions"] = spec.value("leaseTransitions", 0) + 1;
   }
   // The resourceVersion read above is the precondition: a concurrent writer wins, we retry later.
-  absl::StatusOr<json> written = client_->Update(Leases(), updated);
+  absl::StatusOr<json> written = Send({"PUT", Leases().ObjectPath(ns, name), {}, updated.dump()});
   if (!written.ok()) return false;
-  observed_spec_ = (*written)["spec"];
+  observed_lease_ = *std::move(written);
   observed_time_ = clock_->Now();
   return true;
+}
+
+void LeaderElector::Release() {
+  // An empty holder lets the next candidate acquire without waiting out the lease. The version
+  // this elector last wrote is the precondition: after anyone else's write there is nothing of
+  // ours to release.
+  json released = observed_lease_;
+  released["spec"].erase("holderIdentity");
+  released["spec"]["leaseDurationSeconds"] = 1;
+  absl::StatusOr<json> written =
+      Send({"PUT", Leases().ObjectPath(config_.lease_namespace, config_.lease_name), {}, released.dump()});
+  if (!written.ok()) {
+    spdlog::warn("kube: leader election: releasing the lease failed: {}", std::string(written.status().message()));
+  }
 }
 
 void LeaderElector::StopLeading() {
@@ -105,9 +149,11 @@ void LeaderElector::Step() {
     StopLeading();
     return;
   }
+  // A renewal counts from when its attempt began: any other candidate observes the write later.
+  const Clock::TimePoint attempt = clock_->Now();
   bool held = TryAcquireOrRenew();
   if (held) {
-    last_renew_ = clock_->Now();
+    last_renew_ = attempt;
     if (!leading_) {
       leading_ = true;
       spdlog::info("kube: leader election: {} acquired lease {}/{}", config_.identity, config_.lease_namespace,
@@ -126,17 +172,7 @@ void LeaderElector::Run(const std::atomic<bool>& stop) {
     clock_->Sleep(config_.retry_period);
   }
   if (!leading_) return;
-  // Release: an empty holder lets the next candidate acquire without waiting out the lease.
-  absl::StatusOr<json> released = client_->MergePatchWithRetry(
-      Leases(), config_.lease_namespace, config_.lease_name,
-      [&](const json& current) -> absl::StatusOr<std::optional<json>> {
-        if (current.value("spec", json::object()).value("holderIdentity", "") != config_.identity) {
-          return std::optional<json>();
-        }
-        return std::optional<json>(json{{"spec", {{"holderIdentity", nullptr}, {"leaseDurationSeconds", 1}}}});
-      });
-  if (!released.ok()) spdlog::warn("kube: leader election: releasing the lease failed: {}", 
-                                 std::string(released.status().message()));
+  Release();
   StopLeading();
 }
 

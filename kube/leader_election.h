@@ -8,10 +8,19 @@
 //   retry_period: the interval between attempts (default 2 s).
 // Expiry is judged on the local clock from when this candidate observed the record change (as
 // client-go does), never from the times written in the record, so clock skew between machines
-// does not matter. Safety: the leader stops (on_stopped_leading) at most renew_deadline +
-// retry_period after its last successful renewal; any other candidate observed that renewal
-// and so waits at least lease_duration after it; Validate() requires renew_deadline +
-// retry_period < lease_duration, so the old leader has stopped before a new one starts.
+// does not matter. Safety: the leader stops (on_stopped_leading) renew_deadline after its last
+// successful renewal at the latest; any other candidate observed that renewal and so waits at
+// least lease_duration after it; Validate() requires renew_deadline + retry_period <
+// lease_duration, so the old leader has stopped before a new one starts.
+//
+// Its own client, as kube-scheduler's (client-go's resourcelock.NewFromKubeconfig): the elector
+// talks to the API through its own RestClient (own connections and rate limit, user agent
+// "<agent> leader-election"), never retries within an attempt, and bounds each request by
+// max(1 s, renew_deadline / 2) and, while leading, by the time left before the renew deadline
+// (as client-go's renew context does). So a hung or partitioned apiserver cannot hold a renew
+// past the deadline: the leader stops leading at its last successful renewal + renew_deadline
+// (plus the cancellation of the request in flight, milliseconds), while a standby takes over no
+// earlier than lease_duration after it observed that renewal.
 //
 // Driving: Step() is one attempt (tests call it with a fake clock); Run() loops Step() every
 // retry_period until stopped. Callbacks run on the stepping thread.
@@ -22,11 +31,14 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
-#include "kube/client.h"
+#include "absl/status/statusor.h"
 #include "base/clock.h"
+#include "kube/config.h"
+#include "kube/rest_client.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube {
@@ -55,8 +67,12 @@ class LeaderElector {
   // renew_deadline + retry_period >= lease_duration.
   static absl::Status Validate(const LeaderElectionConfig& config);
 
-  // REQUIRES: Validate(config).ok(). `client` and `clock` must outlive the elector.
-  LeaderElector(Client* client, LeaderElectionConfig config, LeaderCallbacks callbacks, Clock* clock);
+  // An elector on its own client to the server of `api` (credentials, TLS, QPS as `api`; the
+  // timeout and user agent replaced as above). `clock` must outlive the elector and is the real
+  // clock in production (the lease is judged against other processes' clocks, and request
+  // timeouts are real time). Errors: Validate's, and RestClient::Create's for `api`.
+  static absl::StatusOr<std::unique_ptr<LeaderElector>> Create(const RestConfig& api, LeaderElectionConfig config,
+                                                               LeaderCallbacks callbacks, Clock* clock);
 
   // One attempt to acquire or renew, then the leading transitions: started leading on success
   // when not leading; stopped leading when leading and the last successful renewal is
@@ -69,19 +85,26 @@ class LeaderElector {
   bool IsLeader() const { return leading_; }
 
  private:
+  LeaderElector(std::unique_ptr<RestClient> rest, LeaderElectionConfig config, LeaderCallbacks callbacks,
+                Clock* clock);
   // Returns true if this candidate holds the lease after the attempt.
   bool TryAcquireOrRenew();
+  // Sends `request` once, bounded by the client's timeout and, while leading, by the time left
+  // before the renew deadline (DeadlineExceeded without sending when none is left).
+  absl::StatusOr<nlohmann::json> Send(HttpRequest request);
+  // Clears the holder (leaseDurationSeconds 1), the last written version as precondition.
+  void Release();
   void StopLeading();
   std::string WallTime() const;
 
-  Client* const client_;
+  const std::unique_ptr<RestClient> rest_;
   const LeaderElectionConfig config_;
   const LeaderCallbacks callbacks_;
   Clock* const clock_;
   const Clock::TimePoint start_;
   const std::chrono::system_clock::time_point wall_start_;
 
-  nlohmann::json observed_spec_;  // the lease spec last seen
+  nlohmann::json observed_lease_;  // the Lease object last read or written
   Clock::TimePoint observed_time_{};
   std::string observed_holder_;
   Clock::TimePoint last_renew_{};

@@ -1,15 +1,24 @@
 #include "kube/leader_election.h"
 
+#include <mutex>
+#include <thread>
+
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
-#include "kube/testing/test_client.h"
 
 namespace huygens::kube {
 namespace {
 
 using std::chrono::seconds;
 using testing::FakeApiServer;
+
+RestConfig Api(const FakeApiServer& server) {
+  RestConfig api;
+  api.server = server.url();
+  api.qps = 0;
+  return api;
+}
 
 LeaderElectionConfig Config(const std::string& identity) {
   LeaderElectionConfig c;
@@ -33,23 +42,21 @@ class LeaderElectionTest : public ::testing::Test {
     auto server = FakeApiServer::Start();
     ASSERT_TRUE(server.ok());
     server_ = std::move(*server);
-    ClientOptions no_retry;
-    no_retry.max_attempts = 1;
-    client_ = testing::ClientFor(*server_, &clock_, no_retry);
   }
   // An elector whose callbacks log "<id> start" / "<id> stop" with the fake time in seconds.
   std::unique_ptr<LeaderElector> Elector(const std::string& id) {
     LeaderCallbacks callbacks;
     callbacks.on_started_leading = [this, id] { log_.push_back(Stamp(id + " start")); };
     callbacks.on_stopped_leading = [this, id] { log_.push_back(Stamp(id + " stop")); };
-    return std::make_unique<LeaderElector>(client_.get(), Config(id), callbacks, &clock_);
+    auto elector = LeaderElector::Create(Api(*server_), Config(id), callbacks, &clock_);
+    EXPECT_TRUE(elector.ok()) << elector.status();
+    return *std::move(elector);
   }
   std::string Stamp(const std::string& what) {
     return what + " @" + std::to_string(std::chrono::duration_cast<seconds>(clock_.Elapsed()).count());
   }
   huygens::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
-  std::unique_ptr<Client> client_;
   std::vector<std::string> log_;
 };
 
@@ -109,6 +116,78 @@ TEST_F(LeaderElectionTest, ReleasingOnStopLetsTheNextCandidateAcquireAtOnce) {
   clock_.Advance(seconds(2));
   b->Step();
   EXPECT_TRUE(b->IsLeader());
+}
+
+// A hung apiserver (every Lease request held, as a partition would): the leader's renew
+// attempts are cut at its renew deadline, so it stops leading within renew_deadline of its last
+// renewal, before lease_duration, the earliest any standby that saw that renewal may take over.
+// Through a shared client with retries and a 30 s timeout it led on for minutes.
+TEST(LeaderElectionHungServerTest, ALeaderStopsAtItsRenewDeadlineWhileTheApiserverHangs) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok());
+  using Ms = std::chrono::milliseconds;
+  LeaderElectionConfig config = Config("a");
+  config.lease_duration = Ms(3000);
+  config.renew_deadline = Ms(2000);
+  config.retry_period = Ms(250);
+  using Time = std::chrono::steady_clock::time_point;
+  std::mutex mu;
+  std::vector<std::pair<std::string, Time>> log;  // "a start", "b stop", ... with when
+  auto elector = [&](const std::string& id) {
+    LeaderElectionConfig c = config;
+    c.identity = id;
+    LeaderCallbacks callbacks;
+    auto note = [&mu, &log](std::string what) {
+      std::lock_guard<std::mutex> lock(mu);
+      log.emplace_back(std::move(what), std::chrono::steady_clock::now());
+    };
+    callbacks.on_started_leading = [note, id] { note(id + " start"); };
+    callbacks.on_stopped_leading = [note, id] { note(id + " stop"); };
+    auto e = LeaderElector::Create(Api(**server), c, callbacks, RealClock::Get());
+    EXPECT_TRUE(e.ok()) << e.status();
+    return *std::move(e);
+  };
+  auto wait_for = [&](const std::function<bool()>& done, Ms limit) {
+    for (auto until = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < until;) {
+      if (done()) return true;
+      std::this_thread::sleep_for(Ms(5));
+    }
+    return done();
+  };
+  std::unique_ptr<LeaderElector> a = elector("a");
+  std::atomic<bool> stop{false};
+  std::thread run_a([&] { a->Run(stop); });
+  ASSERT_TRUE(wait_for([&] { return a->IsLeader(); }, Ms(5000)));
+  std::unique_ptr<LeaderElector> b = elector("b");
+  std::thread run_b([&] { b->Run(stop); });
+  std::this_thread::sleep_for(Ms(600));  // b observes a's renewals
+  ASSERT_FALSE(b->IsLeader());
+
+  (*server)->HoldRequests("*", "leases");
+  const Time hung = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for([&] { return !a->IsLeader(); }, Ms(10000)));
+  const Time stopped = std::chrono::steady_clock::now();
+  EXPECT_LT(stopped - hung, config.renew_deadline + Ms(500));
+  EXPECT_LT(stopped - hung, config.lease_duration);
+  EXPECT_FALSE(b->IsLeader());
+
+  (*server)->ReleaseRequests();
+  EXPECT_TRUE(wait_for([&] { return a->IsLeader() || b->IsLeader(); }, Ms(10000)));
+  stop = true;
+  run_a.join();
+  run_b.join();
+  // At no moment two leaders: every start follows the other's stop.
+  std::lock_guard<std::mutex> lock(mu);
+  std::string leader;
+  for (const auto& [what, when] : log) {
+    const std::string id = what.substr(0, 1);
+    if (what.ends_with("start")) {
+      EXPECT_EQ(leader, "") << id << " started while " << leader << " led";
+      leader = id;
+    } else if (leader == id) {
+      leader.clear();
+    }
+  }
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(RestConfig config
 }
 
 RestClient::RestClient(RestConfig config, Clock* clock)
-    : config_(std::move(config)), limiter_(config_.qps, config_.burst, clock) {}
+    : config_(std::move(config)), credentials_(config_), limiter_(config_.qps, config_.burst, clock) {}
 
 RestClient::~RestClient() {
   for (void* h : idle_handles_) curl_easy_cleanup(static_cast<CURL*>(h));
@@ -117,7 +117,8 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   HeaderList headers;
   headers.Add("Accept: application/json");
   if (!request.body.empty()) headers.Add("Content-Type: " + request.content_type);
-  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  const Credentials credentials = credentials_.Current();
+  if (!credentials.bearer_token.empty()) headers.Add("Authorization: Bearer " + credentials.bearer_token);
 
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.verb.c_str());
@@ -132,7 +133,18 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
-  if (!streaming) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
+  if (!streaming) {
+    const auto timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  } else if (config_.watch_idle_timeout.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.watch_idle_timeout.count()));
+  }
+  if (config_.tcp_keepalive.count() > 0) {
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, static_cast<long>(config_.tcp_keepalive.count()));
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, static_cast<long>(config_.tcp_keepalive.count()));
+  }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnData);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &call);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
@@ -143,11 +155,12 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_NOCOPY};
-  curl_blob cert{const_cast<char*>(config_.client_certificate_pem.data()), config_.client_certificate_pem.size(),
-                 CURL_BLOB_NOCOPY};
-  curl_blob key{const_cast<char*>(config_.client_key_pem.data()), config_.client_key_pem.size(), CURL_BLOB_NOCOPY};
+  curl_blob cert{const_cast<char*>(credentials.client_certificate_pem.data()),
+                 credentials.client_certificate_pem.size(), CURL_BLOB_COPY};
+  curl_blob key{const_cast<char*>(credentials.client_key_pem.data()), credentials.client_key_pem.size(),
+                CURL_BLOB_COPY};
   if (!config_.ca_pem.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
-  if (!config_.client_certificate_pem.empty()) {
+  if (!credentials.client_certificate_pem.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
     curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");

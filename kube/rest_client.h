@@ -1,5 +1,6 @@
 // RestClient: HTTP(S) requests to one API server over libcurl, with the configuration's
-// credentials, TLS settings, timeouts and client-side rate limit.
+// credentials (the token and client certificate re-read from their files when they change,
+// kube/credential_files.h), TLS settings, timeouts and client-side rate limit.
 //
 // Every failure is logged (spdlog, warn) with the verb, the path and the HTTP status or transport
 // error; credentials never appear in logs or in returned errors. Connections are kept alive and
@@ -9,6 +10,7 @@
 #define HUYGENS_KUBE_REST_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "base/clock.h"
 #include "kube/config.h"
+#include "kube/credential_files.h"
 #include "kube/rate_limiter.h"
 #include "nlohmann/json.hpp"
 
@@ -31,6 +34,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> query;  // URL-encoded when sent
   std::string body;          // sent when non-empty
   std::string content_type = "application/json";
+  // Whole-request timeout of this request; zero (default): RestConfig::timeout. Not for Stream.
+  // The leader elector bounds each attempt by the time left before its renew deadline.
+  std::chrono::milliseconds timeout{0};
 };
 
 // A raw answer: what the server sent, whatever its code.
@@ -59,9 +65,11 @@ class RestClient {
   // transport failures (Unavailable, DeadlineExceeded).
   absl::StatusOr<HttpAnswer> Exchange(const HttpRequest& request);
 
-  // A long-running request (watch): no overall timeout; `on_line` gets each newline-terminated
-  // line of a 2xx body as it arrives. Returns OK when the server ends the body cleanly, the
-  // HTTP error of a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
+  // A long-running request (watch): no overall timeout, but cut with DeadlineExceeded when no
+  // byte arrives for RestConfig::watch_idle_timeout (a frozen or half-open connection; TCP
+  // keepalive per RestConfig::tcp_keepalive); `on_line` gets each newline-terminated line of a
+  // 2xx body as it arrives. Returns OK when the server ends the body cleanly, the HTTP error of
+  // a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
   // becomes true (checked at least once a second) or `on_line` returns false.
   absl::Status Stream(const HttpRequest& request, const std::function<bool(std::string_view line)>& on_line,
                       const std::atomic<bool>* cancel = nullptr);
@@ -80,6 +88,7 @@ class RestClient {
   absl::Status Transfer(const HttpRequest& request, Call& call, bool streaming);
 
   const RestConfig config_;
+  CredentialFiles credentials_;  // config_'s, re-read from their files when they rotate
   TokenBucket limiter_;
   std::mutex mu_;
   std::vector<void*> idle_handles_;  // CURL*

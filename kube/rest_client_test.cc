@@ -1,11 +1,15 @@
 #include "kube/rest_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -111,6 +115,74 @@ TEST(RestClientTest, FailuresAreLoggedWithVerbPathAndStatusButNoToken) {
   EXPECT_NE(text.find("DELETE /api/v1/nodes/n1 failed"), std::string::npos) << text;
   EXPECT_EQ(text.find("very-secret-token"), std::string::npos);
   EXPECT_EQ(std::string(missing.status().message()).find("very-secret-token"), std::string::npos);
+}
+
+// Answers `count` requests on 127.0.0.1 with 200 {} and one connection each, recording the
+// Authorization header of each: what the client authenticated with.
+class HeaderRecorder {
+ public:
+  explicit HeaderRecorder(int count) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length);
+    ::listen(fd_, 4);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this, count] {
+      for (int i = 0; i < count; ++i) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        std::string request;
+        char buffer[4096];
+        while (request.find("\r\n\r\n") == std::string::npos) {
+          const ssize_t n = ::recv(c, buffer, sizeof(buffer), 0);
+          if (n <= 0) break;
+          request.append(buffer, static_cast<size_t>(n));
+        }
+        const size_t at = request.find("Authorization: ");
+        authorizations_.push_back(at == std::string::npos ? "" : request.substr(at + 15, request.find("\r\n", at) - at - 15));
+        const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+        ::send(c, answer.data(), answer.size(), 0);
+        ::close(c);
+      }
+    });
+  }
+  ~HeaderRecorder() {
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+  // The Authorization header of each request, in order; waits for all `count` of them.
+  std::vector<std::string> Take() {
+    thread_.join();
+    return authorizations_;
+  }
+
+ private:
+  int fd_;
+  int port_;
+  std::thread thread_;
+  std::vector<std::string> authorizations_;
+};
+
+TEST(RestClientTest, ARotatedServiceAccountTokenIsSentFromTheNextRequestOn) {
+  const fs::path dir = fs::path(::testing::TempDir()) / fmt::format("huygens-token-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "token", std::ios::trunc) << "token-1\n";
+  HeaderRecorder server(2);
+  RestConfig config;
+  config.server = server.url();
+  config.bearer_token = "token-1";
+  config.bearer_token_file = (dir / "token").string();
+  auto rest = RestClient::Create(config);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_TRUE((*rest)->Send(HttpRequest{"GET", "/api/v1/nodes"}).ok());
+  std::ofstream(dir / "token", std::ios::trunc) << "token-2-rotated\n";
+  EXPECT_TRUE((*rest)->Send(HttpRequest{"GET", "/api/v1/nodes"}).ok());
+  EXPECT_EQ(server.Take(), (std::vector<std::string>{"Bearer token-1", "Bearer token-2-rotated"}));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -31,7 +31,6 @@ void EventSink::Post(const nlohmann::json& pod, const char* type, const char* re
   e.type = type;
   e.reason = reason;
   e.action = action;
-  if (note.size() > 1000) note.resize(1000);
   e.note = std::move(note);
   e.reporting_instance = reporting_instance_;
   std::lock_guard<std::mutex> lock(mu_);

@@ -40,8 +40,8 @@ class EventSink {
   void Stop();
 
   // Queues an event about `pod` (a Pod object: its namespace, name and uid are the event's
-  // regarding object): `type` Normal|Warning, `reason`, `action`, and `note` (cut at 1,000
-  // bytes, as the API's limit on notes).
+  // regarding object): `type` Normal|Warning, `reason`, `action`, and `note` (any text: the
+  // client cuts it to the API's limit without splitting a character, kube::EventObject).
   void Post(const nlohmann::json& pod, const char* type, const char* reason, const char* action,
             std::string note);
 

@@ -102,6 +102,12 @@ serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
       }
     }
   }
+  const std::string uid = args->pod["metadata"].value("uid", "");
+  if (verdict.error.empty()) {
+    RecordFilter(uid, verdict.passed);
+  } else {
+    filtered_.erase(uid);
+  }
   return Reply("filter", verdict.error.empty() ? "ok" : "error", 200, RenderFilterResult(*args, verdict));
 }
 
@@ -139,8 +145,31 @@ serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   auto args = ParseBindingArgs(body);
   if (!args.ok()) return BadRequest("bind", args.status());
   std::lock_guard<std::mutex> lock(p_.state->mu);
+  if (!TakeFilterRecord(args->pod_uid, args->node)) {
+    const std::string error =
+        fmt::format("pod {}/{} (uid {}) was not filtered onto node {} by Huygens: bind is only for a node its "
+                    "last filter passed",
+                    args->pod_namespace, args->pod_name, args->pod_uid, args->node);
+    spdlog::warn("extender: {}", error);
+    return Reply("bind", "refused", 200, RenderBindingResult(error));
+  }
   std::string error = BindTo(*args);
   return Reply("bind", error.empty() ? "ok" : "error", 200, RenderBindingResult(error));
+}
+
+void ExtenderHandlers::RecordFilter(const std::string& uid, std::vector<std::string> nodes) {
+  const Clock::TimePoint now = p_.clock->Now();
+  std::erase_if(filtered_, [now](const auto& entry) { return now - entry.second.at > kFilterRecordTtl; });
+  filtered_[uid] = FilterRecord{.nodes = std::move(nodes), .at = now};
+}
+
+bool ExtenderHandlers::TakeFilterRecord(const std::string& uid, const std::string& node) {
+  auto it = filtered_.find(uid);
+  if (it == filtered_.end()) return false;
+  const FilterRecord record = std::move(it->second);
+  filtered_.erase(it);
+  return p_.clock->Now() - record.at <= kFilterRecordTtl &&
+         std::find(record.nodes.begin(), record.nodes.end(), node) != record.nodes.end();
 }
 
 // The bind verb: the pod's recorded allocation is finished on `node` (or undone when kube-

@@ -6,10 +6,14 @@
 //               passes); other pods pass everywhere;
 //   prioritize  the profile's weighted scores, min-max scaled onto 0..10 over the known
 //               candidates (0 everywhere for pods without exclusive CPUs);
-//   bind        the pod's recorded allocation finished on the node (or undone when kube-
-//               scheduler chose another node); otherwise Reserve on the node (exact cpusets,
-//               assumed) and the Binding carrying the allocation, exactly as standalone mode; a
-//               failed Binding forgets the assume, and the reply carries the error.
+//   bind        only for a pod whose last filter, at most kFilterRecordTtl ago, passed the
+//               node (anything else is refused with an error and changes nothing: a caller
+//               cannot bind a pod to a node Huygens did not check); then the pod's recorded
+//               allocation finished on the node (or undone when kube-scheduler chose another
+//               node); otherwise Reserve on the node (exact cpusets, assumed) and the Binding
+//               carrying the allocation, exactly as standalone mode; a failed Binding forgets
+//               the assume, and the reply carries the error. Each filter record serves one
+//               bind (kube-scheduler filters again before it retries).
 // A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
 // nothing; before the cache has applied every listed object each verb answers with an error.
 //
@@ -18,11 +22,14 @@
 #ifndef HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 #define HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/clock.h"
 #include "kube/client.h"
 #include "serving/http_server.h"
 #include "scheduler/binder.h"
@@ -37,6 +44,11 @@ namespace huygens::scheduler {
 
 class ExtenderHandlers {
  public:
+  // How long a filter's verdict lets /bind use the nodes it passed. kube-scheduler binds within
+  // its binding cycle, seconds after filtering; the bound keeps the records of pods that were
+  // never bound from piling up.
+  static constexpr std::chrono::minutes kFilterRecordTtl{5};
+
   // What the verbs work on; every pointer must outlive the handlers. `profiles` is not empty.
   struct Parts {
     kube::Client* client;
@@ -47,6 +59,7 @@ class ExtenderHandlers {
     BindOutbox* outbox;
     PodWriter* writer;
     const ServiceMetrics* metrics;
+    Clock* clock;  // ages the filter records
   };
   // Builds the first profile's evaluator over the cache. Errors: ProfileEvaluator::Create's.
   static absl::StatusOr<std::unique_ptr<ExtenderHandlers>> Create(Parts parts);
@@ -64,9 +77,21 @@ class ExtenderHandlers {
   void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
                   std::vector<const sched::NodeInfo*>& known) const;
   std::string BindTo(const BindingArgs& args);
+  // Records that the last filter of pod `uid` passed `nodes`, and drops expired records.
+  // REQUIRES: CacheSync::mu held (as for every member below).
+  void RecordFilter(const std::string& uid, std::vector<std::string> nodes);
+  // Takes the pod's filter record: whether it is fresh and passed `node`.
+  bool TakeFilterRecord(const std::string& uid, const std::string& node);
+
+  // The nodes the last filter of each pod (by uid) passed, and when.
+  struct FilterRecord {
+    std::vector<std::string> nodes;
+    Clock::TimePoint at;
+  };
 
   const Parts p_;
   std::unique_ptr<sched::ProfileEvaluator> evaluator_;
+  std::map<std::string, FilterRecord> filtered_;
 };
 
 }  // namespace huygens::scheduler

@@ -206,6 +206,35 @@ TEST_F(ExtenderTest, APodWithoutExclusiveCpusPassesScoresNeutrallyAndIsOnlyBound
   EXPECT_FALSE(bound["metadata"].value("annotations", json::object()).contains(kAllocationAnnotation));
 }
 
+TEST_F(ExtenderTest, BindIsRefusedForANodeThePodWasNotFilteredOnto) {
+  // n1 is too small for the 4-CPU pod: filter passes n0 only.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(AddMachine(*server_, "n1", 2));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("big", 4, "default-scheduler")).ok());
+  json burstable = GuaranteedPod("burstable", 2, "default-scheduler");
+  burstable["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "4";
+  ASSERT_TRUE(server_->Create("pods", burstable).ok());
+  StartExtender();
+  auto bind = [&](const std::string& name, const std::string& node) {
+    json pod = *server_->Get("pods", "default", name);
+    json reply = Post("/bind", {{"PodName", name}, {"PodNamespace", "default"},
+                                {"PodUID", pod["metadata"]["uid"]}, {"Node", node}});
+    return reply.value("Error", std::string("no reply"));
+  };
+  json big = *server_->Get("pods", "default", "big");
+  EXPECT_EQ(Post("/filter", Args(big, true))["nodenames"], json::array({"n0"}));
+  EXPECT_THAT(bind("big", "n1"), HasSubstr("was not filtered onto node n1"));
+  // A pod without exclusive CPUs that was never filtered is not bound either.
+  EXPECT_THAT(bind("burstable", "n0"), HasSubstr("was not filtered onto node n0"));
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.bound, 0);
+  EXPECT_EQ(check.annotated, 0);
+  // A filter serves one bind: after the refused one, kube-scheduler filters again and binds.
+  EXPECT_EQ(ScheduleLikeKubeScheduler("big", true), "");
+  EXPECT_EQ((*server_->Get("pods", "default", "big"))["spec"].value("nodeName", ""), "n0");
+  EXPECT_THAT(registry_.Expose(), HasSubstr("huygens_scheduler_extender_requests_total{verb=\"bind\",result=\"refused\"} 2"));
+}
+
 TEST_F(ExtenderTest, MalformedRequestsGet400WithAJsonErrorAndChangeNothing) {
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("p", 2, "default-scheduler")).ok());

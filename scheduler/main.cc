@@ -3,7 +3,8 @@
 // extender.enabled, kube-scheduler's extender protocol on extender.address instead of scheduling
 // from its own queue.
 //
-// Exit codes: 0 after SIGTERM/SIGINT; 1 on a bad flag, configuration or kubeconfig.
+// Exit codes: 0 after SIGTERM/SIGINT; 1 on a bad flag, configuration or kubeconfig; 2 on an
+// unknown --log-level (serving/log_level.h).
 #include <unistd.h>
 
 #include <csignal>
@@ -17,6 +18,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "serving/http_server.h"
+#include "serving/log_level.h"
 #include "scheduler/config.h"
 #include "scheduler/service.h"
 #include "spdlog/spdlog.h"
@@ -45,9 +47,14 @@ int main(int argc, char** argv) {
   app.add_option("--identity", identity, "Leader election identity (default: hostname_pid)");
   app.add_option("--metrics-address", metrics_address, "host:port for /metrics, /healthz, /readyz (overrides the config)");
   app.add_flag("--no-leader-elect", no_leader_elect, "Schedule without leader election");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  app.add_option("--log-level", log_level, std::string(serving::kLogLevelNames));
   CLI11_PARSE(app, argc, argv);
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  const auto level = serving::ParseLogLevel(log_level);
+  if (!level.ok()) {
+    Fail(std::string(level.status().message()));
+    return 2;
+  }
+  spdlog::set_level(*level);
 
   scheduler::SchedulerConfig config;
   if (!config_path.empty()) {

@@ -3,9 +3,13 @@
 // on the fake store; `cluster` (HUYGENS_CLUSTER_CONFORMANCE) on the real kube-apiserver through
 // the fake's upstream mode (kube/testing/upstream.h), where the Bindings, the watches and the
 // resourceVersions are the real server's.
+#include <sys/wait.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -22,6 +26,19 @@ using nlohmann::json;
 
 // The log of the `n`th scheduler process of test `name`.
 std::string Log(const char* name, int n) { return fmt::format("{}/huygens-scheduler-{}-{}.log", ::testing::TempDir(), name, n); }
+
+TEST(StartUp, AnUnknownLogLevelExitsTwoNamingTheFlagAndTheAcceptedValues) {
+  // spdlog's from_str read "INFO" as `off`: the scheduler ran with logging silently off.
+  const std::string err = fmt::format("{}/log-level.err", ::testing::TempDir());
+  // Bounded: a scheduler that accepted the flag would run on (against an unreachable master).
+  const int rc = std::system(fmt::format("timeout 20 '{}' --master http://127.0.0.1:1 --log-level INFO 2>'{}'",
+                                         HUYGENS_SCHEDULER_BIN, err).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  std::stringstream text;
+  text << std::ifstream(err).rdbuf();
+  EXPECT_THAT(text.str(), ::testing::HasSubstr("--log-level: unknown level \"INFO\" (accepted: trace, debug"));
+}
 
 TEST(Restart, KillNineMidRunAndRestartLosesNothingAndNeverDoubleAllocates) {
   auto server = FakeApiServer::Start();

@@ -93,6 +93,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
         .outbox = &impl->outbox,
         .writer = impl->writer.get(),
         .metrics = &impl->metrics,
+        .clock = impl->clock,
     });
     if (!handlers.ok()) return handlers.status();
     impl->extender = *std::move(handlers);
@@ -106,7 +107,6 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
     lc.lease_duration = le.lease_duration;
     lc.renew_deadline = le.renew_deadline;
     lc.retry_period = le.retry_period;
-    if (absl::Status s = kube::LeaderElector::Validate(lc); !s.ok()) return s;
     kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [raw] {
       spdlog::info("{}: started leading", raw->options.identity);
@@ -118,8 +118,11 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       raw->leading = false;
       raw->metrics.leader->Set({}, 0);
     };
-    // The lease is judged against other processes' clocks: the elector runs on the real one.
-    impl->elector = std::make_unique<kube::LeaderElector>(client, lc, callbacks, RealClock::Get());
+    // The lease is judged against other processes' clocks: the elector runs on the real one,
+    // with its own client to the same server (kube/leader_election.h).
+    auto elector = kube::LeaderElector::Create(client->rest().config(), lc, callbacks, RealClock::Get());
+    if (!elector.ok()) return elector.status();
+    impl->elector = *std::move(elector);
   }
   impl->metrics = ServiceMetrics::Register(*registry);
   return std::unique_ptr<SchedulerService>(new SchedulerService(std::move(impl)));

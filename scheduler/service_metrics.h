@@ -47,7 +47,7 @@ struct ServiceMetrics {
     m.leader = &registry.AddGauge("huygens_scheduler_leader", "1 while this instance is the leader.");
     m.extender_requests = &registry.AddCounter(
         "huygens_scheduler_extender_requests_total",
-        "Extender requests from kube-scheduler, by verb (filter, prioritize, bind) and result (ok, error, bad_request).",
+        "Extender requests from kube-scheduler, by verb (filter, prioritize, bind) and result (ok, error, bad_request, refused).",
         {"verb", "result"});
     return m;
   }
