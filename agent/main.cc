@@ -10,6 +10,7 @@
 #include "agent/config.h"
 #include "agent/read_file.h"
 #include "base/status.h"
+#include "base/version.h"
 #include "cri/cgroupfs_runtime.h"
 #include "cri/cri_runtime.h"
 #include "cri/fallback_runtime.h"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   CLI::App app{kDescription, "huygens-agent"};
   std::string config_path, kubeconfig, node_name, log_level = "info";
   bool once = false;
+  app.set_version_flag("--version", VersionLine("huygens-agent"), "Print the version and exit");
   app.add_option("--config", config_path, "agent config YAML (default: every default)");
   app.add_option("--kubeconfig", kubeconfig,
                  "kubeconfig file (default: the in-cluster service account)");

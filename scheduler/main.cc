@@ -13,6 +13,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/version.h"
 #include "fmt/format.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   CLI::App app{"huygens-scheduler: NUMA-aware scheduling with exact cpusets for Kubernetes"};
   std::string config_path, kubeconfig, context, server, identity, metrics_address, log_level = "info";
   bool no_leader_elect = false;
+  app.set_version_flag("--version", VersionLine("huygens-scheduler"), "Print the version and exit");
   app.add_option("--config", config_path, "Scheduler configuration file (YAML)");
   app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: in-cluster configuration)");
   app.add_option("--context", context, "kubeconfig context (default: current-context)");

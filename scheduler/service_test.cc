@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
@@ -86,6 +87,17 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
   EXPECT_TRUE(server_->Get("pods", "default", "other")->at("spec").value("nodeName", "").empty());
   std::string metrics = registry.Expose();
   EXPECT_THAT(metrics, ::testing::HasSubstr("huygens_scheduler_schedule_attempts_total{result=\"scheduled\"} 180"));
+}
+
+TEST_F(ServiceTest, MetricsCarryTheBuildInfoWithTheVersion) {
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return service->Synced(); }));
+  service->Stop();
+  EXPECT_THAT(registry.Expose(),
+              ::testing::HasSubstr("huygens_build_info{version=\"" + std::string(Version()) + "\"} 1\n"));
 }
 
 TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutcome) {
