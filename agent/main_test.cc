@@ -1,13 +1,17 @@
-// The huygens-agent binary's own flags (--version): run as a process, no API server.
+// The huygens-agent binary's own flags (--version, --help): run as a process, no API server.
 #include <string>
 #include <vector>
 
 #include "base/version.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/process.h"
+#include "agent/config.h"
 
 namespace huygens::agent {
 namespace {
+
+using ::testing::HasSubstr;
 
 struct Ran {
   int exit_code;
@@ -26,6 +30,16 @@ TEST(AgentMain, VersionPrintsTheProgramAndItsVersion) {
   const Ran r = RunAgent({"--version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output, "huygens-agent " + std::string(Version()) + "\n");
+}
+
+TEST(AgentMain, HelpExplainsEveryFlagAndListsEveryConfigurationField) {
+  const Ran r = RunAgent({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--config", "--kubeconfig", "--node-name", "--once", "--log-level", "--version"}) {
+    // Each flag is listed with a description after it.
+    EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string(flag) + "[^\n]* [A-Za-z]")) << flag;
+  }
+  EXPECT_THAT(r.output, HasSubstr(kAgentConfigReference)) << "the configuration reference is the footer";
 }
 
 }  // namespace

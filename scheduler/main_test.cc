@@ -1,13 +1,17 @@
-// The huygens-scheduler binary's own flags (--version): run as a process, no API server.
+// The huygens-scheduler binary's own flags (--version, --help): run as a process, no API server.
 #include <string>
 #include <vector>
 
 #include "base/version.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/process.h"
+#include "scheduler/config.h"
 
 namespace huygens::scheduler {
 namespace {
+
+using ::testing::HasSubstr;
 
 struct Ran {
   int exit_code;
@@ -26,6 +30,16 @@ TEST(SchedulerMain, VersionPrintsTheProgramAndItsVersion) {
   const Ran r = RunScheduler({"--version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output, "huygens-scheduler " + std::string(Version()) + "\n");
+}
+
+TEST(SchedulerMain, HelpExplainsEveryFlagAndListsEveryConfigurationField) {
+  const Ran r = RunScheduler({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--config", "--kubeconfig", "--context", "--master", "--identity", "--metrics-address", "--no-leader-elect", "--log-level", "--version"}) {
+    // Each flag is listed with a description after it.
+    EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string(flag) + "[^\n]* [A-Za-z]")) << flag;
+  }
+  EXPECT_THAT(r.output, HasSubstr(kSchedulerConfigReference)) << "the configuration reference is the footer";
 }
 
 }  // namespace
