@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "fmt/format.h"
 #include "kube/resource.h"
+#include "serving/build_info.h"
 #include "spdlog/spdlog.h"
 
 namespace huygens::agent {
@@ -39,7 +40,9 @@ struct Agent::Metrics {
                             "Pass steps that failed, by step.", {"step"})),
         latency(r.AddHistogram("huygens_agent_apply_latency_seconds",
                                "Time of one runtime cpuset update.", {},
-                               serving::LatencyBuckets())) {}
+                               serving::LatencyBuckets())) {
+    serving::AddBuildInfo(r);
+  }
   serving::CounterFamily& passes;
   serving::CounterFamily& applied;
   serving::CounterFamily& drift;

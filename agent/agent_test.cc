@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "agent/pod.h"
+#include "base/version.h"
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -120,6 +121,13 @@ TEST_F(AgentTest, MetricsCountAppliedContainersConflictsAndLatency) {
   EXPECT_THAT(text, HasSubstr("huygens_agent_apply_latency_seconds_count 1\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_nrt_writes_total 1\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_runtime_up 1\n"));
+}
+
+TEST_F(AgentTest, MetricsCarryTheBuildInfoWithTheVersion) {
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_THAT(metrics_.Expose(),
+              HasSubstr("huygens_build_info{version=\"" + std::string(Version()) + "\"} 1\n"));
 }
 
 TEST_F(AgentTest, ARuntimeThatIsDownMakesTheAgentUnreadyButHealthy) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "fmt/format.h"
+#include "base/config_kind.h"
 #include "base/duration.h"
 #include "yaml-cpp/yaml.h"
 
@@ -133,12 +134,15 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
   AgentConfig c;
   if (!root.IsNull()) {
     if (auto s = CheckKeys(root, "",
-                           {"nodeName", "systemCpus", "kubeletConfig", "mode", "systemNamespaces",
-                            "topologyPolicy", "topologyScope", "runtime", "podSource",
-                            "resyncPeriod", "nrtMinInterval", "capacity", "kubeletCheckpoint",
-                            "checkpoint", "metricsAddress"});
+                           {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig",
+                            "mode", "systemNamespaces", "topologyPolicy", "topologyScope",
+                            "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
+                            "kubeletCheckpoint", "checkpoint", "metricsAddress"});
         !s.ok()) {
       return s;
+    }
+    if (auto problem = CheckConfigKind(root, kAgentConfigurationKind)) {
+      return FieldError(problem->field, problem->message);
     }
     if (root["nodeName"]) {
       auto v = Scalar(root["nodeName"], "nodeName");
@@ -230,6 +234,35 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
 }
 
 }  // namespace
+
+const char kAgentConfigReference[] = R"(apiVersion: huygens.io/v1alpha1  # optional; when present, exactly this
+kind: AgentConfiguration         # optional; when present, exactly this
+nodeName: n1                     # this node; default $NODE_NAME (--node-name overrides both)
+systemCpus: "0-1"                # the system pool, a cpu-list; default none; or instead:
+# kubeletConfig: /var/lib/kubelet/config.yaml  # kubelet's config: its reservedSystemCPUs
+mode: allocatable                # allocatable: user pool = online CPUs - system pool;
+                                 # isolated: the kernel's isolated CPUs - system pool
+systemNamespaces: [kube-system]  # containers here run in the system pool (kube-system always)
+topologyPolicy: single-numa-node # published on the NRT: none, best-effort, restricted,
+                                 # single-numa-node (kubelet's topology manager policies)
+topologyScope: container         # published on the NRT: container or pod
+runtime:
+  endpoint: unix:///run/containerd/containerd.sock  # the CRI socket
+  timeout: 2s                    # per runtime call and per capacity URL request
+  fallbackToCgroupfs: true       # write cgroupfs when the CRI call cannot set the cpuset
+  cgroupRoot: /sys/fs/cgroup     # for the cgroupfs writer (v1 or v2; either cgroup driver)
+podSource:
+  kind: watch                    # watch: the API (spec.nodeName); kubelet: kubeletUrl
+  kubeletUrl: http://127.0.0.1:10255/pods  # kubelet's read-only pod list, polled
+resyncPeriod: 30s                # a full pass at least this often
+nrtMinInterval: 10s              # at most one NodeResourceTopology write per interval
+capacity:                        # per-NUMA capacity factors 0..1; default none
+  file: /etc/huygens/numa-capacity.json
+  # url: http://127.0.0.1:9101/numa-capacity  # or a local http:// URL (not both)
+kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state  # kubelet's CPU manager state; "" = none
+checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
+metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
+)";
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv) {
   try {

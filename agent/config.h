@@ -5,6 +5,8 @@
 // describes them). Unknown keys are errors (a typo must not silently fall back to a default).
 //
 // File shape (every key optional unless stated; durations as base/duration.h reads them: "250ms", "30s", "10m", "1h"):
+//   apiVersion: huygens.io/v1alpha1      # when present, exactly this (base/config_kind.h)
+//   kind: AgentConfiguration             # when present, exactly this
 //   nodeName: n1                         # default: $NODE_NAME
 //   systemCpus: "0-1"                    # the system pool, a cpu-list; or
 //   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool
@@ -109,13 +111,18 @@ struct AgentConfig {
   std::string metrics_address = "0.0.0.0:9464";
 };
 
+// Every configuration field with its default (or an example where there is no default value)
+// and its meaning, as a YAML file that ParseAgentConfig accepts (alternatives to a field are
+// commented out): the footer of `huygens-agent --help`. docs/agent.md describes the same fields.
+extern const char kAgentConfigReference[];
+
 // Reads an environment variable; nullopt when unset.
 using GetEnv = std::function<std::optional<std::string>(const char*)>;
 
 // Parses the YAML text of a config file. Missing keys take their defaults; node_name defaults
 // to `getenv("NODE_NAME")`. Errors (InvalidArgument, naming the field, e.g.
 // `agent config: runtime.timeout: "2x" is not a duration`): not YAML or not a mapping; an
-// unknown key; a value of the wrong type; a bad cpu-list, mode, policy, scope, pod source; a non-positive duration; both systemCpus and kubeletConfig; both capacity.file
+// unknown key; an apiVersion or kind other than the above; a value of the wrong type; a bad cpu-list, mode, policy, scope, pod source; a non-positive duration; both systemCpus and kubeletConfig; both capacity.file
 // and capacity.url; a capacity.url that is not http://; no node name at all.
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv);
 

@@ -41,6 +41,8 @@ TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) 
 
 TEST(AgentConfig, EveryFieldIsRead) {
   const char* yaml = R"(
+apiVersion: huygens.io/v1alpha1
+kind: AgentConfiguration
 nodeName: n7
 systemCpus: "0-1,64-65"
 mode: isolated
@@ -83,6 +85,35 @@ metricsAddress: 127.0.0.1:9000
   EXPECT_EQ(c->kubelet_checkpoint_path, "");
   EXPECT_EQ(c->checkpoint_path, "/state/agent.json");
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
+}
+
+TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
+  auto c = ParseAgentConfig(kAgentConfigReference, Env({}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  const AgentConfig defaults;
+  EXPECT_EQ(c->mode, defaults.mode);
+  EXPECT_EQ(c->system_namespaces, defaults.system_namespaces);
+  EXPECT_EQ(c->topology_policy, defaults.topology_policy);
+  EXPECT_EQ(c->topology_scope, defaults.topology_scope);
+  EXPECT_EQ(c->runtime.endpoint, defaults.runtime.endpoint);
+  EXPECT_EQ(c->runtime.timeout, defaults.runtime.timeout);
+  EXPECT_EQ(c->runtime.fallback_to_cgroupfs, defaults.runtime.fallback_to_cgroupfs);
+  EXPECT_EQ(c->runtime.cgroup_root, defaults.runtime.cgroup_root);
+  EXPECT_EQ(c->pod_source, defaults.pod_source);
+  EXPECT_EQ(c->kubelet_pods_url, defaults.kubelet_pods_url);
+  EXPECT_EQ(c->resync_period, defaults.resync_period);
+  EXPECT_EQ(c->nrt_min_interval, defaults.nrt_min_interval);
+  EXPECT_EQ(c->kubelet_checkpoint_path, defaults.kubelet_checkpoint_path);
+  EXPECT_EQ(c->checkpoint_path, defaults.checkpoint_path);
+  EXPECT_EQ(c->metrics_address, defaults.metrics_address);
+  for (const char* key :
+       {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig", "mode",
+        "systemNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
+        "fallbackToCgroupfs", "cgroupRoot", "podSource", "kind", "kubeletUrl", "resyncPeriod",
+        "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint", "checkpoint",
+        "metricsAddress"}) {
+    EXPECT_THAT(kAgentConfigReference, HasSubstr(std::string(key) + ":")) << key;
+  }
 }
 
 struct BadCase {
@@ -128,7 +159,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"RemoteCapacityUrl", "capacity: {url: ftp://x}", "capacity.url"},
         BadCase{"NamespaceNotAList", "systemNamespaces: monitoring", "systemNamespaces"},
         BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a string"},
-        BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"}),
+        BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"},
+        BadCase{"UnknownApiVersion", "apiVersion: huygens.io/v2\nkind: AgentConfiguration",
+                "agent config: apiVersion: \"huygens.io/v2\" is not supported"},
+        BadCase{"TheSchedulersKind", "apiVersion: huygens.io/v1alpha1\nkind: SchedulerConfiguration",
+                "agent config: kind: \"SchedulerConfiguration\" is not supported (this file is for "
+                "another Huygens component; expected AgentConfiguration)"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 TEST(AgentConfig, WithoutANodeNameAnywhereItIsAnError) {

@@ -10,6 +10,7 @@
 #include "agent/config.h"
 #include "agent/read_file.h"
 #include "base/status.h"
+#include "base/version.h"
 #include "cri/cgroupfs_runtime.h"
 #include "cri/cri_runtime.h"
 #include "cri/fallback_runtime.h"
@@ -34,21 +35,32 @@ cpuset in their pod's huygens.io/allocation, other user containers to the shared
 containers to the system pool. It reports huygens.io/allocation-status on each pod (applied,
 pending, conflict, failed) and serves /metrics, /healthz and /readyz.
 
-Configuration: a YAML file (--config); every field and its default is described in
-docs/agent.md and shown in deploy/agent/configmap.yaml. Stop with SIGTERM or SIGINT.)";
+Configuration: a YAML file (--config), every field listed below and described in
+docs/agent.md. Stop with SIGTERM or SIGINT. Exit status: 0 after a signal (or a clean --once
+pass), 1 when a --once pass could not list pods or the runtime, 2 on a bad configuration or a
+failed start.
+)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace huygens;
   CLI::App app{kDescription, "huygens-agent"};
+  app.footer(std::string("\nConfiguration file (--config, YAML; every field optional, unknown fields are "
+                         "errors;\nthe values shown are the defaults, or examples where there is none):\n\n") +
+             agent::kAgentConfigReference);
   std::string config_path, kubeconfig, node_name, log_level = "info";
   bool once = false;
-  app.add_option("--config", config_path, "agent config YAML (default: every default)");
+  app.set_version_flag("--version", VersionLine("huygens-agent"), "Print the version and exit");
+  app.add_option("--config", config_path,
+                 "Configuration file (YAML, fields below; default: every default)");
   app.add_option("--kubeconfig", kubeconfig,
                  "kubeconfig file (default: the in-cluster service account)");
-  app.add_option("--node-name", node_name, "this node (overrides nodeName and $NODE_NAME)");
-  app.add_flag("--once", once, "run one reconcile pass and publish, then exit");
+  app.add_option("--node-name", node_name,
+                 "This node's name, overriding nodeName and $NODE_NAME");
+  app.add_flag("--once", once,
+               "Run one reconcile pass (set every cpuset, report statuses) and publish the "
+               "NodeResourceTopology, then exit");
   app.add_option("--log-level", log_level, std::string(serving::kLogLevelNames));
   CLI11_PARSE(app, argc, argv);
   const auto level = serving::ParseLogLevel(log_level);

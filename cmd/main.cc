@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/version.h"
 #include "cmd/command.h"
 
 namespace huygens::cmd {
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
       "huygens: NUMA-aware CPU scheduling and exclusive core binding for Kubernetes.\n"
       "Run `huygens <command> --help` for the options of one command."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "huygens 0.1.0");
+  app.set_version_flag("--version", huygens::VersionLine("huygens"), "Print the version and exit");
   int exit_code = 0;
   for (auto& [name, setup] : huygens::cmd::CommandRegistry()) setup(app, exit_code);
   try {

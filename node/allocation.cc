@@ -87,6 +87,26 @@ const ContainerAllocation* PodAllocation::Find(std::string_view name) const {
   return nullptr;
 }
 
+std::string DescribeAllocation(const PodAllocation& allocation) {
+  CpuSet exclusive;
+  std::string containers;
+  for (const ContainerAllocation& c : allocation.containers) {
+    if (c.exclusive) exclusive = exclusive.Union(c.cpuset);
+    containers += fmt::format("{}{} {}", containers.empty() ? "" : ", ", c.name,
+                              c.exclusive ? c.cpuset.ToString() : "shared");
+  }
+  std::string out;
+  if (exclusive.Empty()) {
+    out = "no exclusive CPUs";
+  } else {
+    // NUMA node ids are >= 0 and unique by the invariants; cpu-list syntax reads "0-1".
+    const CpuSet numa = CpuSet::FromIds(allocation.numa_nodes).value_or(CpuSet());
+    out = fmt::format("NUMA node{} {}, cpuset {}", numa.Size() == 1 ? "" : "s", numa.ToString(),
+                      exclusive.ToString());
+  }
+  return containers.empty() ? out : fmt::format("{} ({})", out, containers);
+}
+
 std::string AllocationToJson(const PodAllocation& allocation) {
   // nlohmann's default object sorts keys; ordered_json keeps the documented order.
   nlohmann::ordered_json out;

@@ -69,6 +69,14 @@ struct PodAllocation {
 // ("init":false, "restartable":false, "exclusive":true) are omitted.
 std::string AllocationToJson(const PodAllocation& allocation);
 
+// The allocation in one line for logs, events and `huygens status`: the NUMA nodes and the
+// union of the exclusive cpusets, then each container's share, e.g.
+//   "NUMA node 0, cpuset 4-8 (init 4-7, app 4-7, sidecar 8)"
+//   "NUMA nodes 0-1, cpuset 0-3,32-35 (app 0-3,32-35, log shared)"
+//   "no exclusive CPUs (log shared)"
+// A container that holds no CPU (exclusive false) reads "shared" (the shared pool).
+std::string DescribeAllocation(const PodAllocation& allocation);
+
 // Parses an annotation value for the pod `pod_uid`.
 // Errors (InvalidArgument), each naming the field, e.g.
 //   `huygens.io/allocation: containers[1].cpuset: cpu-list "4-": ...`,

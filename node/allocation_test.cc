@@ -30,6 +30,33 @@ TEST(Allocation, InitSidecarAndSharedFlagsRoundTrip) {
   EXPECT_EQ(AllocationToJson(*a), text);
 }
 
+TEST(Allocation, DescriptionNamesTheNumaNodesTheCpusetAndEachContainersShare) {
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* description;
+  };
+  const Case cases[] = {
+      {"one container on one NUMA node",
+       R"({"version":1,"node":"n1","numaNodes":[0],"containers":[{"name":"app","cpuset":"4-7","mems":"0"}]})",
+       "NUMA node 0, cpuset 4-7 (app 4-7)"},
+      {"an init container reusing the app's CPUs and a sidecar",
+       R"({"version":1,"node":"n1","numaNodes":[0],"containers":[{"name":"i","cpuset":"4-7","mems":"0","init":true},{"name":"s","cpuset":"8","mems":"0","init":true,"restartable":true},{"name":"app","cpuset":"4-7","mems":"0"}]})",
+       "NUMA node 0, cpuset 4-8 (i 4-7, s 8, app 4-7)"},
+      {"two NUMA nodes and a shared container",
+       R"({"version":1,"node":"n1","numaNodes":[0,1],"containers":[{"name":"app","cpuset":"0-1,32-33","mems":"0-1"},{"name":"log","cpuset":"2-31","mems":"0-1","exclusive":false}]})",
+       "NUMA nodes 0-1, cpuset 0-1,32-33 (app 0-1,32-33, log shared)"},
+      {"only shared containers",
+       R"({"version":1,"node":"n1","numaNodes":[],"containers":[{"name":"log","cpuset":"2-31","mems":"0-1","exclusive":false}]})",
+       "no exclusive CPUs (log shared)"},
+  };
+  for (const Case& c : cases) {
+    auto a = AllocationFromJson(c.text, "u");
+    ASSERT_TRUE(a.ok()) << c.name << ": " << a.status();
+    EXPECT_EQ(DescribeAllocation(*a), c.description) << c.name;
+  }
+}
+
 TEST(Allocation, ErrorsNameTheField) {
   struct Case {
     const char* text;

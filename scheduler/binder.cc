@@ -4,6 +4,7 @@
 #include "kube/api_error.h"
 #include "kube/pod_codec.h"
 #include "kube/resource.h"
+#include "node/allocation.h"
 #include "scheduler/cache_sync.h"
 #include "scheduler/objects.h"
 #include "spdlog/spdlog.h"
@@ -20,6 +21,18 @@ std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& 
 }
 
 // ---- PodWriter ---------------------------------------------------------------------------
+
+namespace {
+
+// Where a bound pod runs, for its bind log line and "Scheduled" event: DescribeAllocation of the
+// allocation value (which this service wrote), or the value as it is should it not parse.
+std::string Placement(const std::optional<std::string>& allocation) {
+  if (!allocation.has_value()) return "no allocation (the node publishes no topology)";
+  auto parsed = AllocationFromJson(*allocation, "");
+  return parsed.ok() ? DescribeAllocation(*parsed) : *allocation;
+}
+
+}  // namespace
 
 void PodWriter::ApiError(const char* operation, const absl::Status& s) {
   metrics_->api_errors->Inc({operation, std::to_string(kube::HttpCode(s))});
@@ -59,8 +72,11 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
   absl::Status s = client_->Bind(ns, name, node, uid, annotations);
   if (s.ok()) {
     ++bound_;
-    spdlog::info("pod {}/{}: bound to {} with {}", ns, name, node, allocation.value_or("no allocation"));
-    Event(object, "Normal", "Scheduled", "Binding", fmt::format("Successfully assigned {}/{} to {}", ns, name, node));
+    const std::string placement = Placement(allocation);
+    spdlog::info("pod {}/{}: bound to {}: {}", ns, name, node, placement);
+    // kube-scheduler's note, followed by where the pod's CPUs are.
+    Event(object, "Normal", "Scheduled", "Binding",
+          fmt::format("Successfully assigned {}/{} to {}: {}", ns, name, node, placement));
     return absl::OkStatus();
   }
   ApiError("bind", s);

@@ -63,7 +63,10 @@ class PodWriter {
   // Creates the Binding of `object` (a Pod) to `node`, carrying `allocation` (nullopt: none) on
   // the Binding's metadata, so the apiserver sets spec.nodeName and the annotation in one
   // write. OK when the pod is done (bound by us, or gone, or an earlier attempt landed: 409 with
-  // the pod on `node` with `allocation`); else the error, logged and counted. Posts "Scheduled".
+  // the pod on `node` with `allocation`); else the error, logged and counted. A success is
+  // logged (info) and posted as the event "Scheduled", both naming the node, the NUMA nodes and
+  // the cpusets: "Successfully assigned default/p to n1: NUMA node 0, cpuset 4-7 (app 4-7)"
+  // (node/allocation.h, DescribeAllocation).
   absl::Status FinishBind(const nlohmann::json& object, const std::string& node,
                           const std::optional<std::string>& allocation);
   // FinishBind for a task; errors are prefixed "creating the Binding: " for the pod's events.

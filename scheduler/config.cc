@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "fmt/format.h"
+#include "base/config_kind.h"
 #include "base/yaml_reader.h"
 #include "base/status.h"
 
@@ -122,6 +123,33 @@ absl::Status ParseLeaderElection(const YamlReader& r, const YAML::Node& node,
 
 }  // namespace
 
+const char kSchedulerConfigReference[] = R"(apiVersion: huygens.io/v1alpha1  # optional; when present, exactly this
+kind: SchedulerConfiguration     # optional; when present, exactly this
+schedulerName: huygens-scheduler # pods with this spec.schedulerName are scheduled (no profiles)
+profiles:                        # default: one profile named schedulerName; one per name
+- schedulerName: huygens-scheduler   # default: the top-level schedulerName
+  # Score plugin weights 0-100 (0 removes the plugin); these are the defaults.
+  pluginWeights: {NodeResourcesFit: 1, NodeAffinity: 2, TaintToleration: 3, NumaScore: 5, SmtScore: 2}
+  percentageOfNodesToScore: 0    # kube-scheduler's: nodes scored per pod, in %; 0 = adaptive
+  defaultTopologyPolicy: single-numa-node  # pods without huygens.io/topology-policy; default: the node's
+  defaultBindPolicy: full-cores  # pods without huygens.io/bind-policy (packed, full-cores,
+                                 # spread-cores); default: the node's
+numaStrategy: most-allocated     # NUMA node choice: most-allocated (pack), least-allocated, nearest
+systemPoolNamespaces: [kube-system]  # pods here run in the system pool, never exclusive
+leaderElection:                  # kube-scheduler's names and defaults
+  leaderElect: true              # false: a single instance schedules without a Lease
+  resourceName: huygens-scheduler   # the Lease
+  resourceNamespace: kube-system
+  leaseDuration: 15s
+  renewDeadline: 10s             # renewDeadline + retryPeriod must be below leaseDuration
+  retryPeriod: 2s
+clientConnection: {qps: 50, burst: 100}  # client-side rate limit of API requests
+metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-address overrides)
+extender:                        # kube-scheduler's HTTP extender protocol instead of a queue
+  enabled: false
+  address: 0.0.0.0:8888
+)";
+
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
                                                      const std::string& file_name) {
   YamlReader r(file_name);
@@ -130,9 +158,12 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   SchedulerConfig c;
   if (!root || root.IsNull()) return c;
   HUYGENS_RETURN_IF_ERROR(r.CheckMap(root, "(top level)",
-                                     {"schedulerName", "profiles", "numaStrategy",
-                                      "systemPoolNamespaces", "leaderElection", "clientConnection",
-                                      "metricsAddress", "extender"}));
+                                     {"apiVersion", "kind", "schedulerName", "profiles",
+                                      "numaStrategy", "systemPoolNamespaces", "leaderElection",
+                                      "clientConnection", "metricsAddress", "extender"}));
+  if (auto problem = CheckConfigKind(root, kSchedulerConfigurationKind)) {
+    return r.Error(root[problem->field], problem->field, problem->message);
+  }
   if (auto v = root["schedulerName"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.scheduler_name, r.String(v, "schedulerName"));
     if (c.scheduler_name.empty()) return r.Error(v, "schedulerName", "must not be empty");

@@ -2,6 +2,8 @@
 // struct.
 //
 // Shape (every key optional; defaults as documented per field; unknown keys are errors):
+//   apiVersion: huygens.io/v1alpha1   # when present, exactly this (base/config_kind.h)
+//   kind: SchedulerConfiguration      # when present, exactly this
 //   schedulerName: huygens-scheduler
 //   profiles:                       # one scheduler per profile, all over one cluster cache
 //   - schedulerName: huygens-scheduler
@@ -21,7 +23,8 @@
 // (KubeSchedulerConfiguration), so an operator who knows it recognises them.
 //
 // Errors: InvalidArgument "FILE:LINE:COL: FIELD: message" naming the file and the field path
-// (e.g. `profiles[0].pluginWeights.NumaScore`).
+// (e.g. `profiles[0].pluginWeights.NumaScore`); an apiVersion or kind other than the above is
+// one (`kind: "AgentConfiguration" is not supported (...)`).
 // Thread-safety: plain data; functions are pure (LoadSchedulerConfig reads one file).
 #ifndef HUYGENS_SCHEDULER_CONFIG_H_
 #define HUYGENS_SCHEDULER_CONFIG_H_
@@ -75,6 +78,11 @@ struct SchedulerConfig {
   bool extender_enabled = false;                     // serve the extender protocol instead
   std::string extender_address = "0.0.0.0:8888";    // default 0.0.0.0:8888
 };
+
+// Every configuration field with its default (or an example where there is no default value)
+// and its meaning, as a YAML file that ParseSchedulerConfig accepts: the footer of
+// `huygens-scheduler --help`. docs/scheduler-service.md describes the same fields.
+extern const char kSchedulerConfigReference[];
 
 // Parses the YAML text of `file_name` (used in errors only). Empty text gives the defaults.
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,

@@ -24,6 +24,8 @@ TEST(SchedulerConfig, AnEmptyFileGivesKubeSchedulerLikeDefaults) {
 
 TEST(SchedulerConfig, EveryFieldIsRead) {
   auto c = ParseSchedulerConfig(R"(
+apiVersion: huygens.io/v1alpha1
+kind: SchedulerConfiguration
 schedulerName: numa
 profiles:
 - pluginWeights: {NumaScore: 10, SmtScore: 0}
@@ -65,6 +67,34 @@ extender: {enabled: true, address: ":8889"}
   EXPECT_EQ(c->extender_address, ":8889");
 }
 
+TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
+  auto c = ParseSchedulerConfig(kSchedulerConfigReference, "reference");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const SchedulerConfig defaults;
+  EXPECT_EQ(c->scheduler_name, defaults.scheduler_name);
+  ASSERT_EQ(c->profiles.size(), 1u);
+  EXPECT_EQ(c->profiles[0].profile.scores, sched::HuygensProfile().scores);
+  EXPECT_EQ(c->numa_strategy, defaults.numa_strategy);
+  EXPECT_EQ(c->system_pool_namespaces, defaults.system_pool_namespaces);
+  EXPECT_EQ(c->leader_election.leader_elect, defaults.leader_election.leader_elect);
+  EXPECT_EQ(c->leader_election.lease_duration, defaults.leader_election.lease_duration);
+  EXPECT_EQ(c->leader_election.renew_deadline, defaults.leader_election.renew_deadline);
+  EXPECT_EQ(c->leader_election.retry_period, defaults.leader_election.retry_period);
+  EXPECT_EQ(c->qps, defaults.qps);
+  EXPECT_EQ(c->burst, defaults.burst);
+  EXPECT_EQ(c->metrics_address, defaults.metrics_address);
+  EXPECT_EQ(c->extender_enabled, defaults.extender_enabled);
+  EXPECT_EQ(c->extender_address, defaults.extender_address);
+  for (const char* key :
+       {"apiVersion", "kind", "schedulerName", "profiles", "pluginWeights",
+        "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
+        "systemPoolNamespaces", "leaderElection", "leaderElect", "resourceName",
+        "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
+        "qps", "burst", "metricsAddress", "extender", "enabled", "address"}) {
+    EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
+  }
+}
+
 struct BadCase {
   const char* name;
   const char* yaml;
@@ -89,6 +119,12 @@ TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
       {"namespaces not a list", "systemPoolNamespaces: kube-system\n", "systemPoolNamespaces"},
       {"negative burst", "clientConnection: {burst: -1}\n", "clientConnection.burst"},
       {"broken YAML", "profiles: [\n", "sched.yaml"},
+      {"unknown apiVersion", "apiVersion: huygens.io/v2\nkind: SchedulerConfiguration\n",
+       "sched.yaml:1:13: apiVersion: \"huygens.io/v2\" is not supported (this version of Huygens "
+       "reads only huygens.io/v1alpha1)"},
+      {"the agent's kind", "apiVersion: huygens.io/v1alpha1\nkind: AgentConfiguration\n",
+       "sched.yaml:2:7: kind: \"AgentConfiguration\" is not supported (this file is for another "
+       "Huygens component; expected SchedulerConfiguration)"},
   };
   for (const BadCase& c : cases) {
     auto r = ParseSchedulerConfig(c.yaml, "sched.yaml");

@@ -3,11 +3,15 @@
 // configuration calls what the extender serves. (scheduler/install_test.cc applies them to a real
 // apiserver, label `cluster`.)
 #include <fstream>
+#include <map>
+#include <regex>
 #include <sstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/config.h"
+#include "sim/cluster_spec.h"
+#include "topology/nrt.h"
 #include "yaml-cpp/yaml.h"
 
 namespace huygens::scheduler {
@@ -97,6 +101,34 @@ TEST(Deploy, TheCrdStoresV1alpha2AndRequiresZones) {
     EXPECT_EQ(resource["required"].size(), 4u);  // name, capacity, allocatable, available
   }
   EXPECT_TRUE(stored);
+}
+
+TEST(Deploy, TheCrdPrintsThePolicyAndScopeAttributesTheAgentWritesAndTheAge) {
+  YAML::Node crd = LoadAll("deploy/crd/noderesourcetopology.yaml")[0];
+  auto shape = sim::ShapeForCpuCount(4);
+  ASSERT_TRUE(shape.ok());
+  NrtInput in{.node_name = "n1", .topology = shape->topology.get(), .policy = "restricted", .scope = "pod"};
+  auto nrt = BuildNrt(in);
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  std::map<std::string, std::string> printed;  // column name -> what its jsonPath selects
+  for (const YAML::Node& v : crd["spec"]["versions"]) {
+    if (v["name"].as<std::string>() != "v1alpha2") continue;
+    for (const YAML::Node& column : v["additionalPrinterColumns"]) {
+      const std::string path = column["jsonPath"].as<std::string>();
+      // The one filter form used: .attributes[?(@.name=="X")].value
+      std::smatch m;
+      if (std::regex_match(path, m, std::regex(R"re(\.attributes\[\?\(@\.name=="(\w+)"\)\]\.value)re"))) {
+        for (const auto& a : (*nrt)["attributes"]) {
+          if (a["name"] == m[1].str()) printed[column["name"].as<std::string>()] = a["value"].get<std::string>();
+        }
+      } else {
+        printed[column["name"].as<std::string>()] = path;
+      }
+    }
+  }
+  EXPECT_EQ(printed["Policy"], "restricted");
+  EXPECT_EQ(printed["Scope"], "pod");
+  EXPECT_EQ(printed["Age"], ".metadata.creationTimestamp");
 }
 
 TEST(Deploy, RbacGrantsNoWildcardAndBindingOnlyCreate) {

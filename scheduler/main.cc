@@ -1,7 +1,5 @@
 // huygens-scheduler: schedules pods whose spec.schedulerName is the configured name, with exact
-// NUMA-aware cpusets (docs/scheduler-service.md). Serves /metrics, /healthz and /readyz; with
-// extender.enabled, kube-scheduler's extender protocol on extender.address instead of scheduling
-// from its own queue.
+// NUMA-aware cpusets (docs/scheduler-service.md; kDescription below is its --help).
 //
 // Exit codes: 0 after SIGTERM/SIGINT; 1 on a bad flag, configuration or kubeconfig; 2 on an
 // unknown --log-level (serving/log_level.h).
@@ -14,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/version.h"
 #include "fmt/format.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -28,6 +27,16 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
+constexpr char kDescription[] = R"(huygens-scheduler: NUMA-aware scheduling with exact cpusets for Kubernetes.
+
+Schedules the pods whose spec.schedulerName is one of its profiles' names: picks the node, the
+NUMA node(s) and the exact cpuset of every container, writes the decision to the pod
+(huygens.io/allocation) on its Binding, and logs and posts a Scheduled event naming them.
+With extender.enabled it serves kube-scheduler's extender protocol instead. Serves /metrics,
+/healthz and /readyz. Stop with SIGTERM or SIGINT (the Lease is released). Exit status: 0 after
+a signal, 1 on a bad flag, configuration or kubeconfig. See docs/scheduler-service.md.
+)";
+
 int Fail(std::string_view message) {
   fmt::print(stderr, "huygens-scheduler: {}\n", message);
   return 1;
@@ -37,16 +46,29 @@ int Fail(std::string_view message) {
 
 int main(int argc, char** argv) {
   using namespace huygens;
-  CLI::App app{"huygens-scheduler: NUMA-aware scheduling with exact cpusets for Kubernetes"};
+  CLI::App app{kDescription, "huygens-scheduler"};
+  app.footer(std::string("\nConfiguration file (--config, YAML; every field optional, unknown fields are "
+                         "errors;\nthe values shown are the defaults, or examples where a field has none):\n\n") +
+             scheduler::kSchedulerConfigReference);
   std::string config_path, kubeconfig, context, server, identity, metrics_address, log_level = "info";
   bool no_leader_elect = false;
-  app.add_option("--config", config_path, "Scheduler configuration file (YAML)");
-  app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: in-cluster configuration)");
-  app.add_option("--context", context, "kubeconfig context (default: current-context)");
-  app.add_option("--master", server, "API server URL, overriding the kubeconfig (plain HTTP for tests)");
-  app.add_option("--identity", identity, "Leader election identity (default: hostname_pid)");
-  app.add_option("--metrics-address", metrics_address, "host:port for /metrics, /healthz, /readyz (overrides the config)");
-  app.add_flag("--no-leader-elect", no_leader_elect, "Schedule without leader election");
+  app.set_version_flag("--version", VersionLine("huygens-scheduler"), "Print the version and exit");
+  app.add_option("--config", config_path,
+                 "Configuration file (YAML, fields below; default: every default)");
+  app.add_option("--kubeconfig", kubeconfig,
+                 "kubeconfig file (default: the in-cluster service account)");
+  app.add_option("--context", context, "kubeconfig context (default: its current-context)");
+  app.add_option("--master", server,
+                 "API server URL, overriding the kubeconfig's (without --kubeconfig: plain HTTP, "
+                 "no credentials; for tests)");
+  app.add_option("--identity", identity,
+                 "Leader election identity, the Lease's holder (default: hostname_pid)");
+  app.add_option("--metrics-address", metrics_address,
+                 "host:port of /metrics, /healthz, /readyz, overriding metricsAddress; port 0 "
+                 "picks a free port, printed on stdout");
+  app.add_flag("--no-leader-elect", no_leader_elect,
+               "Schedule at once without a Lease (one instance only), overriding "
+               "leaderElection.leaderElect");
   app.add_option("--log-level", log_level, std::string(serving::kLogLevelNames));
   CLI11_PARSE(app, argc, argv);
   const auto level = serving::ParseLogLevel(log_level);

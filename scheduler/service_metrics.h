@@ -7,6 +7,7 @@
 #ifndef HUYGENS_SCHEDULER_SERVICE_METRICS_H_
 #define HUYGENS_SCHEDULER_SERVICE_METRICS_H_
 
+#include "serving/build_info.h"
 #include "serving/metrics.h"
 
 namespace huygens::scheduler {
@@ -21,8 +22,10 @@ struct ServiceMetrics {
   serving::GaugeFamily* leader = nullptr;               // {}
   serving::CounterFamily* extender_requests = nullptr;  // {verb, result}
 
-  // Registers every family in `registry` (which must outlive the pointers).
+  // Registers every family in `registry` (which must outlive the pointers), and
+  // huygens_build_info.
   static ServiceMetrics Register(serving::MetricsRegistry& registry) {
+    serving::AddBuildInfo(registry);
     ServiceMetrics m;
     m.attempts = &registry.AddCounter("huygens_scheduler_schedule_attempts_total",
                                       "Scheduling attempts by result (scheduled, unschedulable, error).",

@@ -1,13 +1,18 @@
 #include "scheduler/service.h"
 
 #include <chrono>
+#include <memory>
+#include <sstream>
 
+#include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/test_cluster.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
 namespace {
@@ -88,6 +93,17 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
   EXPECT_THAT(metrics, ::testing::HasSubstr("huygens_scheduler_schedule_attempts_total{result=\"scheduled\"} 180"));
 }
 
+TEST_F(ServiceTest, MetricsCarryTheBuildInfoWithTheVersion) {
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return service->Synced(); }));
+  service->Stop();
+  EXPECT_THAT(registry.Expose(),
+              ::testing::HasSubstr("huygens_build_info{version=\"" + std::string(Version()) + "\"} 1\n"));
+}
+
 TEST_F(ServiceTest, WatchDropsGoneConflictsAndServerErrorsChangeNothingInTheOutcome) {
   for (int i = 0; i < 12; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
   auto client = NewClient();
@@ -140,6 +156,30 @@ TEST_F(ServiceTest, KubeletHeldCpusPublishedInTheNrtAreNeverHandedOut) {
     }
   }
   EXPECT_TRUE(failed_event);
+}
+
+TEST_F(ServiceTest, TheBindLogLineAndTheScheduledEventNameNodeNumaNodesAndCpuset) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4, *CpuSet::Parse("0,2")));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  const std::string note = "Successfully assigned default/a to n0: NUMA node 0, cpuset 1,3 (app 1,3)";
+  auto scheduled_event = [&] {
+    for (const auto& e : server_->List("events.events.k8s.io")) {
+      if (e.value("reason", "") == "Scheduled") return e.value("note", "");
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(Eventually([&] { return !scheduled_event().empty(); }));
+  service->Stop();
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_EQ(scheduled_event(), note);
+  EXPECT_THAT(log.str(), ::testing::HasSubstr("pod default/a: bound to n0: NUMA node 0, cpuset 1,3 (app 1,3)\n"));
 }
 
 TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {

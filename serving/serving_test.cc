@@ -7,8 +7,10 @@
 #include <map>
 #include <thread>
 
+#include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "serving/build_info.h"
 
 namespace huygens::serving {
 namespace {
@@ -112,6 +114,15 @@ TEST(MetricsRegistry, CounterWithLabelsRendersHelpTypeAndOneLinePerSeries) {
   EXPECT_EQ(p.samples["huygens_attempts_total{result=scheduled,profile=default}"], 3);
   EXPECT_EQ(p.samples["huygens_attempts_total{result=error,profile=default}"], 1);
   EXPECT_EQ(p.samples.size(), 2u);
+}
+
+TEST(BuildInfo, IsAGaugeOfOneLabelledWithTheVersion) {
+  MetricsRegistry registry;
+  AddBuildInfo(registry);
+  Parsed p = Parse(registry.Expose());
+  EXPECT_EQ(p.type["huygens_build_info"], "gauge");
+  EXPECT_EQ(p.samples["huygens_build_info{version=" + std::string(Version()) + "}"], 1);
+  EXPECT_EQ(p.samples.size(), 1u);
 }
 
 TEST(MetricsRegistry, ACounterNeverDecreases) {

@@ -1,0 +1,18 @@
+// The `huygens` command's own flags (HUYGENS_BIN): --version.
+#include <string>
+
+#include "base/version.h"
+#include "cmd/run_huygens.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using huygens::cmd::testing::RunHuygens;
+
+TEST(HuygensMain, VersionPrintsTheProgramAndItsVersion) {
+  const auto r = RunHuygens("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "huygens " + std::string(huygens::Version()) + "\n");
+}
+
+}  // namespace
