@@ -133,6 +133,10 @@ INSTANTIATE_TEST_SUITE_P(
         AllocCase{"NearestFallsBackToTheSameSocket", QuadSocket4NumaSMT(),
                   "0-19,24-51,56-63", Near(Req(4, kPacked, kSingle, kNearest), {5}),
                   "16-17,48-49", {4}},
+        // Packed takes whole free cores first: kubelet's order would take the third CPU from a
+        // half-used core (3, whose sibling 15 another pod holds), Huygens from free core 1.
+        AllocCase{"PackedTakesAFreeCoresThreadNotTheLastThreadOfABusyCore", DualSocketHT(),
+                  "0-5,12-14,6-11,18-23", Req(3), "0-1,12", {0}},
         AllocCase{"NearestWithoutNearNodesPacks", DualSocketHT(), "0-5,12-17,6-8,18-20",
                   Req(6, kPacked, kSingle, kNearest), "6-8,18-20", {1}},
         // 20 CPUs need 3 of the 8 nodes; near node 6: nodes 6 and 7 (same socket) give 8

@@ -397,6 +397,51 @@ TEST(SimulatorTest, APodThatKeepsFailingWithAnErrorStopsTheRunWithTheReason) {
   EXPECT_EQ(report->huygens.scheduling_errors, 3);
 }
 
+// --explain: each attempt of the named pod lists every node (refused ones with the filter that
+// refused them, feasible ones with a score per plugin), the node it went to is the one with the
+// highest total, and the cpusets are those it got.
+TEST(SimulatorTest, ExplainPodShowsEveryNodesVerdictScoresAndTheChoice) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: small, count: 1, topology: {synthetic: "package:1 numa:1 core:2 pu:2"}, systemCpus: "0", topologyPolicy: single-numa-node}
+  - {name: big, count: 2, topology: {preset: xeon-6230-2s-snc2}, systemCpus: "0,40", topologyPolicy: single-numa-node}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    count: 2
+    containers:
+      - {name: app, requests: {cpu: 6, memory: 1Gi}, limits: {cpu: 6, memory: 1Gi}}
+      - {name: proxy, requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.explain_pod = "p-1";
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->huygens.explanations.size(), 1u);
+  const PodExplanation& e = report->huygens.explanations[0];
+  EXPECT_EQ(e.pod, "p-1");
+  ASSERT_EQ(e.nodes.size(), 3u);
+  const PodExplanation::NodeVerdict& refused = e.nodes.back();
+  EXPECT_EQ(refused.node, "small-0");
+  EXPECT_FALSE(refused.filter.empty());
+  EXPECT_FALSE(refused.reason.empty());
+  for (size_t i = 0; i + 1 < e.nodes.size(); ++i) {
+    EXPECT_TRUE(e.nodes[i].filter.empty());
+    EXPECT_EQ(e.nodes[i].scores.size(), e.score_plugins.size());
+  }
+  EXPECT_GE(e.nodes[0].total, e.nodes[1].total);
+  EXPECT_EQ(e.outcome, "scheduled");
+  EXPECT_EQ(e.node, e.nodes[0].node);
+  ASSERT_EQ(e.numa_nodes.size(), 1u);  // app and proxy on one NUMA node
+  ASSERT_EQ(e.cpusets.size(), 2u);
+  EXPECT_EQ(e.cpusets[0].first, "app");
+  EXPECT_EQ(CpuSet::Parse(e.cpusets[0].second)->Size(), 6);
+  const std::string text = ExplanationToText(e);
+  EXPECT_THAT(text, testing::HasSubstr("refused by " + refused.filter));
+  EXPECT_THAT(text, testing::HasSubstr("-> scheduled on " + e.node));
+  // Other pods and the other runs are not explained.
+  EXPECT_TRUE(report->baseline.explanations.empty());
+}
+
 TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   const ClusterSpec cluster = Cluster(R"(nodeGroups:
   - {name: n, count: 1, topology: {preset: xeon-6230-2s-snc2}, systemCpuCount: 2}
