@@ -265,11 +265,15 @@ TEST_F(ClientTest, CreateEventWritesAnEventsV1EventAboutThePod) {
 
 TEST_F(ClientTest, CreateEventCutsALongNonAsciiNoteOnACharacterBoundary) {
   // 1,023 ASCII bytes then "é": a cut at the API's 1,024 bytes would split it (and dump() throw).
+  // The fields the real apiserver requires of an events.k8s.io/v1 Event, as above.
   EventRecord e;
   e.ns = "default";
   e.name = "a";
+  e.uid = "u-1";
+  e.type = "Warning";
   e.reason = "FailedScheduling";
   e.action = "Scheduling";
+  e.reporting_instance = "huygens-scheduler-0";
   e.note = std::string(1023, 'x') + "\xC3\xA9 and more";
   ASSERT_TRUE(client_->CreateEvent(e).ok());
   auto events = server_->List("events.events.k8s.io", "default");

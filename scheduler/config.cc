@@ -129,7 +129,7 @@ schedulerName: huygens-scheduler # pods with this spec.schedulerName are schedul
 profiles:                        # default: one profile named schedulerName; one per name
 - schedulerName: huygens-scheduler   # default: the top-level schedulerName
   # Score plugin weights 0-100 (0 removes the plugin); these are the defaults.
-  pluginWeights: {NodeResourcesFit: 1, NodeAffinity: 2, TaintToleration: 3, NumaScore: 5, SmtScore: 2}
+  pluginWeights: {NodeResourcesFit: 1, NodeAffinity: 2, TaintToleration: 3, NumaScore: 12, SmtScore: 1}
   percentageOfNodesToScore: 0    # kube-scheduler's: nodes scored per pod, in %; 0 = adaptive
   defaultTopologyPolicy: single-numa-node  # pods without huygens.io/topology-policy; default: the node's
   defaultBindPolicy: full-cores  # pods without huygens.io/bind-policy (packed, full-cores,

@@ -7,7 +7,7 @@
 //   schedulerName: huygens-scheduler
 //   profiles:                       # one scheduler per profile, all over one cluster cache
 //   - schedulerName: huygens-scheduler
-//     pluginWeights: {NumaScore: 5, SmtScore: 2, NodeResourcesFit: 1, ...}
+//     pluginWeights: {NumaScore: 12, SmtScore: 1, NodeResourcesFit: 1, ...}
 //     percentageOfNodesToScore: 0
 //     defaultTopologyPolicy: single-numa-node   # for pods without huygens.io/topology-policy
 //     defaultBindPolicy: full-cores             # for pods without huygens.io/bind-policy
