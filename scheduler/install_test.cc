@@ -342,7 +342,11 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
       patch.merge_patch(taint);
       patch["metadata"]["labels"]["dedicated"] = "infra";
     }
-    ASSERT_TRUE(testing::AddMachine(*server_, fmt::format("n{}", i), 16, {}, patch));
+    // 24 CPUs: zone a's untainted nodes (72 CPUs) hold every pod that may go there (the 40
+    // CPUs of the unconstrained pods and the 16 of the zone-a pods), so the order kube-scheduler
+    // meets the pods in cannot leave a zone-a pod without room: Huygens' scores pack, and may
+    // put every unconstrained pod in zone a (with 16-CPU nodes one zone-a pod was left out).
+    ASSERT_TRUE(testing::AddMachine(*server_, fmt::format("n{}", i), 24, {}, patch));
   }
 
   // huygens-scheduler in extender mode with deploy/scheduler/extender.yaml's configuration, on a
