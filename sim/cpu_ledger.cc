@@ -57,7 +57,7 @@ bool CpuLedger::CoreShared(int core) const {
 
 int CpuLedger::FragmentOf(int numa_index) const {
   const int free = free_per_numa_[static_cast<size_t>(numa_index)];
-  return free < kFragmentUnit ? free : 0;
+  return StrandedCpus(free);
 }
 
 absl::Status CpuLedger::Take(int pod, const CpuSet& cpus) {

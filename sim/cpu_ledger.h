@@ -5,7 +5,8 @@
 // one exclusive CPU; every held CPU is in the user pool) and measure the node: CPUs held,
 // cores whose SMT siblings are held by two different pods, and fragmentation (free user-pool
 // CPUs on NUMA nodes with fewer than kFragmentUnit free CPUs, i.e. CPUs that cannot host a
-// 4-CPU single-NUMA pod). Counters are updated incrementally, O(CPUs touched).
+// 4-CPU single-NUMA pod: alloc/waste.h's StrandedCpus, the rule Huygens' allocator and
+// scheduler rank choices by). Counters are updated incrementally, O(CPUs touched).
 //
 // Invariants: Owner(cpu) is -1 or the id of the one pod that took it; counters equal a recount.
 //
@@ -17,13 +18,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "alloc/waste.h"
 #include "cpuset/cpuset.h"
 #include "topology/topology.h"
 
 namespace huygens::sim {
-
-// A 4-CPU single-NUMA pod is the unit of the fragmentation measure.
-inline constexpr int kFragmentUnit = 4;
 
 // Index tables of one machine shape, shared by every ledger of that shape.
 struct LedgerShape {
