@@ -60,20 +60,20 @@ TEST(Deploy, TheExtenderConfigCallsTheVerbsTheExtenderServesOnItsConfiguredPort)
   EXPECT_EQ(e["bindVerb"].as<std::string>(), "bind");
   EXPECT_TRUE(e["nodeCacheCapable"].as<bool>());
   EXPECT_FALSE(e["ignorable"].as<bool>());
-  // The applied part holds API objects only (kubectl apply refuses a KubeSchedulerConfiguration).
-  std::vector<YAML::Node> docs = LoadAll("deploy/scheduler/extender.yaml");
-  ASSERT_EQ(docs.size(), 3u);
-  ASSERT_EQ(docs[0]["kind"].as<std::string>(), "ConfigMap");
-  auto config = ParseSchedulerConfig(docs[0]["data"]["config.yaml"].as<std::string>(), "extender configmap");
+  // The applied part holds API objects only (kubectl apply refuses a KubeSchedulerConfiguration):
+  // a ConfigMap, a Deployment and a Service (in the order Helm renders them).
+  std::map<std::string, YAML::Node> by_kind;
+  for (const YAML::Node& d : LoadAll("deploy/scheduler/extender.yaml")) by_kind[d["kind"].as<std::string>()] = d;
+  ASSERT_EQ(by_kind.size(), 3u);
+  ASSERT_TRUE(by_kind.contains("ConfigMap") && by_kind.contains("Deployment") && by_kind.contains("Service"));
+  auto config = ParseSchedulerConfig(by_kind["ConfigMap"]["data"]["config.yaml"].as<std::string>(), "extender configmap");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->extender_enabled);
   const std::string port = config->extender_address.substr(config->extender_address.rfind(':') + 1);
-  EXPECT_EQ(e["urlPrefix"].as<std::string>(), "http://huygens-extender.kube-system.svc:" + port);
-  ASSERT_EQ(docs[1]["kind"].as<std::string>(), "Deployment");
-  EXPECT_EQ(docs[1]["spec"]["replicas"].as<int>(), 1);
-  ASSERT_EQ(docs[2]["kind"].as<std::string>(), "Service");
-  EXPECT_EQ(docs[2]["metadata"]["name"].as<std::string>(), "huygens-extender");
-  EXPECT_EQ(docs[2]["spec"]["ports"][0]["port"].as<std::string>(), port);
+  EXPECT_EQ(e["urlPrefix"].as<std::string>(), "http://huygens-extender.huygens-system.svc:" + port);
+  EXPECT_EQ(by_kind["Deployment"]["spec"]["replicas"].as<int>(), 1);
+  EXPECT_EQ(by_kind["Service"]["metadata"]["name"].as<std::string>(), "huygens-extender");
+  EXPECT_EQ(by_kind["Service"]["spec"]["ports"][0]["port"].as<std::string>(), port);
 }
 
 TEST(Deploy, ThePrometheusRuleFilesArePlainRuleFilesOutsideTheAppliedFolders) {

@@ -35,7 +35,7 @@ using kube::testing::FakeApiServer;
 using nlohmann::json;
 using testing::Permission;
 
-constexpr char kSchedulerUser[] = "system:serviceaccount:kube-system:huygens-scheduler";
+constexpr char kSchedulerUser[] = "system:serviceaccount:huygens-system:huygens-scheduler";
 constexpr char kAgentUser[] = "system:serviceaccount:huygens-system:huygens-agent";
 const std::string kSource = HUYGENS_SOURCE_DIR;
 
@@ -75,7 +75,7 @@ class Install : public ::testing::Test {
     if (!server_) return;
     // The manifests' controllers would keep making pods for the next test: remove them (and
     // wait for their pods) before the next test empties the cluster.
-    bed_.Kubectl("kubectl delete --wait --cascade=foreground --ignore-not-found -n kube-system "
+    bed_.Kubectl("kubectl delete --wait --cascade=foreground --ignore-not-found -n huygens-system "
                  "deployment/huygens-scheduler deployment/huygens-extender",
                  kSource);
     bed_.Kubectl("kubectl delete --wait --ignore-not-found namespace huygens-system", kSource);
@@ -97,7 +97,9 @@ class Install : public ::testing::Test {
       std::string output;
       ASSERT_EQ(bed_.Kubectl(c, kSource, &output), 0) << c << "\n" << output;
       for (const std::string& path : testing::AppliedPaths(c)) {
-        ASSERT_FALSE(path.starts_with("deploy/prometheus") || path.starts_with("deploy/kube-scheduler")) << c;
+        ASSERT_FALSE(path.starts_with("deploy/prometheus") || path.starts_with("deploy/kube-scheduler") ||
+                     path.starts_with("deploy/helm"))
+            << c;
         fs::path p = fs::path(kSource) / path;
         if (fs::is_directory(p)) {
           for (const auto& f : fs::directory_iterator(p)) applied.insert(fs::relative(f.path(), kSource).string());
@@ -108,7 +110,12 @@ class Install : public ::testing::Test {
     }
     for (const auto& f : fs::recursive_directory_iterator(fs::path(kSource) / "deploy")) {
       const std::string rel = fs::relative(f.path(), kSource).string();
-      if (!f.is_regular_file() || rel.starts_with("deploy/prometheus/") || rel.starts_with("deploy/kube-scheduler/")) continue;
+      // Not API objects for kubectl: rule files, kube-scheduler's configuration, the Helm chart
+      // (deploy/helm_install_test.sh installs it), the scripts and CMake file beside them.
+      if (!f.is_regular_file() || !rel.ends_with(".yaml") || rel.starts_with("deploy/prometheus/") ||
+          rel.starts_with("deploy/kube-scheduler/") || rel.starts_with("deploy/helm/")) {
+        continue;
+      }
       EXPECT_TRUE(applied.contains(rel)) << rel << " is applied by no documented kubectl command";
     }
     std::string output;
@@ -117,7 +124,7 @@ class Install : public ::testing::Test {
 
   // huygens-scheduler with the given configuration text and the scheduler's token.
   std::unique_ptr<testing::Process> StartScheduler(const std::string& config_yaml, const std::string& name) {
-    auto kubeconfig = bed_.ServiceAccountKubeconfig("kube-system", "huygens-scheduler");
+    auto kubeconfig = bed_.ServiceAccountKubeconfig("huygens-system", "huygens-scheduler");
     EXPECT_TRUE(kubeconfig.ok()) << kubeconfig.status();
     scheduler_kubeconfig_ = kubeconfig.value_or("");
     std::ofstream(work_ / (name + ".yaml")) << config_yaml;
@@ -255,7 +262,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   EXPECT_THAT(check.problems, ::testing::IsEmpty());
   // The leader renews its Lease (leases update) every retryPeriod: wait for one renewal.
   EXPECT_TRUE(testing::WaitFor([&] {
-    auto lease = server_->Get("leases.coordination.k8s.io", "kube-system", "huygens-scheduler");
+    auto lease = server_->Get("leases.coordination.k8s.io", "huygens-system", "huygens-scheduler");
     return lease && lease->at("spec").value("renewTime", "") != lease->at("spec").value("acquireTime", "");
   }, std::chrono::seconds(20))) << "the scheduler's Lease was never renewed";
 
@@ -283,7 +290,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   ExpectNothingRefused(kSchedulerUser);
   ExpectNothingRefused(kAgentUser);
   for (const auto& [user, ns, sa, kubeconfig] :
-       {std::tuple{kSchedulerUser, "kube-system", "huygens-scheduler", scheduler_kubeconfig_},
+       {std::tuple{kSchedulerUser, "huygens-system", "huygens-scheduler", scheduler_kubeconfig_},
         std::tuple{kAgentUser, "huygens-system", "huygens-agent", *agent_kubeconfig}}) {
     auto granted = testing::GrantedPermissions(kubeconfig, ns);
     ASSERT_TRUE(granted.ok()) << granted.status();
@@ -311,7 +318,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   for (const auto& [as, what] : std::vector<std::pair<std::string, std::string>>{
            {kSchedulerUser, "delete pods"},
            {kSchedulerUser, "update nodes"},
-           {kSchedulerUser, "get secrets -n kube-system"},
+           {kSchedulerUser, "get secrets -n huygens-system"},
            {kSchedulerUser, "update leases/kube-scheduler -n kube-system"},
            {kSchedulerUser, "create noderesourcetopologies.topology.node.k8s.io"},
            {kAgentUser, "create pods/binding"},

@@ -19,7 +19,8 @@
 #   node/containerd/   containerd's config.toml, root, state and socket (containerd.sock)
 #   node/kubelet/      config.yaml (the KubeletConfiguration), root (kubelet's --root-dir)
 #   node/env           HUYGENS_KUBELET_NODE, HUYGENS_KUBELET_SOCKET, HUYGENS_KUBELET_CONFIG,
-#                      HUYGENS_KUBELET_KUBECONFIG, HUYGENS_KUBELET_ROOT, HUYGENS_KUBELET_CGROUP, HUYGENS_KUBELET_IMAGE
+#                      HUYGENS_KUBELET_KUBECONFIG, HUYGENS_KUBELET_ROOT, HUYGENS_KUBELET_CGROUP, HUYGENS_KUBELET_IMAGE,
+#                      HUYGENS_KUBELET_SNAPSHOTTER (for `ctr images import --snapshotter`)
 #   logs/containerd.log, logs/kubelet.log; pids/containerd, pids/kubelet
 # The kubelet runs as DESIGN.md's allocatable node mode wants: cpuManagerPolicy none (Huygens
 # sets the cpusets), cgroup v1 allowed (failCgroupV1: false), swap allowed, the QoS cgroups under
@@ -173,6 +174,7 @@ HUYGENS_KUBELET_KUBECONFIG=$kubeconfig
 HUYGENS_KUBELET_ROOT=$node_dir/kubelet/root
 HUYGENS_KUBELET_CGROUP=$cgroup_root
 HUYGENS_KUBELET_IMAGE=$image
+HUYGENS_KUBELET_SNAPSHOTTER=$snapshotter
 EOF
   start_kubelet
   wait_kubelet

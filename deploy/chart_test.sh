@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The Helm chart's static checks (CTest `deploy_chart`, label cluster: helm comes from
+# testbed/build.sh): `helm lint` in both modes; the plain manifests under deploy/ are the chart's
+# rendering (deploy/generate.sh --check); with the Prometheus operator's API present the chart
+# renders one PodMonitor per component and a PrometheusRule holding every alert of
+# files/*.rules.yaml, and each `job` an alert names is the job label of a PodMonitor's pods.
+set -euo pipefail
+cd "$(dirname "$0")"
+helm=${HELM:-$(../testbed/build.sh | sed -n 3p)/helm}
+export HELM=$helm
+fail() { echo "chart_test: $*" >&2; exit 1; }
+
+for mode in standalone extender; do
+  "$helm" lint --strict helm/huygens --set mode=$mode >/dev/null || { "$helm" lint --strict helm/huygens --set mode=$mode; fail "helm lint ($mode)"; }
+done
+./generate.sh --check || fail "deploy/ is not the chart's rendering"
+
+for mode in standalone extender; do
+  out=$("$helm" template huygens helm/huygens -n huygens-system --set mode=$mode \
+    --api-versions monitoring.coreos.com/v1/PodMonitor --api-versions monitoring.coreos.com/v1/PrometheusRule)
+  scheduler=huygens-scheduler; [ $mode = extender ] && scheduler=huygens-extender
+  # Each PodMonitor selects by app.kubernetes.io/name and takes the job from it.
+  monitors=$(awk '/^kind: PodMonitor/{m=1} m && /^  name: /{print $2; m=0}' <<<"$out" | sort | tr '\n' ' ')
+  [ "$monitors" = "huygens-agent $scheduler " ] || fail "$mode: PodMonitors '$monitors'"
+  [ "$(grep -c '^  jobLabel: app.kubernetes.io/name$' <<<"$out")" = 2 ] || fail "$mode: jobLabel"
+  grep -q '^kind: PrometheusRule$' <<<"$out" || fail "$mode: no PrometheusRule"
+  # Every alert of the rule files is in the PrometheusRule.
+  for f in helm/huygens/files/*.rules.yaml; do
+    for alert in $(sed -n 's/^ *- alert: //p' "$f"); do
+      grep -q "alert: $alert\$" <<<"$out" || fail "$mode: alert $alert of $f missing"
+    done
+  done
+  # Every job an expression names is a job some PodMonitor of either mode produces.
+  for job in $(grep -o 'job=~\?"[^"]*"' <<<"$out" | sed 's/.*"\(.*\)"/\1/' | tr '|' '\n' | sort -u); do
+    case $job in huygens-agent|huygens-scheduler|huygens-extender) ;; *) fail "$mode: alert job $job has no PodMonitor";; esac
+  done
+  grep -q "job=~\?\"[^\"]*$scheduler" <<<"$out" || fail "$mode: no alert watches job $scheduler"
+done
+# Without the operator's API: none of them.
+! "$helm" template huygens helm/huygens | grep -qE '^kind: (PodMonitor|PrometheusRule)$' || fail "monitoring objects without the API"
+echo "chart_test: ok"
