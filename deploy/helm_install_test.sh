@@ -52,6 +52,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What earlier tests of the testbed left (a `kubectl apply` of deploy/, their pods) would collide
+# with the release or crowd the node: removed first.
+kubectl delete clusterrole,clusterrolebinding huygens-agent huygens-scheduler --ignore-not-found >/dev/null
+kubectl delete namespace huygens-system --ignore-not-found --wait --timeout 120s >/dev/null
+kubectl delete pods -n default --all --grace-period 0 --force >/dev/null 2>&1 || true
+
 # 1-2. The node, the images in its containerd, kube-scheduler.
 "$src/testbed/kubelet.sh" down "$dir" >"$work/kubelet.sh.log" 2>&1
 "$src/testbed/kubelet.sh" up "$dir" --name "$node" >>"$work/kubelet.sh.log" 2>&1 || { tail -30 "$work/kubelet.sh.log"; fail "kubelet.sh up"; }
