@@ -22,6 +22,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/resource.h"
+#include "kube/rest_client.h"
 #include "kube/testing/fake_apiserver.h"
 #include "scheduler/test_cluster.h"
 #include "scheduler/testbed_install.h"
@@ -78,6 +82,9 @@ class Install : public ::testing::Test {
     bed_.Kubectl("kubectl delete --wait --cascade=foreground --ignore-not-found -n huygens-system "
                  "deployment/huygens-scheduler deployment/huygens-extender",
                  kSource);
+    // The agents' token pods (ServiceAccountKubeconfig) are on nodes without a kubelet, which
+    // would never confirm a graceful deletion: removed at once.
+    bed_.Kubectl("kubectl delete pods --all -n huygens-system --grace-period=0 --force", kSource);
     bed_.Kubectl("kubectl delete --wait --ignore-not-found namespace huygens-system", kSource);
   }
 
@@ -198,8 +205,12 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
 
   // The agent, with deploy/agent/configmap.yaml's configuration, pointed at this test's files
   // and at a container runtime that is not there (no kubelet runs the pods).
-  auto agent_kubeconfig = bed_.ServiceAccountKubeconfig("huygens-system", "huygens-agent");
+  // Each agent's token is bound to a pod on its node, as the DaemonSet's are (the admission
+  // policy of deploy/agent/02-admission-policy.yaml lets an agent write only its own node's).
+  auto agent_kubeconfig = bed_.ServiceAccountKubeconfig("huygens-system", "huygens-agent", "agent-node");
   ASSERT_TRUE(agent_kubeconfig.ok()) << agent_kubeconfig.status();
+  auto isolated_kubeconfig = bed_.ServiceAccountKubeconfig("huygens-system", "huygens-agent", "agent-isolated");
+  ASSERT_TRUE(isolated_kubeconfig.ok()) << isolated_kubeconfig.status();
   YAML::Node agent_config = YAML::Load(ConfigMapFile("deploy/agent/configmap.yaml", "agent.yaml"));
   agent_config.remove("kubeletConfig");
   agent_config["systemCpus"] = "0";
@@ -212,7 +223,8 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   std::ofstream(work_ / "agent.yaml") << Emit(agent_config);
   auto agent = [&](const std::string& node, const std::string& config, bool once) {
     std::vector<std::string> argv = {HUYGENS_AGENT_BIN, "--config", (work_ / config).string(), "--kubeconfig",
-                                     *agent_kubeconfig, "--node-name", node};
+                                     node == "agent-isolated" ? *isolated_kubeconfig : *agent_kubeconfig,
+                                     "--node-name", node};
     if (once) argv.push_back("--once");
     return std::make_unique<testing::Process>(argv, (work_ / (node + (once ? "-once.log" : ".log"))).string());
   };
@@ -329,6 +341,29 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
     EXPECT_NE(bed_.Kubectl(fmt::format("kubectl auth can-i {} --as={}", what, as), kSource, &output), 0)
         << as << " may " << what << ": " << output;
   }
+
+  // What RBAC cannot say, the admission policy does: agent-node's agent may not touch another
+  // node's pods, NRT or Node, nor anything of its own pods but the allocation status.
+  auto config = kube::LoadKubeconfig(*agent_kubeconfig);
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto rest = kube::RestClient::Create(*config);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  kube::Client as_agent(std::move(*rest));
+  const json status_patch = {{"metadata", {{"annotations", {{"huygens.io/allocation-status", R"({"state":"applied"})"}}}}}};
+  auto elsewhere = as_agent.MergePatch(kube::Pods(), "default", "p0", status_patch);
+  ASSERT_FALSE(elsewhere.ok()) << "agent-node's agent patched p0 of another node";
+  EXPECT_THAT(std::string(elsewhere.status().message()), ::testing::HasSubstr("may not change pod p0"));
+  auto label = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", json{{"metadata", {{"labels", {{"x", "y"}}}}}});
+  ASSERT_FALSE(label.ok()) << "the agent changed a label";
+  EXPECT_THAT(std::string(label.status().message()), ::testing::HasSubstr("only a pod's huygens.io/allocation-status"));
+  auto own = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", status_patch);
+  EXPECT_TRUE(own.ok()) << own.status();
+  auto other_nrt = as_agent.Get(kube::NodeResourceTopologies(), "", "n1");
+  ASSERT_TRUE(other_nrt.ok()) << other_nrt.status();
+  (*other_nrt)["metadata"]["annotations"]["huygens.io/pools"] = R"({"exclusive":""})";
+  auto nrt_write = as_agent.Update(kube::NodeResourceTopologies(), *other_nrt);
+  ASSERT_FALSE(nrt_write.ok()) << "agent-node's agent rewrote n1's NodeResourceTopology";
+  EXPECT_THAT(std::string(nrt_write.status().message()), ::testing::HasSubstr("may not write the NodeResourceTopology n1"));
 }
 
 // A pod as kube-scheduler sees it: Guaranteed, `cpus` whole CPUs, default scheduler; `patch`

@@ -107,15 +107,39 @@ class Testbed {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  // A kubeconfig (written to DIR/<sa>.token.kubeconfig) with a fresh TokenRequest token of
-  // ServiceAccount `ns`/`sa` (`kubectl create token`). Errors: the kubectl output.
-  absl::StatusOr<std::string> ServiceAccountKubeconfig(const std::string& ns, const std::string& sa) const {
+  // A kubeconfig (written to DIR/<sa>[-<node>].token.kubeconfig) with a fresh TokenRequest
+  // token of ServiceAccount `ns`/`sa` (`kubectl create token`). With `node`, the token is bound
+  // to a placeholder pod of that ServiceAccount on `node` (created if absent; nothing runs it),
+  // as a DaemonSet pod's projected token is, so that it names the node (the user's extra
+  // authentication.kubernetes.io/node-name) for the agent's ValidatingAdmissionPolicy.
+  // Errors: the kubectl output.
+  absl::StatusOr<std::string> ServiceAccountKubeconfig(const std::string& ns, const std::string& sa,
+                                                       const std::string& node = "") const {
     std::string token;
-    if (Kubectl(fmt::format("kubectl create token {} -n {} --duration 1h", sa, ns), dir_.string(), &token) != 0) {
+    std::string bound;
+    if (!node.empty()) {
+      const std::string pod = sa + "-on-" + node;
+      const std::filesystem::path manifest = dir_ / (pod + ".json");
+      std::ofstream(manifest) << nlohmann::json{
+          {"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", pod}, {"namespace", ns}}},
+          {"spec",
+           {{"serviceAccountName", sa},
+            {"nodeName", node},
+            {"containers", {{{"name", "placeholder"}, {"image", "huygens.local/placeholder"}}}}}}}
+                                     .dump();
+      if (Kubectl(fmt::format("kubectl apply -f '{}'", manifest.string()), dir_.string(), &token) != 0) {
+        return absl::FailedPreconditionError("kubectl apply (token pod): " + token);
+      }
+      bound = fmt::format(" --bound-object-kind Pod --bound-object-name {}", pod);
+    }
+    if (Kubectl(fmt::format("kubectl create token {} -n {} --duration 1h{}", sa, ns, bound), dir_.string(), &token) !=
+        0) {
       return absl::FailedPreconditionError("kubectl create token: " + token);
     }
     while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
-    const std::filesystem::path path = dir_ / (sa + ".token.kubeconfig");
+    const std::filesystem::path path = dir_ / (sa + (node.empty() ? "" : "-" + node) + ".token.kubeconfig");
     std::ofstream(path) << fmt::format(R"(apiVersion: v1
 kind: Config
 clusters:
