@@ -76,6 +76,7 @@ Reconciler::Reconciler(ReconcilerOptions options, cri::ContainerRuntime* runtime
       runtime_(runtime),
       client_(client),
       clock_(clock),
+      events_(client, clock),
       empty_(std::move(empty)) {}
 
 // What one pass works out, step by step (Reconcile).
@@ -385,7 +386,7 @@ void Reconciler::Report(const std::string& ns, const std::string& name, const st
                                 .note = status.reason,
                                 .reporting_controller = "huygens.io/agent",
                                 .reporting_instance = options_.node_name};
-        if (absl::Status e = client_->CreateEvent(event); !e.ok()) {
+        if (absl::Status e = events_.Record(event); !e.ok()) {
           spdlog::warn("pod {}/{}: cannot record event: {}", ns, name, Msg(e));
         }
       }

@@ -224,6 +224,25 @@ TEST_F(ReconcilerTest, ACpuHeldByAnotherPodIsAConflictAndNothingChanges) {
   EXPECT_EQ(server_->RequestCount("create", "events"), 1);
 }
 
+TEST_F(ReconcilerTest, AConflictReportedAgainCountsInTheFirstEventsSeries) {
+  AddPod({.uid = "a", .allocation = Allocation("3-4"), .created = "2026-01-01T00:00:00Z"});
+  AddPod({.uid = "b", .allocation = Allocation("4,6"), .created = "2026-01-01T00:01:00Z"});
+  Pass();
+  // Someone clears b's status: the next pass reports the same conflict, and records it again.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(server_->MergePatch("pods", "default", "b-pod",
+                                    {{"metadata", {{"annotations", {{kAllocationStatusAnnotation, nullptr}}}}}})
+                    .ok());
+    clock_.Advance(std::chrono::minutes(1));
+    Pass();
+  }
+  auto events = server_->List("events.events.k8s.io", "default");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "CpusetConflict");
+  EXPECT_EQ(events[0]["regarding"]["name"], "b-pod");
+  EXPECT_EQ(events[0]["series"]["count"], 3);
+}
+
 TEST_F(ReconcilerTest, OfflineAndSystemCpusAreConflicts) {
   AddPod({.uid = "off", .allocation = Allocation("5")});
   AddPod({.uid = "sys", .allocation = Allocation("0")});
