@@ -76,6 +76,7 @@ Reconciler::Reconciler(ReconcilerOptions options, cri::ContainerRuntime* runtime
       runtime_(runtime),
       client_(client),
       clock_(clock),
+      events_(client, clock),
       empty_(std::move(empty)) {}
 
 // What one pass works out, step by step (Reconcile).
@@ -158,7 +159,14 @@ void Reconciler::AdmitPods(const ReconcileInput& input, Pass& pass, ReconcileRep
                       .reason = Msg(s)};
       continue;
     }
+    spdlog::debug("pod {}/{}: allocation admitted: {}", pod->spec.namespace_name, pod->spec.name,
+                  DescribeAllocation(allocation));
     admitted[uid] = Admitted{.pod = pod, .allocation = std::move(allocation)};
+  }
+  for (const auto& [uid, status] : refused) {
+    const NodePod& p = *pass.by_uid.at(uid);
+    spdlog::debug("pod {}/{}: allocation not admitted ({}): {}", p.spec.namespace_name, p.spec.name,
+                  ToString(status.state), status.reason);
   }
   report.exclusive = state.ExclusiveCpus();
 }
@@ -323,6 +331,8 @@ absl::Status Reconciler::Converge(const cri::ContainerInfo& c, const Desired& wa
   }
   const auto key = std::pair(c.pod_uid, c.container_name);
   if (Same(*actual, want.cpus, want.mems)) {
+    spdlog::debug("{}: has cpus {} mems {} as wanted; nothing to write", who, want.cpus.ToString(),
+                  want.mems.ToString());
     observed = actual->cpus;
     set_by_us_[c.id] = cri::CpusetResources{want.cpus, want.mems};
     known_containers_[key] = c.id;
@@ -332,6 +342,9 @@ absl::Status Reconciler::Converge(const cri::ContainerInfo& c, const Desired& wa
   const bool drift = mine != set_by_us_.end() && Same(mine->second, want.cpus, want.mems);
   auto known = known_containers_.find(key);
   const bool restart = !drift && known != known_containers_.end() && known->second != c.id;
+  spdlog::debug("{}: setting cpus {} -> {}, mems {} -> {} through runtime {}{}", who, actual->cpus.ToString(),
+                want.cpus.ToString(), actual->mems.ToString(), want.mems.ToString(), runtime_->Name(),
+                drift ? " (drift)" : restart ? " (restarted container)" : "");
   const Clock::TimePoint start = clock_->Now();
   absl::Status s = runtime_->UpdateCpuset(c, want.cpus, want.mems);
   if (!s.ok()) {
@@ -385,7 +398,7 @@ void Reconciler::Report(const std::string& ns, const std::string& name, const st
                                 .note = status.reason,
                                 .reporting_controller = "huygens.io/agent",
                                 .reporting_instance = options_.node_name};
-        if (absl::Status e = client_->CreateEvent(event); !e.ok()) {
+        if (absl::Status e = events_.Record(event); !e.ok()) {
           spdlog::warn("pod {}/{}: cannot record event: {}", ns, name, Msg(e));
         }
       }

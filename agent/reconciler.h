@@ -32,7 +32,8 @@
 // (e.g. EBUSY from a nested cgroup v1 cpuset) -> its pod `failed` naming the container; the
 // pass goes on with the other pods.
 // Status: huygens.io/allocation-status is patched only when its text changes; a change to
-// conflict or failed also records a Warning event. Admitted pods are `applied` when every
+// conflict or failed also records a Warning event (through kube::EventRecorder: a repeat within
+// 6 minutes counts in the first Event's series). Admitted pods are `applied` when every
 // running container of the allocation has its cpuset and no long-running one is missing, else
 // `pending` naming the missing containers.
 // Local checkpoint (node/checkpoint.h): the admitted Huygens pods, written when they change.
@@ -54,6 +55,7 @@
 #include "cpuset/cpuset.h"
 #include "cri/runtime.h"
 #include "kube/client.h"
+#include "kube/event_recorder.h"
 #include "base/clock.h"
 #include "node/allocation.h"
 #include "node/checkpoint.h"
@@ -149,6 +151,7 @@ class Reconciler {
   cri::ContainerRuntime* const runtime_;
   kube::Client* const client_;
   Clock* const clock_;
+  kube::EventRecorder events_;  // CpusetConflict / CpusetFailed, folded into series
   const NodeState empty_;
   std::optional<CheckpointFile> checkpoint_file_;
   // Pods the agent applied before (from the checkpoint, then from each pass): uid -> allocation.

@@ -1,6 +1,7 @@
 #include "agent/reconciler.h"
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -14,6 +15,8 @@
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 #include "topology/testing/machines.h"
 
 namespace huygens::agent {
@@ -222,6 +225,60 @@ TEST_F(ReconcilerTest, ACpuHeldByAnotherPodIsAConflictAndNothingChanges) {
   for (const auto& call : runtime_->Updates()) EXPECT_NE(call.container_id, second.id);
   // A conflict is also an event.
   EXPECT_EQ(server_->RequestCount("create", "events"), 1);
+}
+
+// What `run` logs through spdlog's default logger at `level`.
+std::string LogOf(spdlog::level::level_enum level, const std::function<void()>& run) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  const spdlog::level::level_enum before = spdlog::get_level();
+  spdlog::default_logger()->sinks().push_back(sink);
+  spdlog::set_level(level);
+  run();
+  spdlog::set_level(before);
+  spdlog::default_logger()->sinks().pop_back();
+  return log.str();
+}
+
+TEST_F(ReconcilerTest, DebugLogsNameThePodTheContainerTheCpusetsTheRuntimeAndTheRefusal) {
+  auto app = AddPod({.uid = "p1", .allocation = Allocation("3-4"), .created = "2026-01-01T00:00:00Z"});
+  AddPod({.uid = "b", .allocation = Allocation("4,6"), .created = "2026-01-01T00:01:00Z"});
+  const std::string log = LogOf(spdlog::level::debug, [&] { Pass(); });
+  EXPECT_THAT(log, HasSubstr("pod default/p1-pod: allocation admitted: NUMA node 0, cpuset 3-4 (app 3-4)\n"));
+  EXPECT_THAT(log, HasSubstr("pod default/b-pod: allocation not admitted (conflict): "));
+  EXPECT_THAT(log, HasSubstr("pod default/p1-pod container app (" + app.id.substr(0, 12) + "): setting cpus " +
+                                 topology_->OnlineCpus().ToString() + " -> 3-4, mems 0-1 -> 0 through runtime fake\n"));
+  // A second pass finds it right.
+  const std::string again = LogOf(spdlog::level::debug, [&] { Pass(); });
+  EXPECT_THAT(again, HasSubstr("pod default/p1-pod container app (" + app.id.substr(0, 12) +
+                                   "): has cpus 3-4 mems 0 as wanted; nothing to write\n"));
+}
+
+TEST_F(ReconcilerTest, AtInfoLevelTheApplyStepsAreNotLogged) {
+  AddPod({.uid = "p1", .allocation = Allocation("3-4")});
+  const std::string log = LogOf(spdlog::level::info, [&] { Pass(); });
+  EXPECT_THAT(log, HasSubstr("pod default/p1-pod container app"));  // the info line of the change
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("admitted")));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("setting cpus")));
+}
+
+TEST_F(ReconcilerTest, AConflictReportedAgainCountsInTheFirstEventsSeries) {
+  AddPod({.uid = "a", .allocation = Allocation("3-4"), .created = "2026-01-01T00:00:00Z"});
+  AddPod({.uid = "b", .allocation = Allocation("4,6"), .created = "2026-01-01T00:01:00Z"});
+  Pass();
+  // Someone clears b's status: the next pass reports the same conflict, and records it again.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(server_->MergePatch("pods", "default", "b-pod",
+                                    {{"metadata", {{"annotations", {{kAllocationStatusAnnotation, nullptr}}}}}})
+                    .ok());
+    clock_.Advance(std::chrono::minutes(1));
+    Pass();
+  }
+  auto events = server_->List("events.events.k8s.io", "default");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "CpusetConflict");
+  EXPECT_EQ(events[0]["regarding"]["name"], "b-pod");
+  EXPECT_EQ(events[0]["series"]["count"], 3);
 }
 
 TEST_F(ReconcilerTest, OfflineAndSystemCpusAreConflicts) {

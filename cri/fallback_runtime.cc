@@ -5,6 +5,7 @@
 #include "absl/base/internal/raw_logging.h"
 #include "cri/status_message.h"
 #include "fmt/format.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::cri {
 namespace {
@@ -46,7 +47,8 @@ absl::StatusOr<std::vector<ContainerInfo>> FallbackRuntime::ListContainers() {
 }
 
 template <typename Call>
-auto FallbackRuntime::Run(Call call) -> decltype(call(std::declval<ContainerRuntime&>())) {
+auto FallbackRuntime::Run(const ContainerInfo& container, const char* what, Call call)
+    -> decltype(call(std::declval<ContainerRuntime&>())) {
   auto first = call(*primary_);
   const absl::Status& first_status = StatusOf(first);
   if (first_status.ok() || !ShouldFallBack(first_status)) {
@@ -57,8 +59,14 @@ auto FallbackRuntime::Run(Call call) -> decltype(call(std::declval<ContainerRunt
   }
   last_used_ = secondary_->Name();
   last_primary_error_ = first_status;
+  const std::string who = fmt::format("pod {}/{} container {}", container.pod_namespace, container.pod_name,
+                                      container.container_name);
+  spdlog::debug("{}: {} through {} failed ({}); falling back to {}", who, what, primary_->Name(),
+                MessageOf(first_status), secondary_->Name());
   auto second = call(*secondary_);
   const absl::Status& second_status = StatusOf(second);
+  spdlog::debug("{}: {} through {}: {}", who, what, secondary_->Name(),
+                second_status.ok() ? std::string("ok") : MessageOf(second_status));
   if (second_status.ok()) {
     ++counters_.secondary_ok;
     return second;
@@ -72,11 +80,11 @@ auto FallbackRuntime::Run(Call call) -> decltype(call(std::declval<ContainerRunt
 
 absl::Status FallbackRuntime::UpdateCpuset(const ContainerInfo& container, const CpuSet& cpus,
                                            const CpuSet& mems) {
-  return Run([&](ContainerRuntime& r) { return r.UpdateCpuset(container, cpus, mems); });
+  return Run(container, "UpdateCpuset", [&](ContainerRuntime& r) { return r.UpdateCpuset(container, cpus, mems); });
 }
 
 absl::StatusOr<CpusetResources> FallbackRuntime::ReadCpuset(const ContainerInfo& container) {
-  return Run([&](ContainerRuntime& r) { return r.ReadCpuset(container); });
+  return Run(container, "ReadCpuset", [&](ContainerRuntime& r) { return r.ReadCpuset(container); });
 }
 
 std::optional<int64_t> FallbackRuntime::Pid(const ContainerInfo& container) {

@@ -12,7 +12,8 @@
 // containers with their pods. When both fail, the error has the primary's code and both messages.
 //
 // Which runtime did the work is reported for metrics and logs: last_used() after each
-// UpdateCpuset / ReadCpuset, and counters().
+// UpdateCpuset / ReadCpuset, and counters(); each fallback is also logged at spdlog debug level,
+// naming the pod (namespace/name), the container, the primary's error and the secondary's result.
 //
 // Thread-safety: one thread at a time, like the runtimes it wraps.
 #ifndef HUYGENS_CRI_FALLBACK_RUNTIME_H_
@@ -68,9 +69,11 @@ class FallbackRuntime final : public ContainerRuntime {
   ContainerRuntime& secondary() { return *secondary_; }
 
  private:
-  // Runs `call` on the primary, then on the secondary if the rule says so; keeps the books.
+  // Runs `call` (`what`, for the log) for `container` on the primary, then on the secondary if
+  // the rule says so; keeps the books.
   template <typename Call>
-  auto Run(Call call) -> decltype(call(std::declval<ContainerRuntime&>()));
+  auto Run(const ContainerInfo& container, const char* what, Call call)
+      -> decltype(call(std::declval<ContainerRuntime&>()));
 
   std::unique_ptr<ContainerRuntime> primary_;
   std::unique_ptr<ContainerRuntime> secondary_;

@@ -1,11 +1,15 @@
 #include "cri/fallback_runtime.h"
 
 #include <memory>
+#include <sstream>
 
 #include "cri/cgroupfs_runtime.h"
 #include "cri/testing/cgroup_tree.h"
 #include "cri/testing/fake_runtime.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::cri {
 namespace {
@@ -78,6 +82,27 @@ TEST_F(FallbackRuntimeTest, AKernelRefusalInTheRuntimeFallsBackToCgroupfs) {
   ASSERT_TRUE(runtime_->UpdateCpuset(container_, Cpus("3"), Cpus("0")).ok());
   EXPECT_EQ(runtime_->last_used(), "cgroupfs");
   EXPECT_EQ(CgroupCpus(), "3");
+}
+
+TEST_F(FallbackRuntimeTest, AFallbackIsLoggedAtDebugLevelNamingThePodContainerAndBothResults) {
+  fake_->FailUpdates(container_.id, "runc update: write cpuset.cpus: device or resource busy");
+  auto run_at = [&](spdlog::level::level_enum level) {
+    std::ostringstream log;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+    const spdlog::level::level_enum before = spdlog::get_level();
+    spdlog::default_logger()->sinks().push_back(sink);
+    spdlog::set_level(level);
+    EXPECT_TRUE(runtime_->UpdateCpuset(container_, Cpus("2"), Cpus("0")).ok());
+    spdlog::set_level(before);
+    spdlog::default_logger()->sinks().pop_back();
+    return log.str();
+  };
+  const std::string debug = run_at(spdlog::level::debug);
+  EXPECT_THAT(debug, ::testing::HasSubstr("pod default/web container app: UpdateCpuset through fake failed (runc "
+                                          "update: write cpuset.cpus: device or resource busy); falling back to "
+                                          "cgroupfs\n"));
+  EXPECT_THAT(debug, ::testing::HasSubstr("pod default/web container app: UpdateCpuset through cgroupfs: ok\n"));
+  EXPECT_EQ(run_at(spdlog::level::info), "");
 }
 
 TEST_F(FallbackRuntimeTest, AnUnknownContainerDoesNotFallBack) {

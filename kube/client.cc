@@ -1,7 +1,5 @@
 #include "kube/client.h"
 
-#include "base/utf8.h"
-#include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
 #include "spdlog/spdlog.h"
@@ -14,13 +12,6 @@ using nlohmann::json;
 std::string Describe(const ResourceRef& r, std::string_view ns, std::string_view name) {
   if (ns.empty()) return fmt::format("{} {}", r.resource, name);
   return fmt::format("{} {}/{}", r.resource, ns, name);
-}
-
-// RFC 3339 with microseconds (metav1.MicroTime) of the wall clock.
-std::string MicroTimeNow() {
-  auto now = std::chrono::system_clock::now();
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), micros);
 }
 
 }  // namespace
@@ -159,31 +150,6 @@ absl::Status Client::Bind(std::string_view ns, std::string_view pod, std::string
   if (!annotations.empty()) binding["metadata"]["annotations"] = annotations;
   return Send(HttpRequest{"POST", Pods().ObjectPath(ns, pod, "binding"), {}, binding.dump(), "application/json"})
       .status();
-}
-
-nlohmann::json EventObject(const EventRecord& e, std::string_view name, std::string_view event_time) {
-  json regarding = {{"apiVersion", e.api_version}, {"kind", e.kind}, {"name", e.name}};
-  if (!e.ns.empty()) regarding["namespace"] = e.ns;
-  if (!e.uid.empty()) regarding["uid"] = e.uid;
-  return {{"apiVersion", "events.k8s.io/v1"},
-          {"kind", "Event"},
-          {"metadata", {{"name", name}, {"namespace", e.ns.empty() ? "default" : e.ns}}},
-          {"eventTime", event_time},
-          {"reportingController", e.reporting_controller},
-          {"reportingInstance", e.reporting_instance},
-          {"action", e.action},
-          {"reason", e.reason},
-          {"note", TruncateUtf8(e.note, kMaxEventNoteBytes)},
-          {"type", e.type},
-          {"regarding", regarding}};
-}
-
-absl::Status Client::CreateEvent(const EventRecord& e) {
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-  const std::string name = fmt::format("{}.{:x}{:x}", e.name, nanos, event_counter_++);
-  return Create(Events(), e.ns.empty() ? "default" : e.ns, EventObject(e, name, MicroTimeNow())).status();
 }
 
 absl::Status Client::Watch(const ResourceRef& r, std::string_view ns, const WatchOptions& options,

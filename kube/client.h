@@ -1,7 +1,7 @@
 // Client: the Kubernetes API operations Huygens needs, on JSON objects (nlohmann::json), over a
 // RestClient: get, paginated list, watch, create, update, delete, merge and JSON patches with a
-// resourceVersion precondition and conflict retry, the pods/binding subresource, and
-// events.k8s.io/v1 events.
+// resourceVersion precondition and conflict retry, and the pods/binding subresource (events:
+// kube/event_recorder.h).
 //
 // Retries: a request that fails with a retryable error (transport failure, 429, 5xx; see
 // IsRetryable) is sent again after an exponential backoff with jitter, up to
@@ -69,32 +69,6 @@ struct WatchEvent {
   nlohmann::json object;
 };
 
-// An events.k8s.io/v1 Event about one object.
-struct EventRecord {
-  // The object the event is about (`regarding`).
-  std::string api_version = "v1";
-  std::string kind = "Pod";
-  std::string ns;
-  std::string name;
-  std::string uid;
-  std::string type = "Normal";  // Normal or Warning
-  std::string reason;           // "Scheduled", "FailedScheduling" (CamelCase, short)
-  std::string action;           // "Binding", "Scheduling"
-  std::string note;             // human-readable message; any length, see EventObject
-  std::string reporting_controller = "huygens.io/scheduler";
-  std::string reporting_instance;
-};
-
-// The apiserver's limit on an Event's note, in bytes (events.k8s.io/v1 validation,
-// NoteLengthLimit).
-inline constexpr size_t kMaxEventNoteBytes = 1024;
-
-// The events.k8s.io/v1 Event object for `event`, named `name`, at `event_time` (RFC 3339 with
-// microseconds). The note is cut to kMaxEventNoteBytes without splitting a character and made
-// well-formed UTF-8 (base/utf8.h), so the object always serialises (dump() does not throw) and
-// passes the apiserver's length check whatever text callers put in it. Pure function.
-nlohmann::json EventObject(const EventRecord& event, std::string_view name, std::string_view event_time);
-
 class Client {
  public:
   // `clock` paces retry backoff and must outlive the client.
@@ -139,9 +113,6 @@ class Client {
   absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "",
                     const std::map<std::string, std::string>& annotations = {});
 
-  // Creates EventObject(event) named <object>.<unique suffix>, eventTime now.
-  absl::Status CreateEvent(const EventRecord& event);
-
   // Opens a watch and calls `on_event` for each event until the server ends the stream (OK),
   // `on_event` returns false (OK), `cancel` becomes true (Cancelled), the stream breaks
   // (Unavailable) or the request fails (its HTTP error; 410 when the version is too old — the
@@ -162,7 +133,6 @@ class Client {
   std::unique_ptr<RestClient> rest_;
   ClientOptions options_;
   Clock* clock_;
-  std::atomic<std::uint64_t> event_counter_{0};
 };
 
 }  // namespace huygens::kube

@@ -243,44 +243,6 @@ TEST_F(ClientTest, BindWithAnotherPodsUidConflictsAndChangesNothing) {
   EXPECT_EQ((*server_->Get("pods", "default", "a"))["spec"].value("nodeName", ""), "");
 }
 
-TEST_F(ClientTest, CreateEventWritesAnEventsV1EventAboutThePod) {
-  EventRecord e;
-  e.ns = "default";
-  e.name = "a";
-  e.uid = "u-1";
-  e.type = "Warning";
-  e.reason = "FailedScheduling";
-  e.action = "Scheduling";
-  e.note = "0/3 nodes have a free NUMA node";
-  e.reporting_instance = "huygens-scheduler-0";
-  ASSERT_TRUE(client_->CreateEvent(e).ok());
-  auto events = server_->List("events.events.k8s.io", "default");
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0]["reason"], "FailedScheduling");
-  EXPECT_EQ(events[0]["note"], e.note);
-  EXPECT_EQ(events[0]["regarding"]["name"], "a");
-  EXPECT_EQ(events[0]["regarding"]["uid"], "u-1");
-  EXPECT_EQ(events[0]["type"], "Warning");
-}
-
-TEST_F(ClientTest, CreateEventCutsALongNonAsciiNoteOnACharacterBoundary) {
-  // 1,023 ASCII bytes then "é": a cut at the API's 1,024 bytes would split it (and dump() throw).
-  // The fields the real apiserver requires of an events.k8s.io/v1 Event, as above.
-  EventRecord e;
-  e.ns = "default";
-  e.name = "a";
-  e.uid = "u-1";
-  e.type = "Warning";
-  e.reason = "FailedScheduling";
-  e.action = "Scheduling";
-  e.reporting_instance = "huygens-scheduler-0";
-  e.note = std::string(1023, 'x') + "\xC3\xA9 and more";
-  ASSERT_TRUE(client_->CreateEvent(e).ok());
-  auto events = server_->List("events.events.k8s.io", "default");
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0]["note"], std::string(1023, 'x'));
-}
-
 TEST(ApiErrorTest, ANonStatusBodyIsQuotedWithoutSplittingACharacter) {
   // 199 ASCII bytes then "€" (3 bytes): the 200-byte quote leaves it out whole.
   const absl::Status s = ApiError(502, std::string(199, 'x') + "\xE2\x82\xAC tail", "GET pods");

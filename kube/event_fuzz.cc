@@ -11,7 +11,7 @@
 
 #include "absl/base/internal/raw_logging.h"
 #include "base/utf8.h"
-#include "kube/client.h"
+#include "kube/event_recorder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using huygens::kube::kMaxEventNoteBytes;

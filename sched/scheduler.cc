@@ -159,7 +159,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(ClusterCache* cache
   return s;
 }
 
-ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
+ScheduleResult Scheduler::ScheduleOne(PodPtr pod, std::vector<NodeVerdict>* verdicts) {
   Impl& impl = *impl_;
   ScheduleResult result;
   CycleState& state = impl.state;
@@ -211,6 +211,7 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
   const std::vector<uint64_t>& generations = cache_->NodeGenerations();
   const size_t n = nodes.size();
   size_t pos = n == 0 ? 0 : impl.next_start % n;
+  const size_t start = pos;
   int visited = 0;
   for (; visited < num_nodes && static_cast<int>(num_feasible) < to_find; ++visited) {
     const uint64_t generation = generations[pos];
@@ -234,6 +235,15 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     impl.feasible_index[num_feasible] = pos;
     num_feasible += entry.feasible;
     if (++pos == n) pos = 0;
+  }
+  if (verdicts != nullptr) {
+    verdicts->clear();
+    for (int i = 0; i < visited; ++i) {
+      const size_t at = (start + static_cast<size_t>(i)) % n;
+      verdicts->push_back({.node = nodes[at]->node.name,
+                           .refusal = results->entries[at].feasible ? std::string() : results->rejection[at].Message(),
+                           .score = std::nullopt});
+    }
   }
   if (n > 0) impl.next_start = pos;
   result.evaluated_nodes = visited;
@@ -271,6 +281,12 @@ ScheduleResult Scheduler::ScheduleOne(PodPtr pod) {
     impl.plugins.AddWeightedScores(state, impl.plugin_scores, impl.totals);
     best = static_cast<size_t>(
         std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
+    if (verdicts != nullptr) {  // feasible nodes are in visit order, as the verdicts
+      size_t k = 0;
+      for (NodeVerdict& v : *verdicts) {
+        if (v.refusal.empty()) v.score = impl.totals[k++];
+      }
+    }
   }
   const NodeInfo* chosen = nodes[impl.feasible_index[best]];
   result.node = chosen->node.name;

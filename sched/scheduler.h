@@ -68,6 +68,14 @@ struct ScheduleResult {
   bool scheduled() const { return outcome == Outcome::kScheduled; }
 };
 
+// One node's verdict in one attempt, as ScheduleOne reports it when asked (for debug logs).
+struct NodeVerdict {
+  std::string node;
+  std::string refusal;           // the refusing filter's reason; empty: the node is feasible
+  std::optional<int64_t> score;  // feasible, when scores ran (two or more feasible nodes): the
+                                 // weighted total the choice compared
+};
+
 // kube-scheduler's numFeasibleNodesToFind: all nodes when there are fewer than 100 or
 // percentage >= 100; otherwise percentage (0 = adaptive: 50 - nodes/125, at least 5) of the
 // nodes, but at least 100.
@@ -88,7 +96,10 @@ class Scheduler {
   ~Scheduler();
 
   // One scheduling attempt. REQUIRES: the pod is not in the cache (neither bound nor assumed).
-  ScheduleResult ScheduleOne(PodPtr pod);
+  // `verdicts`, when given, receives the verdict of every node the filters visited in this
+  // attempt (visit order; none when PreFilter rejected the pod), the cost of which (a string per
+  // node) is paid only then.
+  ScheduleResult ScheduleOne(PodPtr pod, std::vector<NodeVerdict>* verdicts = nullptr);
 
   const Profile& profile() const { return profile_; }
   ClusterCache& cache() { return *cache_; }

@@ -101,6 +101,36 @@ TEST(Scheduler, AnUnschedulablePodGetsKubeSchedulersFitError) {
   EXPECT_EQ(cache.NumPods(), 0);
 }
 
+TEST(Scheduler, VerdictsGiveEachVisitedNodesRefusalOrItsScoreInVisitOrder) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("small", 2000)).ok());
+  ASSERT_TRUE(cache.AddNode(MachineNode("m-0", DualSocket())).ok());
+  ASSERT_TRUE(cache.AddNode(MachineNode("m-1", DualSocket())).ok());
+  auto scheduler = MustCreate(cache, HuygensProfile());
+  // m-0 holds 4 CPUs already, so the two machines score differently.
+  ASSERT_TRUE(scheduler->ScheduleOne(Share(GuaranteedPod("first", 4))).scheduled());
+  std::vector<NodeVerdict> verdicts;
+  ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 4)), &verdicts);
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  ASSERT_EQ(verdicts.size(), 3u);
+  int64_t best = -1;
+  for (const NodeVerdict& v : verdicts) {
+    if (v.node == "small") {
+      EXPECT_EQ(v.refusal, "Insufficient cpu");
+      EXPECT_FALSE(v.score.has_value());
+      continue;
+    }
+    EXPECT_EQ(v.refusal, "") << v.node;
+    ASSERT_TRUE(v.score.has_value()) << v.node;
+    if (v.node == r.node) best = *v.score;
+  }
+  for (const NodeVerdict& v : verdicts) {
+    if (v.score.has_value()) EXPECT_LE(*v.score, best) << "the chosen node has the highest total";
+  }
+  // Without the out-parameter nothing is collected; the outcome is the same.
+  EXPECT_TRUE(scheduler->ScheduleOne(Share(GuaranteedPod("q", 4))).scheduled());
+}
+
 TEST(Scheduler, AnExclusivePodGetsACpusetOnOneNumaNodeAndIsBound) {
   ClusterCache cache;
   ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());

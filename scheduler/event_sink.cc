@@ -51,7 +51,7 @@ void EventSink::Run() {
     kube::EventRecord e = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    absl::Status s = client_->CreateEvent(e);
+    absl::Status s = recorder_.Record(e);
     if (!s.ok()) spdlog::warn("event {} for pod {}/{}: {}", e.reason, e.ns, e.name, std::string(s.message()));
     lock.lock();
   }

@@ -1,5 +1,6 @@
-// EventSink: writes the scheduler's Kubernetes Events (events.k8s.io/v1, through kube::Client)
-// from a background thread, so that the scheduling thread and the binders never wait for them.
+// EventSink: writes the scheduler's Kubernetes Events (events.k8s.io/v1, through
+// kube::EventRecorder, so repeats become event series) from a background thread, so that the
+// scheduling thread and the binders never wait for them.
 //
 // Events are best effort: at most kMaxQueued wait (more are dropped, to shed memory under a
 // storm), a failed write is logged and dropped, and Stop writes what is queued for at most
@@ -19,6 +20,7 @@
 
 #include "base/clock.h"
 #include "kube/client.h"
+#include "kube/event_recorder.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::scheduler {
@@ -29,9 +31,9 @@ class EventSink {
   static constexpr std::chrono::seconds kDrainOnStop{2};
 
   // `client` and `clock` must outlive the sink; `reporting_instance` is every event's
-  // reportingInstance (the service's identity).
+  // reportingInstance (the service's identity). `clock` also measures the event series' window.
   EventSink(kube::Client* client, std::string reporting_instance, Clock* clock)
-      : client_(client), reporting_instance_(std::move(reporting_instance)), clock_(clock) {}
+      : recorder_(client, clock), reporting_instance_(std::move(reporting_instance)), clock_(clock) {}
   ~EventSink() { Stop(); }
 
   // Starts the writer thread (events posted before are kept and written then).
@@ -41,14 +43,14 @@ class EventSink {
 
   // Queues an event about `pod` (a Pod object: its namespace, name and uid are the event's
   // regarding object): `type` Normal|Warning, `reason`, `action`, and `note` (any text: the
-  // client cuts it to the API's limit without splitting a character, kube::EventObject).
+  // recorder cuts it to the API's limit without splitting a character, kube::EventObject).
   void Post(const nlohmann::json& pod, const char* type, const char* reason, const char* action,
             std::string note);
 
  private:
   void Run();
 
-  kube::Client* client_;
+  kube::EventRecorder recorder_;
   const std::string reporting_instance_;
   Clock* clock_;
   std::mutex mu_;

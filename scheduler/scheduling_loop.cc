@@ -5,7 +5,9 @@
 #include <mutex>
 
 #include "absl/base/internal/raw_logging.h"
+#include "node/allocation.h"
 #include "scheduler/objects.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
 
@@ -26,6 +28,40 @@ void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerCo
   }
 }
 
+namespace {
+
+// The debug lines of one attempt of `pod` (namespace/name): each visited node's verdict (refused
+// with the filter's reason, or feasible with its score), then the outcome: the chosen node with
+// the NUMA nodes and cpusets, or why not.
+void LogAttempt(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts,
+                const sched::ScheduleResult& result) {
+  for (const sched::NodeVerdict& v : verdicts) {
+    if (!v.refusal.empty()) {
+      spdlog::debug("pod {}: node {} refused: {}", pod, v.node, v.refusal);
+    } else if (v.score.has_value()) {
+      spdlog::debug("pod {}: node {} feasible, score {}", pod, v.node, *v.score);
+    } else {
+      spdlog::debug("pod {}: node {} feasible", pod, v.node);
+    }
+  }
+  switch (result.outcome) {
+    case sched::ScheduleResult::Outcome::kScheduled:
+      spdlog::debug("pod {}: chose node {} ({} of {} visited nodes feasible): {}", pod, result.node,
+                    result.feasible_nodes, result.evaluated_nodes,
+                    result.allocation.has_value() ? DescribeAllocation(*result.allocation)
+                                                  : "no allocation");
+      return;
+    case sched::ScheduleResult::Outcome::kUnschedulable:
+      spdlog::debug("pod {}: unschedulable: {}", pod, result.message);
+      return;
+    case sched::ScheduleResult::Outcome::kError:
+      spdlog::debug("pod {}: scheduling error: {}", pod, result.message);
+      return;
+  }
+}
+
+}  // namespace
+
 void SchedulingLoop::ScheduleNext() {
   sched::ClusterCache& cache = p_.state->cache();
   sched::SchedulingQueue& queue = p_.state->queue();
@@ -40,6 +76,7 @@ void SchedulingLoop::ScheduleNext() {
   }
   const json object = stored->second;
   const Clock::TimePoint start = p_.clock->Now();
+  const std::string key = popped->pod->spec.namespace_name + "/" + popped->pod->spec.name;
   auto observe = [&](const char* result) {
     double seconds = std::chrono::duration<double>(p_.clock->Now() - start).count();
     p_.metrics->attempts->Inc({result});
@@ -56,6 +93,8 @@ void SchedulingLoop::ScheduleNext() {
     return;
   }
   if (entry != nullptr) {
+    spdlog::debug("pod {}: holds an allocation on node {} already (its annotation, or ours in flight); binding it",
+                  key, entry->node);
     if (p_.writer->FinishBind(object, entry->node, AllocationValue(*entry)).ok()) {
       (void)cache.FinishBinding(uid);
       queue.Done(uid);
@@ -76,8 +115,12 @@ void SchedulingLoop::ScheduleNext() {
   sched::Pod pod = *popped->pod;
   PreparePod(pod, *profile, *p_.config);
   p_.outbox->staged.reset();
-  sched::ScheduleResult result =
-      p_.schedulers->at(profile->scheduler_name)->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)));
+  const bool debug = spdlog::should_log(spdlog::level::debug);
+  std::vector<sched::NodeVerdict> verdicts;
+  sched::ScheduleResult result = p_.schedulers->at(profile->scheduler_name)
+                                     ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)),
+                                                   debug ? &verdicts : nullptr);
+  if (debug) LogAttempt(key, verdicts, result);
   switch (result.outcome) {
     case sched::ScheduleResult::Outcome::kScheduled: {
       // The binding cycle goes to the binders; SettleBinds counts the attempt when it ends.

@@ -10,6 +10,7 @@
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
+#include "scheduler/event_sink.h"
 #include "scheduler/test_cluster.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
@@ -66,6 +67,32 @@ class ServiceTest : public ::testing::Test {
   static bool Counted(const serving::MetricsRegistry& registry, const char* result) {
     return registry.Expose().find(fmt::format("huygens_scheduler_schedule_attempts_total{{result=\"{}\"}}", result)) !=
            std::string::npos;
+  }
+
+  // Schedules an 8-CPU pod "a" over nodes "small" (4 CPUs) and "big" (16 CPUs) with spdlog's
+  // default logger at `level`, and returns what it logged.
+  std::string LogOfOneAttempt(spdlog::level::level_enum level) {
+    std::ostringstream log;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+    const spdlog::level::level_enum before = spdlog::get_level();
+    spdlog::default_logger()->sinks().push_back(sink);
+    spdlog::set_level(level);
+    EXPECT_TRUE(AddMachine(*server_, "small", 4));
+    EXPECT_TRUE(AddMachine(*server_, "big", 16));
+    auto client = NewClient();
+    serving::MetricsRegistry registry;
+    auto service = NewService(client.get(), &registry);
+    service->Start();
+    // The pod comes once both nodes are in the cache, so that the attempt sees both.
+    EXPECT_TRUE(Eventually([&] {
+      return registry.Expose().find("huygens_scheduler_cache_size{type=\"nodes\"} 2") != std::string::npos;
+    }));
+    EXPECT_TRUE(server_->Create("pods", GuaranteedPod("a", 8)).ok());
+    EXPECT_TRUE(Eventually([&] { return Bound() == 1; }));
+    service->Stop();
+    spdlog::set_level(before);
+    spdlog::default_logger()->sinks().pop_back();
+    return log.str();
   }
 
   huygens::testing::FakeClock clock_;  // the client's and the service's
@@ -180,6 +207,33 @@ TEST_F(ServiceTest, TheBindLogLineAndTheScheduledEventNameNodeNumaNodesAndCpuset
   spdlog::default_logger()->sinks().pop_back();
   EXPECT_EQ(scheduled_event(), note);
   EXPECT_THAT(log.str(), ::testing::HasSubstr("pod default/a: bound to n0: NUMA node 0, cpuset 1,3 (app 1,3)\n"));
+}
+
+TEST_F(ServiceTest, DebugLogsNameThePodEachNodesVerdictAndTheChosenNodeAndCpuset) {
+  const std::string log = LogOfOneAttempt(spdlog::level::debug);
+  EXPECT_THAT(log, ::testing::HasSubstr("pod default/a: node small refused: Insufficient cpu\n"));
+  EXPECT_THAT(log, ::testing::HasSubstr("pod default/a: node big feasible\n"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("pod default/a: chose node big \\(1 of 2 visited nodes feasible\\): "
+                                            "NUMA node [01], cpuset [0-9,-]+ \\(app [0-9,-]+\\)\n"));
+}
+
+TEST_F(ServiceTest, AtInfoLevelThereAreNoDebugLines) {
+  const std::string log = LogOfOneAttempt(spdlog::level::info);
+  EXPECT_THAT(log, ::testing::HasSubstr("pod default/a: bound to big"));
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("refused")));
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("chose node")));
+}
+
+TEST_F(ServiceTest, TheEventSinkFoldsARepeatedEventIntoTheFirstEventsSeries) {
+  auto client = NewClient();
+  EventSink sink(client.get(), "a", &clock_);
+  const nlohmann::json pod = {{"metadata", {{"namespace", "default"}, {"name", "p"}, {"uid", "u-1"}}}};
+  for (int i = 0; i < 3; ++i) sink.Post(pod, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes are available");
+  sink.Start();
+  sink.Stop();
+  auto events = server_->List("events.events.k8s.io", "default");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["series"]["count"], 3);
 }
 
 TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
