@@ -54,7 +54,8 @@ trap cleanup EXIT
 
 # What earlier tests of the testbed left (a `kubectl apply` of deploy/, their pods) would collide
 # with the release or crowd the node: removed first.
-kubectl delete clusterrole,clusterrolebinding huygens-agent huygens-scheduler --ignore-not-found >/dev/null
+kubectl delete clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding \
+  -l app.kubernetes.io/part-of=huygens --ignore-not-found >/dev/null
 kubectl delete namespace huygens-system --ignore-not-found --wait --timeout 120s >/dev/null
 kubectl delete pods -n default --all --grace-period 0 --force >/dev/null 2>&1 || true
 
@@ -157,6 +158,6 @@ PATH=$work/plugin:$PATH kubectl huygens status --node "$node" | grep -q exclusiv
 # 6. helm uninstall leaves nothing of the chart's.
 kubectl delete pod exclusive -n default --grace-period 0 --force >/dev/null 2>&1
 "$helm" uninstall huygens -n huygens-system --wait --timeout 120s >/dev/null || fail "helm uninstall"
-left=$(kubectl get clusterrole,clusterrolebinding -o name | grep huygens || true)
+left=$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding -o name | grep huygens || true)
 [ -z "$left" ] || fail "left after uninstall: $left"
 echo "helm_install_test: ok"
