@@ -148,6 +148,11 @@ metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-addres
 extender:                        # kube-scheduler's HTTP extender protocol instead of a queue
   enabled: false
   address: 0.0.0.0:8888
+  # tls:                           # HTTPS, and only kube-scheduler's client certificate; default none
+  #   certFile: /etc/huygens/tls/tls.crt        # the extender's certificate (PEM)
+  #   keyFile: /etc/huygens/tls/tls.key         # its key
+  #   clientCAFile: /etc/huygens/tls/ca.crt     # the CA of accepted client certificates
+  #   allowedClientNames: [system:kube-scheduler]  # their common names; default any
 )";
 
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
@@ -220,13 +225,39 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
     HUYGENS_ASSIGN_OR_RETURN(c.metrics_address, r.String(v, "metricsAddress"));
   }
   if (auto v = root["extender"]) {
-    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address"}));
+    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address", "tls"}));
     if (auto e = v["enabled"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.extender_enabled, r.Bool(e, "extender.enabled"));
   }
     if (auto a = v["address"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.extender_address, r.String(a, "extender.address"));
   }
+    if (auto t = v["tls"]) {
+      HUYGENS_RETURN_IF_ERROR(
+          r.CheckMap(t, "extender.tls", {"certFile", "keyFile", "clientCAFile", "allowedClientNames"}));
+      serving::TlsOptions tls;
+      for (auto [key, out] : {std::pair{"certFile", &tls.cert_file}, std::pair{"keyFile", &tls.key_file},
+                              std::pair{"clientCAFile", &tls.client_ca_file}}) {
+        if (auto f = t[key]) {
+          HUYGENS_ASSIGN_OR_RETURN(*out, r.String(f, fmt::format("extender.tls.{}", key)));
+        }
+      }
+      if (tls.cert_file.empty() || tls.key_file.empty()) {
+        return r.Error(t, "extender.tls", "certFile and keyFile are both required");
+      }
+      if (auto names = t["allowedClientNames"]) {
+        HUYGENS_RETURN_IF_ERROR(r.CheckSequence(names, "extender.tls.allowedClientNames"));
+        if (tls.client_ca_file.empty()) {
+          return r.Error(names, "extender.tls.allowedClientNames", "needs clientCAFile (names of verified clients)");
+        }
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          std::string name;
+          HUYGENS_ASSIGN_OR_RETURN(name, r.String(names[i], fmt::format("extender.tls.allowedClientNames[{}]", i)));
+          tls.allowed_client_names.push_back(std::move(name));
+        }
+      }
+      c.extender_tls = std::move(tls);
+    }
   }
   return c;
 }

@@ -31,10 +31,12 @@
 
 #include <chrono>
 #include <optional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "serving/http_server.h"
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
 #include "node/node_state.h"
@@ -77,6 +79,9 @@ struct SchedulerConfig {
   std::string metrics_address = "0.0.0.0:10251";  // /metrics, /healthz, /readyz
   bool extender_enabled = false;                     // serve the extender protocol instead
   std::string extender_address = "0.0.0.0:8888";    // default 0.0.0.0:8888
+  // extender.tls: HTTPS with kube-scheduler's client certificate checked (kube-scheduler's
+  // extender `enableHTTPS` + `tlsConfig`). Unset: plain HTTP (say why in your deployment).
+  std::optional<serving::TlsOptions> extender_tls;
 };
 
 // Every configuration field with its default (or an example where there is no default value)

@@ -39,7 +39,8 @@ leaderElection: {leaderElect: false, resourceName: l, resourceNamespace: ns,
                  leaseDuration: 30s, renewDeadline: 20s, retryPeriod: 5s}
 clientConnection: {qps: 100, burst: 200}
 metricsAddress: 127.0.0.1:9000
-extender: {enabled: true, address: ":8889"}
+extender: {enabled: true, address: ":8889", tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt,
+                                                 allowedClientNames: [system:kube-scheduler]}}
 )",
                                 "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -65,6 +66,11 @@ extender: {enabled: true, address: ":8889"}
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
   EXPECT_TRUE(c->extender_enabled);
   EXPECT_EQ(c->extender_address, ":8889");
+  ASSERT_TRUE(c->extender_tls.has_value());
+  EXPECT_EQ(c->extender_tls->cert_file, "s.crt");
+  EXPECT_EQ(c->extender_tls->key_file, "s.key");
+  EXPECT_EQ(c->extender_tls->client_ca_file, "ca.crt");
+  EXPECT_EQ(c->extender_tls->allowed_client_names, std::vector<std::string>{"system:kube-scheduler"});
 }
 
 TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
@@ -85,12 +91,14 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
   EXPECT_EQ(c->metrics_address, defaults.metrics_address);
   EXPECT_EQ(c->extender_enabled, defaults.extender_enabled);
   EXPECT_EQ(c->extender_address, defaults.extender_address);
+  EXPECT_FALSE(c->extender_tls.has_value());
   for (const char* key :
        {"apiVersion", "kind", "schedulerName", "profiles", "pluginWeights",
         "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
         "systemPoolNamespaces", "leaderElection", "leaderElect", "resourceName",
         "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
-        "qps", "burst", "metricsAddress", "extender", "enabled", "address"}) {
+        "qps", "burst", "metricsAddress", "extender", "enabled", "address", "tls", "certFile", "keyFile",
+        "clientCAFile", "allowedClientNames"}) {
     EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
 }
@@ -119,6 +127,10 @@ TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
       {"namespaces not a list", "systemPoolNamespaces: kube-system\n", "systemPoolNamespaces"},
       {"negative burst", "clientConnection: {burst: -1}\n", "clientConnection.burst"},
       {"broken YAML", "profiles: [\n", "sched.yaml"},
+      {"TLS without a key", "extender: {tls: {certFile: s.crt}}\n", "extender.tls: certFile and keyFile"},
+      {"unknown TLS field", "extender: {tls: {certFile: s.crt, keyFile: s.key, caFile: x}}\n", "caFile"},
+      {"client names without a CA", "extender: {tls: {certFile: a, keyFile: b, allowedClientNames: [x]}}\n",
+       "extender.tls.allowedClientNames: needs clientCAFile"},
       {"unknown apiVersion", "apiVersion: huygens.io/v2\nkind: SchedulerConfiguration\n",
        "sched.yaml:1:13: apiVersion: \"huygens.io/v2\" is not supported (this version of Huygens "
        "reads only huygens.io/v1alpha1)"},

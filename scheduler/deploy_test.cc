@@ -70,7 +70,13 @@ TEST(Deploy, TheExtenderConfigCallsTheVerbsTheExtenderServesOnItsConfiguredPort)
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->extender_enabled);
   const std::string port = config->extender_address.substr(config->extender_address.rfind(':') + 1);
-  EXPECT_EQ(e["urlPrefix"].as<std::string>(), "http://huygens-extender.huygens-system.svc:" + port);
+  EXPECT_EQ(e["urlPrefix"].as<std::string>(), "https://huygens-extender.huygens-system.svc:" + port);
+  // HTTPS both ways: kube-scheduler presents a client certificate the extender checks.
+  EXPECT_TRUE(e["enableHTTPS"].as<bool>());
+  EXPECT_TRUE(e["tlsConfig"]["certFile"] && e["tlsConfig"]["keyFile"] && e["tlsConfig"]["caFile"]);
+  ASSERT_TRUE(config->extender_tls.has_value());
+  EXPECT_FALSE(config->extender_tls->client_ca_file.empty());
+  EXPECT_EQ(config->extender_tls->allowed_client_names, std::vector<std::string>{"system:kube-scheduler"});
   EXPECT_EQ(by_kind["Deployment"]["spec"]["replicas"].as<int>(), 1);
   EXPECT_EQ(by_kind["Service"]["metadata"]["name"].as<std::string>(), "huygens-extender");
   EXPECT_EQ(by_kind["Service"]["spec"]["ports"][0]["port"].as<std::string>(), port);

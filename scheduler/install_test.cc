@@ -394,18 +394,28 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
   }
 
   // huygens-scheduler in extender mode with deploy/scheduler/extender.yaml's configuration, on a
-  // free loopback port.
+  // free loopback port; its TLS files are the testbed's: the apiserver's serving certificate (for
+  // 127.0.0.1) and the CA of every client certificate here, kube-scheduler's included.
   const int extender_port = testing::FreePort();
   YAML::Node config = YAML::Load(ConfigMapFile("deploy/scheduler/extender.yaml", "config.yaml"));
   ASSERT_TRUE(config["extender"]["enabled"].as<bool>());
   config["extender"]["address"] = fmt::format("127.0.0.1:{}", extender_port);
+  ASSERT_TRUE(config["extender"]["tls"]) << "the shipped extender serves HTTPS";
+  const fs::path pki = bed_.dir() / "pki";
+  config["extender"]["tls"]["certFile"] = (pki / "apiserver.crt").string();
+  config["extender"]["tls"]["keyFile"] = (pki / "apiserver.key").string();
+  config["extender"]["tls"]["clientCAFile"] = (pki / "ca.crt").string();
   auto extender = StartScheduler(Emit(config), "extender");
   ASSERT_TRUE(SchedulerReady()) << testing::Slurp(work_ / "extender.log");
 
   // kube-scheduler with deploy/kube-scheduler/extender-config.yaml, its urlPrefix pointed at the
   // local extender, the testbed's kube-scheduler identity and no leader election.
   YAML::Node ks = YAML::LoadFile(kSource + "/deploy/kube-scheduler/extender-config.yaml");
-  ks["extenders"][0]["urlPrefix"] = fmt::format("http://127.0.0.1:{}", extender_port);
+  ASSERT_TRUE(ks["extenders"][0]["enableHTTPS"].as<bool>());
+  ks["extenders"][0]["urlPrefix"] = fmt::format("https://127.0.0.1:{}", extender_port);
+  ks["extenders"][0]["tlsConfig"]["certFile"] = (pki / "scheduler.crt").string();
+  ks["extenders"][0]["tlsConfig"]["keyFile"] = (pki / "scheduler.key").string();
+  ks["extenders"][0]["tlsConfig"]["caFile"] = (pki / "ca.crt").string();
   ks["clientConnection"]["kubeconfig"] = (bed_.dir() / "scheduler.kubeconfig").string();
   ks["leaderElection"]["leaderElect"] = false;
   std::ofstream(work_ / "kube-scheduler.yaml") << Emit(ks);

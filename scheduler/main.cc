@@ -128,11 +128,17 @@ int main(int argc, char** argv) {
   // and prioritize of the next pod arrive while a bind is in flight).
   std::unique_ptr<serving::HttpServer> extender;
   if (config.extender_enabled) {
-    extender = std::make_unique<serving::HttpServer>(serving::HttpServerOptions{.address = config.extender_address, .threads = 8},
-                                                  nullptr);
+    extender = std::make_unique<serving::HttpServer>(
+        serving::HttpServerOptions{.address = config.extender_address, .threads = 8, .tls = config.extender_tls},
+        nullptr);
     svc->ServeExtender(*extender);
     if (absl::Status s = extender->Start(); !s.ok()) return Fail(std::string(s.message()));
-    fmt::print("huygens-scheduler: extender serving on port {}\n", extender->port());
+    fmt::print("huygens-scheduler: extender serving {} on port {}\n", config.extender_tls ? "HTTPS" : "HTTP",
+               extender->port());
+    if (!config.extender_tls) {
+      spdlog::warn("extender: plain HTTP without client authentication (extender.tls is unset): anyone who "
+                   "reaches {} can call /bind", config.extender_address);
+    }
   }
   std::fflush(stdout);
 

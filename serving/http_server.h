@@ -9,9 +9,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -31,12 +33,27 @@ struct HttpReply {
 // An extra POST handler: receives the request body.
 using PostHandler = std::function<HttpReply(const std::string& body)>;
 
+// HTTPS for an HttpServer: its certificate, and optionally the clients it accepts.
+struct TlsOptions {
+  // PEM files: the server's certificate (chain) and its private key. Both required.
+  std::string cert_file;
+  std::string key_file;
+  // PEM file of the CAs that sign accepted client certificates. Empty: no client certificate is
+  // asked for. Set: a client without a certificate signed by one of them fails the handshake.
+  std::string client_ca_file;
+  // With client_ca_file: the accepted client certificates' subject common names (e.g.
+  // "system:kube-scheduler"); any other client gets 403 on every path. Empty: any name.
+  std::vector<std::string> allowed_client_names;
+};
+
 struct HttpServerOptions {
   // "host:port"; port 0 binds an ephemeral port. Default "127.0.0.1:0" (tests never collide);
   // daemons pass their configured address.
   std::string address = "127.0.0.1:0";
   // Worker threads. Default 4.
   int threads = 4;
+  // HTTPS instead of plain HTTP (the files are read once, at construction). Default none.
+  std::optional<TlsOptions> tls;
 };
 
 // Parses "host:port" (host may be empty for all addresses, or [v6] in brackets).
@@ -61,7 +78,8 @@ class HttpServer {
   void HandlePost(std::string path, PostHandler handler);
 
   // Binds and starts serving in a background thread.
-  // Errors: InvalidArgument (bad address), Unavailable (cannot bind).
+  // Errors: InvalidArgument (bad address; with TLS, a certificate, key or CA file that cannot be
+  // read or does not match, naming the files), Unavailable (cannot bind).
   absl::Status Start();
   // The bound port (after Start()), 0 before.
   int port() const { return port_; }

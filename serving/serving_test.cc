@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -284,6 +286,90 @@ TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201);
   EXPECT_EQ(r->body, "got hello");
+}
+
+// A CA, a server certificate for 127.0.0.1 and two client certificates (common names
+// "system:kube-scheduler" and "intruder") signed by it, and a client certificate of another CA,
+// made with the openssl command in a fresh folder; PEM files DIR/<name>.{crt,key}.
+class TlsFiles {
+ public:
+  TlsFiles() : dir_(std::filesystem::temp_directory_path() / ("huygens-tls-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    ok_ = Run("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.crt") &&
+          Run("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other-ca -keyout other-ca.key -out other-ca.crt") &&
+          Signed("server", "127.0.0.1", "ca", "subjectAltName=IP:127.0.0.1") &&
+          Signed("scheduler", "system:kube-scheduler", "ca", "") && Signed("intruder", "intruder", "ca", "") &&
+          Signed("stranger", "system:kube-scheduler", "other-ca", "");
+  }
+  ~TlsFiles() { std::filesystem::remove_all(dir_); }
+  bool ok() const { return ok_; }
+  std::string Path(const std::string& file) const { return (dir_ / file).string(); }
+
+ private:
+  bool Run(const std::string& command) const {
+    return std::system(("cd '" + dir_.string() + "' && " + command + " >/dev/null 2>&1").c_str()) == 0;
+  }
+  bool Signed(const std::string& name, const std::string& cn, const std::string& ca, const std::string& ext) const {
+    std::string command = "openssl req -new -newkey rsa:2048 -nodes -subj '/CN=" + cn + "' -keyout " + name +
+                          ".key -out " + name + ".csr && openssl x509 -req -in " + name + ".csr -CA " + ca +
+                          ".crt -CAkey " + ca + ".key -CAcreateserial -days 1 -out " + name + ".crt";
+    if (!ext.empty()) command += " -extfile <(printf '" + ext + "')";
+    return Run("bash -c \"" + command + "\"");
+  }
+  std::filesystem::path dir_;
+  bool ok_ = false;
+};
+
+// An HTTPS client of `server` presenting `client` (a TlsFiles name; "" for none).
+httplib::Result TlsGet(const TlsFiles& files, int port, const std::string& client, const std::string& path) {
+  httplib::SSLClient c("127.0.0.1", port, client.empty() ? std::string() : files.Path(client + ".crt"),
+                       client.empty() ? std::string() : files.Path(client + ".key"));
+  c.set_ca_cert_path(files.Path("ca.crt").c_str());
+  c.enable_server_certificate_verification(true);
+  c.set_connection_timeout(std::chrono::seconds(5));
+  return c.Get(path.c_str());
+}
+
+TEST(HttpServer, TlsWithClientCertificatesAcceptsOnlyTheAllowedNamesOfTheClientCa) {
+  TlsFiles files;
+  ASSERT_TRUE(files.ok()) << "openssl failed";
+  HttpServer server({.tls = TlsOptions{.cert_file = files.Path("server.crt"),
+                                       .key_file = files.Path("server.key"),
+                                       .client_ca_file = files.Path("ca.crt"),
+                                       .allowed_client_names = {"system:kube-scheduler"}}},
+                    nullptr);
+  server.HandlePost("/filter", [](const std::string&) { return HttpReply{.body = "{}"}; });
+  ASSERT_TRUE(server.Start().ok());
+  auto allowed = TlsGet(files, server.port(), "scheduler", "/healthz");
+  ASSERT_TRUE(allowed) << httplib::to_string(allowed.error());
+  EXPECT_EQ(allowed->status, 200);
+  // The CA's client with another name: refused on every path.
+  auto intruder = TlsGet(files, server.port(), "intruder", "/healthz");
+  ASSERT_TRUE(intruder) << httplib::to_string(intruder.error());
+  EXPECT_EQ(intruder->status, 403);
+  EXPECT_THAT(intruder->body, HasSubstr("\"intruder\""));
+  // No certificate, or one of another CA: the handshake fails.
+  EXPECT_FALSE(TlsGet(files, server.port(), "", "/healthz"));
+  EXPECT_FALSE(TlsGet(files, server.port(), "stranger", "/healthz"));
+  // Plain HTTP gets no answer either.
+  httplib::Client plain("127.0.0.1", server.port());
+  plain.set_connection_timeout(std::chrono::seconds(5));
+  auto r = plain.Get("/healthz");
+  EXPECT_TRUE(!r || r->status != 200);
+}
+
+TEST(HttpServer, TlsFilesThatDoNotLoadAreAnErrorNamingThem) {
+  TlsFiles files;
+  ASSERT_TRUE(files.ok()) << "openssl failed";
+  // The key of another certificate.
+  HttpServer server({.tls = TlsOptions{.cert_file = files.Path("server.crt"), .key_file = files.Path("intruder.key")}},
+                    nullptr);
+  absl::Status status = server.Start();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("server.crt"));
+  HttpServer missing({.tls = TlsOptions{.cert_file = "/nonexistent.crt", .key_file = "/nonexistent.key"}}, nullptr);
+  EXPECT_EQ(missing.Start().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(HttpServer, StopDoesNotWaitOutAClientsKeptAliveConnection) {

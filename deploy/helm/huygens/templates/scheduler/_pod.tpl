@@ -53,9 +53,16 @@ containers:
     seccompProfile: {type: RuntimeDefault}
   volumeMounts:
   - {name: config, mountPath: /etc/huygens, readOnly: true}
+  {{- if and (eq $container "extender") $values.extenderTLS.secretName }}
+  - {name: tls, mountPath: /etc/huygens/tls, readOnly: true}
+  {{- end }}
 volumes:
 - name: config
   configMap: {name: {{ index . 2 }}}
+{{- if and (eq $container "extender") $values.extenderTLS.secretName }}
+- name: tls
+  secret: {secretName: {{ $values.extenderTLS.secretName }}}
+{{- end }}
 {{- end -}}
 
 {{/* The configuration both modes share (docs/scheduler-service.md lists every field). */}}
