@@ -77,7 +77,10 @@ TEST(Deploy, TheExtenderConfigCallsTheVerbsTheExtenderServesOnItsConfiguredPort)
   ASSERT_TRUE(config->extender_tls.has_value());
   EXPECT_FALSE(config->extender_tls->client_ca_file.empty());
   EXPECT_EQ(config->extender_tls->allowed_client_names, std::vector<std::string>{"system:kube-scheduler"});
-  EXPECT_EQ(by_kind["Deployment"]["spec"]["replicas"].as<int>(), 1);
+  // Replicas behind leader election on their own Lease: only the leader answers.
+  EXPECT_GE(by_kind["Deployment"]["spec"]["replicas"].as<int>(), 2);
+  EXPECT_TRUE(config->leader_election.leader_elect);
+  EXPECT_EQ(config->leader_election.resource_name, "huygens-extender");
   EXPECT_EQ(by_kind["Service"]["metadata"]["name"].as<std::string>(), "huygens-extender");
   EXPECT_EQ(by_kind["Service"]["spec"]["ports"][0]["port"].as<std::string>(), port);
 }

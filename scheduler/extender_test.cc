@@ -168,6 +168,60 @@ TEST_F(ExtenderTest, APodThatFitsNoSingleNumaNodeIsFilteredOutWithTheReason) {
   EXPECT_THAT(filtered["failedNodes"]["big"].get<std::string>(), HasSubstr("NUMA: no single NUMA node fits 40 CPUs"));
 }
 
+TEST_F(ExtenderTest, OnlyTheLeadingReplicaAnswersAndAStandbyTakesOverWhenTheLeaderGoes) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  // Two replicas of the extender on one Lease, with short lease times (the elector runs on the
+  // real clock).
+  struct Replica {
+    std::unique_ptr<kube::Client> client;
+    serving::MetricsRegistry registry;
+    std::unique_ptr<SchedulerService> service;
+    std::unique_ptr<serving::HttpServer> http;
+  };
+  auto start = [&](Replica& r, const std::string& identity) {
+    r.client = kube::testing::ClientFor(*server_, &clock_);
+    ServiceOptions options;
+    options.config.extender_enabled = true;
+    options.config.leader_election = {.leader_elect = true,
+                                      .resource_name = "huygens-extender",
+                                      .resource_namespace = "default",
+                                      .lease_duration = std::chrono::seconds(3),
+                                      .renew_deadline = std::chrono::seconds(2),
+                                      .retry_period = std::chrono::milliseconds(200)};
+    options.identity = identity;
+    auto service = SchedulerService::Create(r.client.get(), options, &r.registry);
+    ASSERT_TRUE(service.ok()) << service.status();
+    r.service = *std::move(service);
+    r.http = std::make_unique<serving::HttpServer>(serving::HttpServerOptions{}, nullptr);
+    r.service->ServeExtender(*r.http);
+    ASSERT_TRUE(r.http->Start().ok());
+    r.service->Start();
+  };
+  json pod = GuaranteedPod("p", 1);
+  pod["metadata"]["uid"] = "p-uid";
+  const std::string args = json{{"Pod", pod}, {"NodeNames", {"n0"}}}.dump();
+  auto filter_status = [&](Replica& r) {
+    httplib::Client c("127.0.0.1", r.http->port());
+    auto res = c.Post("/filter", args, "application/json");
+    return res ? res->status : -1;
+  };
+  Replica a, b;
+  start(a, "a");
+  ASSERT_TRUE(WaitFor([&] { return a.service->Leading() && a.service->Synced(); }));
+  start(b, "b");
+  ASSERT_TRUE(WaitFor([&] { return b.service->Synced(); }));
+  EXPECT_FALSE(b.service->Leading());
+  EXPECT_EQ(filter_status(a), 200);
+  EXPECT_EQ(filter_status(b), 503) << "a standby answered kube-scheduler";
+  // The leader goes (and releases the Lease): the standby leads and answers.
+  a.http->Stop();
+  a.service->Stop();
+  ASSERT_TRUE(WaitFor([&] { return b.service->Leading(); }, std::chrono::seconds(10)));
+  EXPECT_EQ(filter_status(b), 200);
+  b.http->Stop();
+  b.service->Stop();
+}
+
 TEST_F(ExtenderTest, AFailedBindingReturnsTheErrorRemovesTheAnnotationAndUnreserves) {
   // One 4-CPU node: a 4-CPU pod whose Binding fails must leave the node free for another.
   ASSERT_TRUE(AddMachine(*server_, "n0", 4));

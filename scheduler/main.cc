@@ -121,6 +121,13 @@ int main(int argc, char** argv) {
   http.AddReadyCheck("informers-synced", [svc] {
     return svc->Synced() ? absl::OkStatus() : absl::UnavailableError("informers have not listed yet");
   });
+  if (config.extender_enabled && config.leader_election.leader_elect) {
+    // Only the leading extender replica is ready, so kube-scheduler's calls through the Service
+    // reach it alone.
+    http.AddReadyCheck("leading", [svc] {
+      return svc->Leading() ? absl::OkStatus() : absl::UnavailableError("standby: another replica leads");
+    });
+  }
   if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
   // The bound port on stdout, so that tests (and operators using port 0) can find it.
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);

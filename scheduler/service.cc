@@ -99,7 +99,10 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
     impl->extender = *std::move(handlers);
   }
   const LeaderElectionSettings& le = impl->options.config.leader_election;
-  if (le.leader_elect && !extender) {  // an extender answers whoever leads kube-scheduler
+  // Extender mode elects too: only the leader answers kube-scheduler (its standbys are not ready,
+  // so the Service sends them nothing, and refuse what reaches them), so replicas never hand out
+  // one CPU twice.
+  if (le.leader_elect) {
     kube::LeaderElectionConfig lc;
     lc.lease_name = le.resource_name;
     lc.lease_namespace = le.resource_namespace;
@@ -178,9 +181,21 @@ void SchedulerService::Stop() {
 
 void SchedulerService::ServeExtender(serving::HttpServer& http) {
   ExtenderHandlers* h = impl_->extender.get();
-  http.HandlePost("/filter", [h](const std::string& body) { return h->Filter(body); });
-  http.HandlePost("/prioritize", [h](const std::string& body) { return h->Prioritize(body); });
-  http.HandlePost("/bind", [h](const std::string& body) { return h->Bind(body); });
+  const SchedulerService* self = this;
+  // A standby refuses: its cache may lag the leader's reservations.
+  auto leading_only = [self](auto verb) {
+    return [self, verb](const std::string& body) {
+      if (!self->Leading()) {
+        return serving::HttpReply{
+            .status = 503,
+            .body = nlohmann::json{{"error", "standby replica: another huygens-scheduler extender leads"}}.dump()};
+      }
+      return verb(body);
+    };
+  };
+  http.HandlePost("/filter", leading_only([h](const std::string& body) { return h->Filter(body); }));
+  http.HandlePost("/prioritize", leading_only([h](const std::string& body) { return h->Prioritize(body); }));
+  http.HandlePost("/bind", leading_only([h](const std::string& body) { return h->Bind(body); }));
 }
 
 bool SchedulerService::Synced() const { return impl_->started && impl_->feed.Synced(); }

@@ -86,7 +86,9 @@ class SchedulerService {
   // Answers the request in its form (nodenames or nodes). A malformed body gets HTTP 400 with
   // {"error": ...} ({"Error": ...} for bind) and changes nothing; before the informers have
   // synced every verb answers with an error. In extender mode the service does not schedule
-  // from its own queue and runs without leader election (one replica).
+  // from its own queue; with leader election (leaderElection.leaderElect, the default) several
+  // replicas may run: only the leader answers, a standby answers every verb with HTTP 503 and
+  // should be kept out of the Service by readiness (Leading()).
   // REQUIRES: before http.Start(); the service outlives `http`'s serving.
   void ServeExtender(serving::HttpServer& http);
 
