@@ -68,8 +68,11 @@ class Agent {
   // OK while passes keep running (the last one finished within three resync periods), else
   // the reason. For /healthz: a stuck loop is worth a restart.
   absl::Status Healthy() const;
-  // OK once a pass has run and could list the runtime's containers, else the reason. For
-  // /readyz: a runtime that is down is reported, not cured by restarting the agent.
+  // OK once a pass has run and could list the runtime's containers and, while Run() watches
+  // pods, the pod informer is ready (kube::Informer::Ready: listed, and heard from the API
+  // server within its stale bound, RestConfig::watch_idle_timeout + kube::kStaleMargin), else
+  // the reason. For /readyz: a runtime that is down or a stale watch is reported, not cured by
+  // restarting the agent.
   absl::Status Ready() const;
 
  private:
@@ -89,7 +92,8 @@ class Agent {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<kube::RestClient> kubelet_;  // pod source kKubelet
   std::string kubelet_path_;
-  std::unique_ptr<kube::Informer> informer_;    // pod source kWatch, while Run()s
+  std::unique_ptr<kube::Informer> informer_;    // pod source kWatch; started by Run()
+  std::atomic<bool> watching_{false};           // Run() has started informer_
   std::map<int, double> capacity_;              // last good capacity factors
 
   mutable std::mutex mu_;

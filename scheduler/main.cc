@@ -118,9 +118,7 @@ int main(int argc, char** argv) {
   serving::HttpServer http({.address = config.metrics_address}, &registry);
   scheduler::SchedulerService* svc = service->get();
   http.AddHealthCheck("scheduling-loop", [svc] { return svc->Healthy(); });
-  http.AddReadyCheck("informers-synced", [svc] {
-    return svc->Synced() ? absl::OkStatus() : absl::UnavailableError("informers have not listed yet");
-  });
+  http.AddReadyCheck("informers", [svc] { return svc->Ready(); });
   if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
   // The bound port on stdout, so that tests (and operators using port 0) can find it.
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
