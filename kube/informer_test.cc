@@ -61,6 +61,29 @@ class InformerTest : public ::testing::Test {
     config.watch_idle_timeout = std::chrono::seconds(1);
     return testing::ClientFor(config, &clock_);
   }
+  // Nodes n1 and n2, and an informer on nodes (not started; 300 s watches) whose client
+  // reaches the server through proxy_ with a 1 s idle limit; null if either cannot be made.
+  std::unique_ptr<Informer> BehindProxy(Recorder& recorder) {
+    if (!client_->Create(Nodes(), "", Node("n1")).ok() || !client_->Create(Nodes(), "", Node("n2")).ok()) {
+      return nullptr;
+    }
+    auto proxy = testing::TcpProxy::Start(server_->port());
+    if (!proxy.ok()) return nullptr;
+    proxy_ = std::move(*proxy);
+    proxied_client_ = IdleLimitedClient(proxy_->url());
+    InformerOptions options = Options();
+    options.watch_timeout = std::chrono::seconds(300);
+    return std::make_unique<Informer>(proxied_client_.get(), Nodes(), options, recorder.Handlers(), &clock_);
+  }
+  // Freezes proxy_, then deletes n1 and labels n2 (a=b) behind it. Returns the connections
+  // proxy_ had accepted when it froze.
+  int FreezeAndChangeNodes() {
+    proxy_->Freeze();
+    const int connections = proxy_->accepted();
+    EXPECT_TRUE(client_->Delete(Nodes(), "", "n1").ok());
+    EXPECT_TRUE(client_->MergePatch(Nodes(), "", "n2", {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
+    return connections;
+  }
   // Waits (real time, bounded) until `done` holds.
   static bool Eventually(const std::function<bool()>& done) {
     for (int i = 0; i < 200; ++i) {
@@ -72,6 +95,8 @@ class InformerTest : public ::testing::Test {
   huygens::testing::FakeClock clock_;
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<Client> client_;
+  std::unique_ptr<testing::TcpProxy> proxy_;       // BehindProxy's
+  std::unique_ptr<Client> proxied_client_;         // through proxy_
 };
 
 TEST_F(InformerTest, FirstStepListsThenWatchStepsApplyAddsUpdatesAndDeletes) {
@@ -187,15 +212,10 @@ TEST_F(InformerTest, A429AnswerToTheWatchIsRetriedFromTheSameVersion) {
 }
 
 TEST_F(InformerTest, AFrozenConnectionMakesTheInformerStaleUntilItReconnectsAndCatchesUp) {
-  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
-  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n2")).ok());
-  auto proxy = testing::TcpProxy::Start(server_->port());
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  auto client = IdleLimitedClient((*proxy)->url());
-  InformerOptions options = Options();
-  options.watch_timeout = std::chrono::seconds(300);
   Recorder recorder;
-  Informer informer(client.get(), Nodes(), options, recorder.Handlers(), &clock_);
+  std::unique_ptr<Informer> behind_proxy = BehindProxy(recorder);
+  ASSERT_NE(behind_proxy, nullptr);
+  Informer& informer = *behind_proxy;
   EXPECT_EQ(informer.stale_after(), std::chrono::seconds(1) + kStaleMargin);
   EXPECT_THAT(std::string(informer.Ready().message()), HasSubstr("nodes informer has not listed yet"));
   informer.Start();
@@ -204,12 +224,9 @@ TEST_F(InformerTest, AFrozenConnectionMakesTheInformerStaleUntilItReconnectsAndC
   EXPECT_EQ(recorder.Take(), (std::vector<std::string>{"add n1", "add n2"}));
 
   // The network between informer and apiserver stops carrying anything; nothing is closed.
-  (*proxy)->Freeze();
-  const int connections = (*proxy)->accepted();
-  ASSERT_TRUE(client_->Delete(Nodes(), "", "n1").ok());
-  ASSERT_TRUE(client_->MergePatch(Nodes(), "", "n2", {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
+  const int connections = FreezeAndChangeNodes();
   // The idle limit cuts the frozen watch and the informer tries a new connection, which hangs too.
-  ASSERT_TRUE(Eventually([&] { return (*proxy)->accepted() > connections; }));
+  ASSERT_TRUE(Eventually([&] { return proxy_->accepted() > connections; }));
   EXPECT_TRUE(informer.Ready().ok()) << "within the bound";
   clock_.Advance(informer.stale_after() + std::chrono::seconds(1));
   absl::Status stale = informer.Ready();
@@ -218,7 +235,7 @@ TEST_F(InformerTest, AFrozenConnectionMakesTheInformerStaleUntilItReconnectsAndC
   EXPECT_THAT(std::string(stale.message()), HasSubstr("(bound 31 s)"));
   EXPECT_TRUE(recorder.Take().empty());
 
-  (*proxy)->Thaw();
+  proxy_->Thaw();
   EXPECT_TRUE(Eventually([&] { return informer.Ready().ok(); })) << informer.Ready();
   EXPECT_TRUE(Eventually([&] { return informer.size() == 1; }));
   informer.Stop();
@@ -227,32 +244,24 @@ TEST_F(InformerTest, AFrozenConnectionMakesTheInformerStaleUntilItReconnectsAndC
 }
 
 TEST_F(InformerTest, AnApiServerRestartedDuringAFreezeMakesTheInformerRelistAndReportTheDifference) {
-  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
-  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n2")).ok());
-  auto proxy = testing::TcpProxy::Start(server_->port());
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  auto client = IdleLimitedClient((*proxy)->url());
-  InformerOptions options = Options();
-  options.watch_timeout = std::chrono::seconds(300);
   Recorder recorder;
-  Informer informer(client.get(), Nodes(), options, recorder.Handlers(), &clock_);
+  std::unique_ptr<Informer> behind_proxy = BehindProxy(recorder);
+  ASSERT_NE(behind_proxy, nullptr);
+  Informer& informer = *behind_proxy;
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return informer.HasSynced() && server_->ActiveWatches() == 1; }));
   recorder.Take();
 
-  (*proxy)->Freeze();
-  const int connections = (*proxy)->accepted();
-  ASSERT_TRUE(client_->Delete(Nodes(), "", "n1").ok());
-  ASSERT_TRUE(client_->MergePatch(Nodes(), "", "n2", {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
+  const int connections = FreezeAndChangeNodes();
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n3")).ok());
   // The restarted apiserver's watch cache no longer holds the informer's version (410).
   server_->RestartApiServer();
   // The frozen watch is cut at the idle limit (the events it buffered are lost with it).
-  ASSERT_TRUE(Eventually([&] { return (*proxy)->accepted() > connections; }));
+  ASSERT_TRUE(Eventually([&] { return proxy_->accepted() > connections; }));
   clock_.Advance(informer.stale_after() + std::chrono::seconds(1));
   EXPECT_FALSE(informer.Ready().ok());
 
-  (*proxy)->Thaw();
+  proxy_->Thaw();
   EXPECT_TRUE(Eventually([&] { return informer.lists() == 2 && informer.Ready().ok(); })) << informer.Ready();
   informer.Stop();
   // The relist reports deletes, then adds, then updates.
