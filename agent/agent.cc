@@ -287,11 +287,12 @@ absl::Status Agent::Healthy() const {
   return absl::OkStatus();
 }
 
-absl::Status Agent::Ready() const {
+absl::Status Agent::PodInformerReady() const {
   // Only while Run()s: a RunOnce pass lists the pods itself.
-  if (watching_) {
-    if (absl::Status s = informer_->Ready(); !s.ok()) return s;
-  }
+  return watching_ ? informer_->Ready() : absl::OkStatus();
+}
+
+absl::Status Agent::Ready() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!last_pass_.has_value()) return absl::UnavailableError("no reconcile pass yet");
   if (!last_runtime_ok_) return absl::UnavailableError("the container runtime cannot be reached");

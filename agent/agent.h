@@ -68,12 +68,14 @@ class Agent {
   // OK while passes keep running (the last one finished within three resync periods), else
   // the reason. For /healthz: a stuck loop is worth a restart.
   absl::Status Healthy() const;
-  // OK once a pass has run and could list the runtime's containers and, while Run() watches
-  // pods, the pod informer is ready (kube::Informer::Ready: listed, and heard from the API
-  // server within its stale bound, RestConfig::watch_idle_timeout + kube::kStaleMargin), else
-  // the reason. For /readyz: a runtime that is down or a stale watch is reported, not cured by
-  // restarting the agent.
+  // OK once a pass has run and could list the runtime's containers, else the reason. For
+  // /readyz: a runtime that is down is reported, not cured by restarting the agent.
   absl::Status Ready() const;
+  // OK unless Run() watches pods and the pod informer is not ready (kube::Informer::Ready: not
+  // listed yet, or heard nothing from the API server for longer than RestConfig::
+  // watch_idle_timeout + kube::kStaleMargin), else its reason. For /readyz: a stale watch is
+  // reported, not cured by restarting the agent.
+  absl::Status PodInformerReady() const;
 
  private:
   struct Metrics;

@@ -223,21 +223,22 @@ TEST_F(AgentTest, AFrozenPodWatchMakesTheRunningAgentUnreadyUntilItReconnects) {
   auto client = kube::testing::ClientFor(rest, &clock_);
   config_.resync_period = std::chrono::minutes(10);  // no pass while the clock is moved below
   auto agent = NewAgent(client.get());
+  EXPECT_TRUE(agent->PodInformerReady().ok()) << "not watching: a pass lists the pods itself";
   std::atomic<bool> stop{false};
   std::thread loop([&] { agent->Run(stop); });
-  auto ready = [&] { return agent->Ready().ok(); };
+  auto ready = [&] { return agent->Ready().ok() && agent->PodInformerReady().ok(); };
   for (int i = 0; i < 200 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_TRUE(ready()) << agent->Ready();
+  EXPECT_TRUE(ready()) << agent->Ready() << "; " << agent->PodInformerReady();
 
   (*proxy)->Freeze();
   clock_.Advance(std::chrono::seconds(1) + kube::kStaleMargin + std::chrono::seconds(1));
-  EXPECT_THAT(std::string(agent->Ready().message()),
+  EXPECT_THAT(std::string(agent->PodInformerReady().message()),
               HasSubstr("pods informer heard nothing from the API server for"));
   EXPECT_TRUE(agent->Healthy().ok()) << "liveness is not readiness";
 
   (*proxy)->Thaw();
   for (int i = 0; i < 200 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_TRUE(ready()) << agent->Ready();
+  EXPECT_TRUE(ready()) << agent->Ready() << "; " << agent->PodInformerReady();
   stop = true;
   loop.join();
 }
