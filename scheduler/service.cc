@@ -189,6 +189,7 @@ absl::Status SchedulerService::Ready() const {
   if (!impl_->started) return absl::UnavailableError("the service has not started");
   return impl_->feed.Ready();
 }
+
 bool SchedulerService::Leading() const { return impl_->leading; }
 int64_t SchedulerService::BoundPods() const { return impl_->writer->bound(); }
 
