@@ -100,6 +100,17 @@ Agent::Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> rec
       reconciler_(std::move(reconciler)),
       publisher_(std::move(publisher)) {
   if (deps_.metrics != nullptr) metrics_ = std::make_unique<Metrics>(*deps_.metrics);
+  if (config_.pod_source == PodSourceKind::kWatch) {
+    const auto changed = [this](const nlohmann::json&) { Wake(); };
+    informer_ = std::make_unique<kube::Informer>(
+        deps_.client, kube::Pods(),
+        kube::InformerOptions{.field_selector = "spec.nodeName=" + config_.node_name},
+        kube::InformerHandlers{
+            .on_add = changed,
+            .on_update = [this](const nlohmann::json&, const nlohmann::json&) { Wake(); },
+            .on_delete = changed},
+        deps_.clock);
+  }
 }
 
 Agent::~Agent() {
@@ -240,17 +251,9 @@ void Agent::Wake() {
 }
 
 void Agent::Run(const std::atomic<bool>& stop) {
-  if (config_.pod_source == PodSourceKind::kWatch) {
-    const auto changed = [this](const nlohmann::json&) { Wake(); };
-    informer_ = std::make_unique<kube::Informer>(
-        deps_.client, kube::Pods(),
-        kube::InformerOptions{.field_selector = "spec.nodeName=" + config_.node_name},
-        kube::InformerHandlers{
-            .on_add = changed,
-            .on_update = [this](const nlohmann::json&, const nlohmann::json&) { Wake(); },
-            .on_delete = changed},
-        deps_.clock);
+  if (informer_) {
     informer_->Start();
+    watching_ = true;
   }
   std::optional<Clock::TimePoint> next_resync;
   while (!stop.load()) {
@@ -271,6 +274,7 @@ void Agent::Run(const std::atomic<bool>& stop) {
     std::unique_lock<std::mutex> lock(mu_);
     wake_.wait_for(lock, std::chrono::milliseconds(200), [&] { return dirty_ || stop.load(); });
   }
+  watching_ = false;
   if (informer_) informer_->Stop();
 }
 
@@ -281,6 +285,11 @@ absl::Status Agent::Healthy() const {
     return absl::DeadlineExceededError("no reconcile pass for three resync periods");
   }
   return absl::OkStatus();
+}
+
+absl::Status Agent::PodInformerReady() const {
+  // Only while Run()s: a RunOnce pass lists the pods itself.
+  return watching_ ? informer_->Ready() : absl::OkStatus();
 }
 
 absl::Status Agent::Ready() const {

@@ -71,6 +71,11 @@ class Agent {
   // OK once a pass has run and could list the runtime's containers, else the reason. For
   // /readyz: a runtime that is down is reported, not cured by restarting the agent.
   absl::Status Ready() const;
+  // OK unless Run() watches pods and the pod informer is not ready (kube::Informer::Ready: not
+  // listed yet, or heard nothing from the API server for longer than RestConfig::
+  // watch_idle_timeout + kube::kStaleMargin), else its reason. For /readyz: a stale watch is
+  // reported, not cured by restarting the agent.
+  absl::Status PodInformerReady() const;
 
  private:
   struct Metrics;
@@ -89,7 +94,8 @@ class Agent {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<kube::RestClient> kubelet_;  // pod source kKubelet
   std::string kubelet_path_;
-  std::unique_ptr<kube::Informer> informer_;    // pod source kWatch, while Run()s
+  std::unique_ptr<kube::Informer> informer_;    // pod source kWatch; started by Run()
+  std::atomic<bool> watching_{false};           // Run() has started informer_
   std::map<int, double> capacity_;              // last good capacity factors
 
   mutable std::mutex mu_;

@@ -9,7 +9,9 @@
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/informer.h"
 #include "kube/testing/fake_apiserver.h"
+#include "kube/testing/tcp_proxy.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "topology/nrt.h"
@@ -40,9 +42,10 @@ class AgentTest : public ::testing::Test {
     config_.checkpoint_path = (dir_ / "agent.json").string();
   }
 
-  std::unique_ptr<Agent> NewAgent() {
+  // An agent over `client` (default: client_).
+  std::unique_ptr<Agent> NewAgent(kube::Client* client = nullptr) {
     auto agent = Agent::Create(config_, CpuSet{0, 12},
-                               {.client = client_.get(),
+                               {.client = client != nullptr ? client : client_.get(),
                                 .runtime = runtime_.get(),
                                 .clock = &clock_,
                                 .topology = topology_,
@@ -210,6 +213,34 @@ TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {
   loop.join();
   EXPECT_EQ(StatusOf("late"), "applied");
   EXPECT_EQ(runtime_->CpusetOf(c.id)->cpus, CpuSet{5});
+}
+
+TEST_F(AgentTest, AFrozenPodWatchMakesTheRunningAgentUnreadyUntilItReconnects) {
+  auto proxy = kube::testing::TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  kube::RestConfig rest = kube::testing::TestRestConfig((*proxy)->url());
+  rest.watch_idle_timeout = std::chrono::seconds(1);
+  auto client = kube::testing::ClientFor(rest, &clock_);
+  config_.resync_period = std::chrono::minutes(10);  // no pass while the clock is moved below
+  auto agent = NewAgent(client.get());
+  EXPECT_TRUE(agent->PodInformerReady().ok()) << "not watching: a pass lists the pods itself";
+  std::atomic<bool> stop{false};
+  std::thread loop([&] { agent->Run(stop); });
+  auto ready = [&] { return agent->Ready().ok() && agent->PodInformerReady().ok(); };
+  for (int i = 0; i < 200 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(ready()) << agent->Ready() << "; " << agent->PodInformerReady();
+
+  (*proxy)->Freeze();
+  clock_.Advance(std::chrono::seconds(1) + kube::kStaleMargin + std::chrono::seconds(1));
+  EXPECT_THAT(std::string(agent->PodInformerReady().message()),
+              HasSubstr("pods informer heard nothing from the API server for"));
+  EXPECT_TRUE(agent->Healthy().ok()) << "liveness is not readiness";
+
+  (*proxy)->Thaw();
+  for (int i = 0; i < 200 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(ready()) << agent->Ready() << "; " << agent->PodInformerReady();
+  stop = true;
+  loop.join();
 }
 
 }  // namespace

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
     agent::Agent* a = agent->get();
     server->AddHealthCheck("reconcile", [a] { return a->Healthy(); });
     server->AddReadyCheck("runtime", [a] { return a->Ready(); });
+    server->AddReadyCheck("pod-informer", [a] { return a->PodInformerReady(); });
     if (absl::Status s = server->Start(); !s.ok()) {
       spdlog::critical("metrics server {}: {}", config->metrics_address, Msg(s));
       return 2;

@@ -153,7 +153,8 @@ absl::Status Client::Bind(std::string_view ns, std::string_view pod, std::string
 }
 
 absl::Status Client::Watch(const ResourceRef& r, std::string_view ns, const WatchOptions& options,
-                           const std::function<bool(const WatchEvent&)>& on_event, const std::atomic<bool>* cancel) {
+                           const std::function<bool(const WatchEvent&)>& on_event, const std::atomic<bool>* cancel,
+                           const std::function<void()>& on_open) {
   HttpRequest request{"GET", r.CollectionPath(ns), {{"watch", "true"}}, "", "application/json"};
   if (!options.resource_version.empty()) request.query.emplace_back("resourceVersion", options.resource_version);
   if (options.bookmarks) request.query.emplace_back("allowWatchBookmarks", "true");
@@ -178,7 +179,7 @@ absl::Status Client::Watch(const ResourceRef& r, std::string_view ns, const Watc
         }
         return true;
       },
-      cancel);
+      cancel, on_open);
   if (!bad_event.ok()) {
     spdlog::warn("kube: {}", std::string(bad_event.message()));
     return bad_event;

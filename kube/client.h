@@ -113,13 +113,15 @@ class Client {
   absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "",
                     const std::map<std::string, std::string>& annotations = {});
 
-  // Opens a watch and calls `on_event` for each event until the server ends the stream (OK),
+  // Opens a watch, calls `on_open` (if set) once the server has answered 2xx (RestClient::Stream),
+  // and calls `on_event` for each event until the server ends the stream (OK),
   // `on_event` returns false (OK), `cancel` becomes true (Cancelled), the stream breaks
   // (Unavailable) or the request fails (its HTTP error; 410 when the version is too old — the
   // server may also report that as an ERROR event, which is passed to `on_event`). Not retried:
-  // the caller resumes from the last version it saw (see Informer).
+  // the caller resumes from the last version it saw or relists (see Informer).
   absl::Status Watch(const ResourceRef& r, std::string_view ns, const WatchOptions& options,
-                     const std::function<bool(const WatchEvent&)>& on_event, const std::atomic<bool>* cancel = nullptr);
+                     const std::function<bool(const WatchEvent&)>& on_event, const std::atomic<bool>* cancel = nullptr,
+                     const std::function<void()>& on_open = {});
 
   RestClient& rest() { return *rest_; }
   Clock* clock() { return clock_; }

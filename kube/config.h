@@ -58,7 +58,8 @@ struct RestConfig {
   // low-speed limit, 1 byte/s over this time) and ends DeadlineExceeded, so the informer
   // reconnects instead of serving a stale cache from a frozen connection. A live watch with
   // bookmarks gets one about every minute from kube-apiserver whenever the cluster changed.
-  // Default 120 s; zero: no limit.
+  // An informer counts as stale (readiness fails) after this + kStaleMargin (kube/informer.h)
+  // without hearing from the server. Default 120 s; zero: no limit (and no staleness bound).
   std::chrono::seconds watch_idle_timeout{120};
   // User-Agent header. Default "huygens/0.1".
   std::string user_agent = "huygens/0.1";

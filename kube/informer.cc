@@ -19,6 +19,16 @@ std::string VersionOf(const json& object) {
   return object["metadata"].value("resourceVersion", "");
 }
 
+// Whether a watch step resumes from the version it had rather than relisting: a clean end, Stop(),
+// transport failures (a broken stream, an idle cut) and 429, the errors client-go's Reflector
+// retries the watch for (isWatchErrorRetriable, and a stream that ends at EOF or a timeout).
+bool ResumesWatch(const absl::Status& s) {
+  if (s.ok() || absl::IsCancelled(s)) return true;
+  const int code = HttpCode(s);
+  if (code == 429) return true;
+  return code == 0 && (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s));
+}
+
 }  // namespace
 
 Informer::Informer(Client* client, ResourceRef resource, InformerOptions options, InformerHandlers handlers,
@@ -27,12 +37,16 @@ Informer::Informer(Client* client, ResourceRef resource, InformerOptions options
       resource_(std::move(resource)),
       options_(std::move(options)),
       handlers_(std::move(handlers)),
-      clock_(clock) {}
+      clock_(clock),
+      stale_after_(client->rest().config().watch_idle_timeout.count() > 0
+                       ? Clock::Duration(client->rest().config().watch_idle_timeout + kStaleMargin)
+                       : Clock::Duration::zero()) {}
 
 Informer::~Informer() { Stop(); }
 
 absl::Status Informer::RunOnce() {
   if (stop_) return absl::CancelledError("informer stopped");
+  resume_at_once_ = false;
   bool need_list;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,6 +84,7 @@ absl::Status Informer::Relist() {
     cache_ = std::move(fresh);
     resource_version_ = list->resource_version;
     synced_ = true;
+    last_heard_ = clock_->Now();
     ++lists_;
   }
   for (const json& o : deleted) {
@@ -82,6 +97,11 @@ absl::Status Informer::Relist() {
     if (handlers_.on_update) handlers_.on_update(old, now);
   }
   return absl::OkStatus();
+}
+
+void Informer::Heard() {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_heard_ = clock_->Now();
 }
 
 void Informer::Upsert(const json& object) {
@@ -121,9 +141,11 @@ absl::Status Informer::WatchOnce() {
   watch.field_selector = options_.field_selector;
   watch.timeout = options_.watch_timeout;
   absl::Status expired;
+  bool opened = false;
   absl::Status s = client_->Watch(
       resource_, options_.ns, watch,
       [&](const WatchEvent& e) {
+        Heard();
         if (e.type == "ADDED" || e.type == "MODIFIED") {
           Upsert(e.object);
         } else if (e.type == "DELETED") {
@@ -139,10 +161,21 @@ absl::Status Informer::WatchOnce() {
         }
         return true;
       },
-      &stop_);
+      &stop_,
+      [&] {
+        opened = true;
+        Heard();
+      });
   if (!expired.ok()) s = expired;
-  if (IsApiGone(s)) {
-    spdlog::info("kube: informer for {}: {}; relisting", resource_.resource, std::string(s.message()));
+  if (s.ok()) Heard();  // the server ended the watch
+  resume_at_once_ = opened && absl::IsDeadlineExceeded(s) && HttpCode(s) == 0;
+  if (!ResumesWatch(s)) {
+    if (IsApiGone(s)) {
+      spdlog::info("kube: informer for {}: {}; relisting", resource_.resource, std::string(s.message()));
+    } else {
+      spdlog::warn("kube: informer for {}: watch failed: {}; relisting", resource_.resource,
+                   std::string(s.message()));
+    }
     std::lock_guard<std::mutex> lock(mu_);
     resource_version_.clear();
   }
@@ -156,7 +189,7 @@ void Informer::Start() {
     Backoff backoff(options_.backoff);
     while (!stop_) {
       absl::Status s = RunOnce();
-      if (s.ok() || IsApiGone(s) || stop_) {
+      if (s.ok() || IsApiGone(s) || resume_at_once_ || stop_) {
         backoff.Reset();
         continue;
       }
@@ -179,6 +212,20 @@ void Informer::Stop() {
 bool Informer::HasSynced() const {
   std::lock_guard<std::mutex> lock(mu_);
   return synced_;
+}
+
+absl::Status Informer::Ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!synced_) return absl::UnavailableError(fmt::format("{} informer has not listed yet", resource_.resource));
+  const Clock::Duration silent = clock_->Now() - last_heard_;
+  if (stale_after_.count() > 0 && silent > stale_after_) {
+    using std::chrono::duration_cast;
+    using std::chrono::seconds;
+    return absl::UnavailableError(fmt::format("{} informer heard nothing from the API server for {} s (bound {} s)",
+                                              resource_.resource, duration_cast<seconds>(silent).count(),
+                                              duration_cast<seconds>(stale_after_).count()));
+  }
+  return absl::OkStatus();
 }
 
 std::string Informer::resource_version() const {

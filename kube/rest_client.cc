@@ -15,6 +15,7 @@ struct RestClient::Call {
   long http_code = 0;
   std::string content_type;
   const std::function<bool(std::string_view)>* on_line = nullptr;
+  const std::function<void()>* on_open = nullptr;  // Stream: called once at 2xx headers
   const std::atomic<bool>* cancel = nullptr;
   bool stopped_by_caller = false;
   CURL* curl = nullptr;
@@ -47,6 +48,20 @@ size_t OnData(char* data, size_t size, size_t count, void* user) {
     }
   }
   call->body.erase(0, start);
+  return n;
+}
+
+// Each header line; the empty line ends the headers of one answer (a 1xx answer has its own).
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* call = static_cast<RestClient::Call*>(user);
+  const size_t n = size * count;
+  if (std::string_view(data, n) != "\r\n" && std::string_view(data, n) != "\n") return n;
+  long code = 0;
+  curl_easy_getinfo(call->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (code >= 200 && code < 300 && call->on_open != nullptr) {
+    (*call->on_open)();
+    call->on_open = nullptr;
+  }
   return n;
 }
 
@@ -147,6 +162,10 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
   }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnData);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &call);
+  if (call.on_open != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &call);
+  }
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &call);
@@ -210,9 +229,10 @@ absl::StatusOr<nlohmann::json> RestClient::Send(const HttpRequest& request) {
 }
 
 absl::Status RestClient::Stream(const HttpRequest& request, const std::function<bool(std::string_view)>& on_line,
-                                const std::atomic<bool>* cancel) {
+                                const std::atomic<bool>* cancel, const std::function<void()>& on_open) {
   Call call;
   call.on_line = &on_line;
+  if (on_open) call.on_open = &on_open;
   call.cancel = cancel;
   return Perform(request, call, /*streaming=*/true);
 }

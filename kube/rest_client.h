@@ -67,12 +67,14 @@ class RestClient {
 
   // A long-running request (watch): no overall timeout, but cut with DeadlineExceeded when no
   // byte arrives for RestConfig::watch_idle_timeout (a frozen or half-open connection; TCP
-  // keepalive per RestConfig::tcp_keepalive); `on_line` gets each newline-terminated line of a
-  // 2xx body as it arrives. Returns OK when the server ends the body cleanly, the HTTP error of
-  // a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
+  // keepalive per RestConfig::tcp_keepalive); `on_open` (if set) is called once when the
+  // headers of a 2xx answer have arrived, before any line (the server took the request: a
+  // quiet watch sends nothing else for a while); `on_line` gets each newline-terminated line of
+  // a 2xx body as it arrives. Returns OK when the server ends the body cleanly, the HTTP error
+  // of a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
   // becomes true (checked at least once a second) or `on_line` returns false.
   absl::Status Stream(const HttpRequest& request, const std::function<bool(std::string_view line)>& on_line,
-                      const std::atomic<bool>* cancel = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, const std::function<void()>& on_open = {});
 
   const RestConfig& config() const { return config_; }
 

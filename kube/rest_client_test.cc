@@ -91,6 +91,30 @@ TEST(RestClientTest, SlowAnswersTimeOut) {
   EXPECT_TRUE(IsRetryable(answer.status()));
 }
 
+TEST(RestClientTest, AStreamSaysWhenTheServerTookItEvenIfNoLineFollows) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok());
+  RestConfig config;
+  config.server = (*server)->url();
+  auto rest = RestClient::Create(config);
+  ASSERT_TRUE(rest.ok());
+  // A quiet watch: nothing changes, so the server sends headers and then nothing until it ends
+  // the watch after a second.
+  const HttpRequest watch{"GET", "/api/v1/nodes", {{"watch", "true"}, {"timeoutSeconds", "1"}}, "", ""};
+  int opened = 0;
+  int lines = 0;
+  absl::Status s = (*rest)->Stream(
+      watch, [&](std::string_view) { return ++lines > 0; }, nullptr, [&] { ++opened; });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(lines, 0);
+  // An error answer is not taken.
+  (*server)->FailNext("watch", "nodes", 1, 500);
+  s = (*rest)->Stream(watch, [&](std::string_view) { return true; }, nullptr, [&] { ++opened; });
+  EXPECT_EQ(HttpCode(s), 500) << s;
+  EXPECT_EQ(opened, 1);
+}
+
 TEST(RestClientTest, FailuresAreLoggedWithVerbPathAndStatusButNoToken) {
   auto server = FakeApiServer::Start();
   ASSERT_TRUE(server.ok());

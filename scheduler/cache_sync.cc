@@ -1,8 +1,10 @@
 #include "scheduler/cache_sync.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
 #include "kube/resource.h"
@@ -70,6 +72,15 @@ void ChangeFeed::StopInformers() {
 }
 
 bool ChangeFeed::Synced() const { return nodes_->HasSynced() && nrts_->HasSynced() && pods_->HasSynced(); }
+
+absl::Status ChangeFeed::Ready() const {
+  std::vector<std::string> reasons;
+  for (const kube::Informer* informer : {nodes_.get(), nrts_.get(), pods_.get()}) {
+    if (absl::Status s = informer->Ready(); !s.ok()) reasons.emplace_back(s.message());
+  }
+  if (reasons.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrJoin(reasons, "; "));
+}
 
 std::deque<Change> ChangeFeed::Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work) {
   std::deque<Change> batch;

@@ -79,6 +79,10 @@ class ChangeFeed {
   void StopInformers();
   // Every informer has listed once. REQUIRES: StartInformers was called.
   bool Synced() const;
+  // For /readyz: OK when every informer is ready (kube::Informer::Ready: listed, and heard from
+  // the API server within its stale bound), else Unavailable with each failing informer's
+  // reason, joined by "; ". REQUIRES: StartInformers was called.
+  absl::Status Ready() const;
 
   // The queued changes, oldest first. When there are none and `wait` > 0, first waits up to
   // `wait` (real time: the poll interval of the scheduling thread) for a change, a Wake or a

@@ -118,9 +118,7 @@ int main(int argc, char** argv) {
   serving::HttpServer http({.address = config.metrics_address}, &registry);
   scheduler::SchedulerService* svc = service->get();
   http.AddHealthCheck("scheduling-loop", [svc] { return svc->Healthy(); });
-  http.AddReadyCheck("informers-synced", [svc] {
-    return svc->Synced() ? absl::OkStatus() : absl::UnavailableError("informers have not listed yet");
-  });
+  http.AddReadyCheck("informers", [svc] { return svc->Ready(); });
   if (config.extender_enabled && config.leader_election.leader_elect) {
     // Only the leading extender replica is ready, so kube-scheduler's calls through the Service
     // reach it alone.

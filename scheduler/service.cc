@@ -199,6 +199,12 @@ void SchedulerService::ServeExtender(serving::HttpServer& http) {
 }
 
 bool SchedulerService::Synced() const { return impl_->started && impl_->feed.Synced(); }
+
+absl::Status SchedulerService::Ready() const {
+  if (!impl_->started) return absl::UnavailableError("the service has not started");
+  return impl_->feed.Ready();
+}
+
 bool SchedulerService::Leading() const { return impl_->leading; }
 int64_t SchedulerService::BoundPods() const { return impl_->writer->bound(); }
 

@@ -92,8 +92,13 @@ class SchedulerService {
   // REQUIRES: before http.Start(); the service outlives `http`'s serving.
   void ServeExtender(serving::HttpServer& http);
 
-  // Every informer has listed once (readiness).
+  // Every informer has listed once (scheduling starts then).
   bool Synced() const;
+  // For /readyz: OK once started and every informer is ready (listed, and heard from the API
+  // server within kube::Informer::stale_after(): RestConfig::watch_idle_timeout +
+  // kube::kStaleMargin, 150 s by default), else Unavailable naming each informer that is not
+  // ("pods informer heard nothing from the API server for 151 s (bound 150 s)").
+  absl::Status Ready() const;
   // Acting as leader (always true without leader election once started).
   bool Leading() const;
   // The scheduling thread made progress within the last minute (liveness).

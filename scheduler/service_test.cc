@@ -7,7 +7,9 @@
 #include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/informer.h"
 #include "kube/testing/fake_apiserver.h"
+#include "kube/testing/tcp_proxy.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/event_sink.h"
@@ -23,6 +25,7 @@ using testing::AddMachine;
 using testing::CheckCluster;
 using testing::GuaranteedPod;
 using testing::WaitFor;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 class ServiceTest : public ::testing::Test {
@@ -118,6 +121,34 @@ TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverla
   EXPECT_TRUE(server_->Get("pods", "default", "other")->at("spec").value("nodeName", "").empty());
   std::string metrics = registry.Expose();
   EXPECT_THAT(metrics, ::testing::HasSubstr("huygens_scheduler_schedule_attempts_total{result=\"scheduled\"} 180"));
+}
+
+TEST_F(ServiceTest, AFrozenApiServerConnectionFailsReadinessNamingEachStaleInformerUntilTheyReconnect) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  auto proxy = kube::testing::TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  kube::RestConfig config = kube::testing::TestRestConfig((*proxy)->url());
+  config.watch_idle_timeout = std::chrono::seconds(1);
+  auto client = kube::testing::ClientFor(config, &clock_);
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  EXPECT_THAT(std::string(service->Ready().message()), HasSubstr("has not started"));
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return service->Ready().ok(); })) << service->Ready();
+
+  (*proxy)->Freeze();
+  clock_.Advance(std::chrono::seconds(1) + kube::kStaleMargin + std::chrono::seconds(1));
+  absl::Status stale = service->Ready();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kUnavailable);
+  for (const char* informer : {"nodes", "noderesourcetopologies", "pods"}) {
+    EXPECT_THAT(std::string(stale.message()),
+                HasSubstr(fmt::format("{} informer heard nothing from the API server for", informer)));
+  }
+  EXPECT_TRUE(service->Healthy().ok()) << "liveness is not readiness";
+
+  (*proxy)->Thaw();
+  EXPECT_TRUE(WaitFor([&] { return service->Ready().ok(); })) << service->Ready();
+  service->Stop();
 }
 
 TEST_F(ServiceTest, MetricsCarryTheBuildInfoWithTheVersion) {

@@ -91,8 +91,9 @@ std::string PeerCommonName(const SSL* ssl) {
   return n > 0 ? std::string(name, static_cast<std::size_t>(n)) : "";
 }
 
-// Runs the check lists in order; kube-apiserver's healthz output shape.
-void RunChecks(std::string_view what,
+// Runs the check lists in order; kube-apiserver's healthz output shape. A failure answers
+// `failed_status`.
+void RunChecks(std::string_view what, int failed_status,
                const std::vector<const std::vector<std::pair<std::string, HealthCheck>>*>& lists,
                const httplib::Request& req, httplib::Response& res) {
   bool verbose = req.has_param("verbose");
@@ -109,7 +110,7 @@ void RunChecks(std::string_view what,
       }
     }
   }
-  res.status = healthy ? 200 : 500;
+  res.status = healthy ? 200 : failed_status;
   std::string body = lines;
   if (healthy) {
     body += verbose ? fmt::format("{} check passed\n", what) : "ok";
@@ -151,10 +152,10 @@ absl::Status HttpServer::Start() {
     });
   }
   impl->server->Get("/healthz", [impl](const httplib::Request& req, httplib::Response& res) {
-    RunChecks("healthz", {&impl->health}, req, res);
+    RunChecks("healthz", 500, {&impl->health}, req, res);
   });
   impl->server->Get("/readyz", [impl](const httplib::Request& req, httplib::Response& res) {
-    RunChecks("readyz", {&impl->health, &impl->ready}, req, res);
+    RunChecks("readyz", 503, {&impl->health, &impl->ready}, req, res);
   });
   std::size_t threads = static_cast<std::size_t>(std::max(1, options_.threads));
   // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second process share the

@@ -62,8 +62,9 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
 
 // The HTTP server: GET /metrics (registry, if given), GET /healthz, GET /readyz, and any extra
 // POST handlers. /healthz runs the health checks; /readyz runs the health checks and then the
-// readiness checks. Both answer 200 "ok" when all pass, else 500 with one line per failed check
-// ("[-]name failed: message"); with ?verbose every check gets a line ("[+]name ok").
+// readiness checks. Both answer 200 "ok" when all pass, else (/healthz 500, /readyz 503 Service
+// Unavailable: not ready to serve now, which says nothing about restarting) one line per failed
+// check ("[-]name failed: message"); with ?verbose every check gets a line ("[+]name ok").
 class HttpServer {
  public:
   // `registry` may be null (no /metrics) and must outlive the server.

@@ -248,7 +248,7 @@ TEST(HttpServer, ServesMetricsHealthAndReadinessOnAnEphemeralPort) {
 
   auto not_ready = client.Get("/readyz");
   ASSERT_TRUE(not_ready);
-  EXPECT_EQ(not_ready->status, 500);
+  EXPECT_EQ(not_ready->status, 503);
   EXPECT_THAT(not_ready->body, HasSubstr("[-]cache-synced failed: informers not synced"));
 
   ready = true;
@@ -264,10 +264,10 @@ TEST(HttpServer, AFailingHealthCheckFailsBothEndpoints) {
   server.AddHealthCheck("leader-renew", [] { return absl::DeadlineExceededError("lease lost"); });
   ASSERT_TRUE(server.Start().ok());
   httplib::Client client("127.0.0.1", server.port());
-  for (const char* path : {"/healthz", "/readyz"}) {
+  for (const auto& [path, failed_status] : {std::pair{"/healthz", 500}, std::pair{"/readyz", 503}}) {
     auto r = client.Get(path);
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 500) << path;
+    EXPECT_EQ(r->status, failed_status) << path;
     EXPECT_THAT(r->body, HasSubstr("[-]leader-renew failed: lease lost")) << path;
   }
   auto metrics = client.Get("/metrics");  // no registry: no /metrics

@@ -265,6 +265,7 @@ struct ProxiedWatch {
   std::mutex mu;
   std::condition_variable changed;
   std::deque<std::string> lines;
+  bool opened = false;  // the real server answered 2xx
   bool finished = false;
   absl::Status result;
   std::atomic<bool> cancel{false};
@@ -939,7 +940,8 @@ struct FakeApiServer::Impl {
   }
 
   // Forwards a watch. The real server's answer is awaited before answering, so that an error
-  // answer keeps its code; then each event line is passed on as it arrives. DropWatches and
+  // answer keeps its code and a 2xx one is sent on at once, as the real server flushes its
+  // headers before any event; then each event line is passed on as it arrives. DropWatches and
   // shutdown cut the stream without its closing chunk, as on the store.
   void ProxyWatch(HttpRequest forward, httplib::Response& res) {
     auto w = std::make_shared<ProxiedWatch>();
@@ -959,7 +961,12 @@ struct FakeApiServer::Impl {
             w->changed.notify_all();
             return true;
           },
-          &w->cancel);
+          &w->cancel,
+          [&w] {
+            std::lock_guard<std::mutex> lock(w->mu);
+            w->opened = true;
+            w->changed.notify_all();
+          });
       std::lock_guard<std::mutex> lock(w->mu);
       w->result = s;
       w->finished = true;
@@ -972,7 +979,7 @@ struct FakeApiServer::Impl {
     };
     {
       std::unique_lock<std::mutex> lock(w->mu);
-      w->changed.wait(lock, [&] { return !w->lines.empty() || w->finished || w->cancel.load(); });
+      w->changed.wait(lock, [&] { return w->opened || !w->lines.empty() || w->finished || w->cancel.load(); });
       if (w->lines.empty() && w->finished && HttpCode(w->result) != 0) {
         int code = HttpCode(w->result);
         Reply r = Failure(code, Reason(w->result), std::string(w->result.message()));

@@ -76,8 +76,8 @@ absl::StatusOr<std::unique_ptr<Upstream>> Upstream::Connect(const UpstreamOption
 absl::StatusOr<HttpAnswer> Upstream::Forward(const HttpRequest& request) { return raw_->Exchange(request); }
 
 absl::Status Upstream::ForwardWatch(const HttpRequest& request, const std::function<bool(std::string_view)>& on_line,
-                                    const std::atomic<bool>* cancel) {
-  return raw_->Stream(request, on_line, cancel);
+                                    const std::atomic<bool>* cancel, const std::function<void()>& on_open) {
+  return raw_->Stream(request, on_line, cancel, on_open);
 }
 
 absl::Status Upstream::Wipe() {

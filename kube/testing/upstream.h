@@ -54,9 +54,10 @@ class Upstream {
   // Forwards one request as it came (method, path, decoded query, body, content type) and
   // returns the real server's answer. Errors: transport failures only.
   absl::StatusOr<HttpAnswer> Forward(const HttpRequest& request);
-  // Forwards a watch: `on_line` gets each event line; see RestClient::Stream for the result.
+  // Forwards a watch: `on_open` is called when the real server has taken it (2xx headers),
+  // `on_line` gets each event line; see RestClient::Stream for the result.
   absl::Status ForwardWatch(const HttpRequest& request, const std::function<bool(std::string_view)>& on_line,
-                            const std::atomic<bool>* cancel);
+                            const std::atomic<bool>* cancel, const std::function<void()>& on_open);
 
   // Deletes what tests create, so that each test starts from an empty cluster as it does on
   // the fake: every pod (grace period 0), node, NodeResourceTopology, event and lease outside
