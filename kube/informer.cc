@@ -83,7 +83,6 @@ absl::Status Informer::Relist() {
     }
     cache_ = std::move(fresh);
     resource_version_ = list->resource_version;
-    synced_ = true;
     last_heard_ = clock_->Now();
     ++lists_;
   }
@@ -96,6 +95,11 @@ absl::Status Informer::Relist() {
   for (const auto& [old, now] : updated) {
     if (handlers_.on_update) handlers_.on_update(old, now);
   }
+  // Synced only now: a scheduler that waited for every informer's HasSynced decided on a
+  // cache without the rest of a Node list (Restart.TwoHundredRealShapes... bound a pending pod
+  // onto CPUs a bound pod held, its node not yet rebuilt).
+  std::lock_guard<std::mutex> lock(mu_);
+  synced_ = true;
   return absl::OkStatus();
 }
 

@@ -90,7 +90,8 @@ class Informer {
   void Start();
   void Stop();
 
-  // True once a list has completed.
+  // True once a list has completed and its objects have been delivered to the handlers
+  // (client-go's HasSynced: a consumer that waits for it sees the whole list, never a part).
   bool HasSynced() const;
   // For /readyz: OK once a list has completed and the informer heard from the API server within
   // stale_after() (on the informer's clock); else Unavailable naming the resource ("pods

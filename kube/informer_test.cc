@@ -121,6 +121,21 @@ TEST_F(InformerTest, FirstStepListsThenWatchStepsApplyAddsUpdatesAndDeletes) {
   EXPECT_EQ(informer.lists(), 1);
 }
 
+TEST_F(InformerTest, HasSyncedOnlyOnceTheHandlersHaveSeenTheWholeFirstList) {
+  for (const char* n : {"n1", "n2", "n3"}) ASSERT_TRUE(client_->Create(Nodes(), "", Node(n)).ok());
+  // A consumer that waits for HasSynced must find every listed object in what its handlers
+  // built: while the handlers are still delivering the list, the informer is not synced.
+  Informer* self = nullptr;
+  std::vector<bool> synced_during_delivery;
+  InformerHandlers handlers{[&](const json&) { synced_during_delivery.push_back(self->HasSynced()); }, nullptr,
+                            nullptr};
+  Informer informer(client_.get(), Nodes(), Options(), handlers, &clock_);
+  self = &informer;
+  ASSERT_TRUE(informer.RunOnce().ok());
+  EXPECT_EQ(synced_during_delivery, (std::vector<bool>{false, false, false}));
+  EXPECT_TRUE(informer.HasSynced());
+}
+
 TEST_F(InformerTest, ExpiredVersionMakesTheNextStepRelistAndDiffTheCache) {
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n2")).ok());
