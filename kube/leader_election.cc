@@ -52,7 +52,7 @@ absl::StatusOr<json> LeaderElector::Send(HttpRequest request) {
   request.timeout = rest_->config().timeout;
   if (leading_) {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(last_renew_ + config_.renew_deadline - clock_->Now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(last_renew_.load() + config_.renew_deadline - clock_->Now());
     if (left.count() <= 0) {
       return absl::DeadlineExceededError(fmt::format("{} {}: the renew deadline has passed", request.verb, request.path));
     }
@@ -145,7 +145,7 @@ void LeaderElector::StopLeading() {
 }
 
 void LeaderElector::Step() {
-  if (leading_ && clock_->Now() - last_renew_ >= config_.renew_deadline) {
+  if (leading_ && clock_->Now() - last_renew_.load() >= config_.renew_deadline) {
     StopLeading();
     return;
   }
@@ -153,7 +153,7 @@ void LeaderElector::Step() {
   const Clock::TimePoint attempt = clock_->Now();
   bool held = TryAcquireOrRenew();
   if (held) {
-    last_renew_ = attempt;
+    last_renew_.store(attempt);
     if (!leading_) {
       leading_ = true;
       spdlog::info("kube: leader election: {} acquired lease {}/{}", config_.identity, config_.lease_namespace,
@@ -163,7 +163,7 @@ void LeaderElector::Step() {
     return;
   }
   bool taken = !observed_holder_.empty() && observed_holder_ != config_.identity;
-  if (leading_ && (taken || clock_->Now() - last_renew_ >= config_.renew_deadline)) StopLeading();
+  if (leading_ && (taken || clock_->Now() - last_renew_.load() >= config_.renew_deadline)) StopLeading();
 }
 
 void LeaderElector::Run(const std::atomic<bool>& stop) {
@@ -174,6 +174,14 @@ void LeaderElector::Run(const std::atomic<bool>& stop) {
   if (!leading_) return;
   Release();
   StopLeading();
+}
+
+}  // namespace huygens::kube
+
+namespace huygens::kube {
+
+bool LeaderElector::HoldsLease() const {
+  return leading_ && clock_->Now() - last_renew_.load() < config_.renew_deadline;
 }
 
 }  // namespace huygens::kube

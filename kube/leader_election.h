@@ -83,6 +83,12 @@ class LeaderElector {
   void Run(const std::atomic<bool>& stop);
 
   bool IsLeader() const { return leading_; }
+  // Leading, and the last successful renewal is younger than renew_deadline on the clock now:
+  // what a leader checks right before each write only a leader may make (a Binding). IsLeader()
+  // alone can be stale: a process stopped (SIGSTOP, a long pause) past the deadline still reads
+  // true until its next Step(), while another candidate already holds the lease.
+  // Thread-safety: any thread.
+  bool HoldsLease() const;
 
  private:
   LeaderElector(std::unique_ptr<RestClient> rest, LeaderElectionConfig config, LeaderCallbacks callbacks,
@@ -107,7 +113,7 @@ class LeaderElector {
   nlohmann::json observed_lease_;  // the Lease object last read or written
   Clock::TimePoint observed_time_{};
   std::string observed_holder_;
-  Clock::TimePoint last_renew_{};
+  std::atomic<Clock::TimePoint> last_renew_{Clock::TimePoint{}};  // read by HoldsLease from any thread
   std::atomic<bool> leading_{false};
 };
 

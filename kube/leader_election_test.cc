@@ -60,6 +60,19 @@ class LeaderElectionTest : public ::testing::Test {
   std::vector<std::string> log_;
 };
 
+TEST_F(LeaderElectionTest, ALeaderPausedPastItsRenewDeadlineNoLongerHoldsTheLeaseBeforeItsNextStep) {
+  auto a = Elector("a");
+  a->Step();
+  ASSERT_TRUE(a->IsLeader());
+  EXPECT_TRUE(a->HoldsLease());
+  // Paused (no Step) for the renew deadline: the leading flag is stale, the lease check is not.
+  clock_.Advance(seconds(9));
+  EXPECT_TRUE(a->HoldsLease());
+  clock_.Advance(seconds(1));
+  EXPECT_TRUE(a->IsLeader());
+  EXPECT_FALSE(a->HoldsLease()) << "a Binding sent now could race the next leader's";
+}
+
 TEST_F(LeaderElectionTest, ALeaderThatRenewsKeepsTheLeaseAndOthersWait) {
   auto a = Elector("a");
   auto b = Elector("b");

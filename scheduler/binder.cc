@@ -69,6 +69,10 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
   const std::string uid = object["metadata"].value("uid", "");
   std::map<std::string, std::string> annotations;
   if (allocation.has_value()) annotations[kAllocationAnnotation] = *allocation;
+  if (may_bind_ && !may_bind_()) {
+    spdlog::warn("pod {}/{}: not binding to {}: this scheduler no longer holds its leader lease", ns, name, node);
+    return absl::FailedPreconditionError("not bound: this scheduler no longer holds its leader lease");
+  }
   absl::Status s = client_->Bind(ns, name, node, uid, annotations);
   if (s.ok()) {
     ++bound_;

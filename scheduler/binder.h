@@ -56,9 +56,13 @@ std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& 
 // Thread-safety: thread-safe (API calls, counters and events only).
 class PodWriter {
  public:
-  // Every pointer must outlive the writer.
-  PodWriter(kube::Client* client, EventSink* events, const ServiceMetrics* metrics)
-      : client_(client), events_(events), metrics_(metrics) {}
+  // Every pointer must outlive the writer. `may_bind` (optional, any thread) is asked right
+  // before each Binding: false (this process no longer holds its leader lease) sends nothing
+  // and fails the bind with FailedPrecondition, so a leader resumed after a pause never binds
+  // onto CPUs the next leader gave away.
+  PodWriter(kube::Client* client, EventSink* events, const ServiceMetrics* metrics,
+            std::function<bool()> may_bind = nullptr)
+      : client_(client), events_(events), metrics_(metrics), may_bind_(std::move(may_bind)) {}
 
   // Creates the Binding of `object` (a Pod) to `node`, carrying `allocation` (nullopt: none) on
   // the Binding's metadata, so the apiserver sets spec.nodeName and the annotation in one
@@ -89,6 +93,7 @@ class PodWriter {
   kube::Client* client_;
   EventSink* events_;
   const ServiceMetrics* metrics_;
+  const std::function<bool()> may_bind_;
   std::atomic<int64_t> bound_{0};
 };
 

@@ -57,7 +57,10 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   impl->profiles = EffectiveProfiles(impl->options.config);
   const bool extender = impl->options.config.extender_enabled;
   impl->events = std::make_unique<EventSink>(client, impl->options.identity, impl->clock);
-  impl->writer = std::make_unique<PodWriter>(client, impl->events.get(), &impl->metrics);
+  // Fenced by the lease: a Binding goes out only while this process's last renewal is within
+  // the renew deadline (the elector is made below; no elector, no fence).
+  impl->writer = std::make_unique<PodWriter>(client, impl->events.get(), &impl->metrics,
+                                             [raw] { return raw->elector == nullptr || raw->elector->HoldsLease(); });
   impl->state = std::make_unique<CacheSync>(
       impl->options.config.numa_strategy, extender,
       [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock);
