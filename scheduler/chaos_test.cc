@@ -37,9 +37,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "fmt/chrono.h"
 #include "fmt/ranges.h"
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
@@ -139,7 +141,8 @@ std::vector<AuditRecord> LeadershipRecords(const std::vector<json>& events) {
 // What the audit log says about leadership.
 struct LeadershipCheck {
   int bindings = 0;
-  std::vector<std::string> problems;  // a Binding by a non-holder; a pod bound twice
+  // (the server's time, what): a Binding by a non-holder; a pod bound twice.
+  std::vector<std::pair<std::string, std::string>> problems;
 };
 
 // Never two leaders binding, as the apiserver saw it: each Binding must come from the user
@@ -157,11 +160,11 @@ LeadershipCheck CheckLeadership(const std::vector<AuditRecord>& records) {
     }
     ++check.bindings;
     if (r.user != holder) {
-      check.problems.push_back(fmt::format("pod {} bound by {} at {} while {} held the Lease (its write at {})", r.pod,
-                                           r.user, r.time, holder.empty() ? "nobody" : holder, since));
+      check.problems.emplace_back(r.time, fmt::format("pod {} bound by {} at {} while {} held the Lease (its write at {})",
+                                                      r.pod, r.user, r.time, holder.empty() ? "nobody" : holder, since));
     }
     auto [it, fresh] = bound_at.emplace(r.pod, r.time);
-    if (!fresh) check.problems.push_back(fmt::format("pod {} bound twice: at {} and {}", r.pod, it->second, r.time));
+    if (!fresh) check.problems.emplace_back(r.time, fmt::format("pod {} bound twice: at {} and {}", r.pod, it->second, r.time));
   }
   return check;
 }
@@ -302,6 +305,7 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
     const auto start = Clock::now();
     for (int i = 0; i < events; ++i) {
       event_ = i;
+      event_started_.push_back(AuditTimeNow());
       Kind kind = i == events / 2 ? Kind::kRestartApiServer : Draw();
       kind = Apply(kind);
       ++applied_[kind];
@@ -348,10 +352,23 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
   }
 
  private:
-  // Records `problem` (once) at the current event.
-  void Violation(const std::string& problem) {
+  // Records `problem` (once) at `event` (default: the current one).
+  void Violation(const std::string& problem, int event = -1) {
     std::lock_guard lock(mu_);
-    violations_.emplace(problem, event_.load());
+    violations_.emplace(problem, event < 0 ? event_.load() : event);
+  }
+
+  // The UTC time now as the audit log writes it ("2026-12-02T18:07:40.502622Z").
+  static std::string AuditTimeNow() {
+    const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+    const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(now);
+    return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}Z", seconds, (now - seconds).count());
+  }
+
+  // The index of the event that was running at audit time `time` (0 before the first).
+  int EventAt(const std::string& time) const {
+    auto it = std::upper_bound(event_started_.begin(), event_started_.end(), time);
+    return std::max(0, static_cast<int>(it - event_started_.begin()) - 1);
   }
 
   Kind Draw() {
@@ -569,7 +586,7 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
     }
     LeadershipCheck leadership = CheckLeadership(LeadershipRecords(audit));
     bindings_ = leadership.bindings;
-    for (const std::string& p : leadership.problems) Violation(p);
+    for (const auto& [time, p] : leadership.problems) Violation(p, EventAt(time));
     int acquisitions = 0;
     for (const Replica& r : replicas_) {
       for (const std::string& log : r.logs) acquisitions += Count(log, "started leading");
@@ -592,6 +609,7 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
   std::vector<std::string> pods_;  // live pods of the run
   std::map<std::string, std::string> first_seen_;  // monitor thread only
   std::atomic<int> event_{0};
+  std::vector<std::string> event_started_;  // audit time at the start of each event
   std::atomic<bool> done_{false};
   mutable std::mutex mu_;
   std::map<std::string, int> violations_;  // problem -> event of its first sight; guarded by mu_
@@ -642,7 +660,9 @@ TEST(Chaos, TwoReplicasUnderSeededFaultsNeverShareACpuNeverBindAsTwoLeadersAndLo
   ASSERT_TRUE(run.SetUp().ok());
   run.Run(events);
   std::cout << run.Figures();
-  EXPECT_THAT(run.Violations(), ::testing::IsEmpty()) << "seed " << seed;
+  const std::vector<std::string> violations = run.Violations();
+  EXPECT_TRUE(violations.empty()) << violations.size() << " violations, seed " << seed << ":\n"
+                                  << fmt::format("{}", fmt::join(violations, "\n"));
 }
 
 // The checks fail when the invariant breaks: a Binding by the replica that did not write the
@@ -673,7 +693,8 @@ TEST(ChaosChecks, ABindingByTheReplicaThatLostTheLeaseAndADoubleBindingAreSeen) 
   hung.push_back(audit("2026-01-01T00:00:03.200000Z", "a", "binding", "p3"));  // a, resumed, binds on
   hung.push_back(audit("2026-01-01T00:00:03.300000Z", "b", "binding", "p2"));
   EXPECT_THAT(CheckLeadership(LeadershipRecords(hung)).problems,
-              ::testing::ElementsAre(::testing::HasSubstr("pod p3 bound by a"), ::testing::HasSubstr("pod p2 bound twice")));
+              ::testing::ElementsAre(::testing::Pair("2026-01-01T00:00:03.200000Z", ::testing::HasSubstr("pod p3 bound by a")),
+                                     ::testing::Pair("2026-01-01T00:00:03.300000Z", ::testing::HasSubstr("pod p2 bound twice"))));
 }
 
 // The state check sees two bound pods holding one CPU (written by the test itself, as a broken
