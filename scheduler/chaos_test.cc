@@ -13,13 +13,13 @@
 //     allocation never change afterwards;
 // and at the end:
 //   - never two leaders binding: from the apiserver's audit log (each replica runs as a
-//     ServiceAccount of its own), no Binding of one replica reached the server after the other's
-//     last successful write of the Lease before it, and no pod was bound twice;
+//     ServiceAccount of its own), every Binding reached the server from the replica whose
+//     successful write of the Lease came last before it, and no pod was bound twice;
 //   - progress: within kProgressLimit, every pending pod that fits (a NUMA node of a live node
 //     with as many CPUs no pod holds) is bound.
 // A failure names the seed and the event index of the first sight of each problem.
 //
-// Size and seed: HUYGENS_CHAOS_EVENTS (default kDefaultEvents, about 75 s on the 2-core CI
+// Size and seed: HUYGENS_CHAOS_EVENTS (default kDefaultEvents, about 65 s on the 2-core CI
 // machine) and HUYGENS_CHAOS_SEED (default 1). The figures of a run are printed at the
 // end; docs/testbed.md ("Chaos run") records those of a 10,000-event run.
 #include <signal.h>
