@@ -1,0 +1,726 @@
+// The chaos run (issue 19): two huygens-scheduler replicas (processes of the built binary,
+// standalone mode, leader election on a 3 s Lease) against the real kube-apiserver of the
+// testbed (label `cluster`, HUYGENS_TESTBED_DIR), under a seeded random stream of events: pods
+// created (Guaranteed, 1-8 CPUs, and best-effort) and deleted, the leader killed with SIGKILL and
+// started again, a replica hung with SIGSTOP (until the other took over, when it led) and resumed
+// with SIGCONT, Nodes added and removed, etcd compacted, the apiserver restarted (rarely; once in
+// the middle of every run).
+//
+// Invariants, checked about once a second while the events run and again at the end:
+//   - no two pods hold one CPU of a node, and every bound pod's allocation names its node
+//     (test_cluster.h CheckCluster, on the real server's pods);
+//   - every bound Guaranteed pod carries a `huygens.io/allocation`, and a bound pod's node and
+//     allocation never change afterwards;
+// and at the end:
+//   - never two leaders binding: from the apiserver's audit log (each replica runs as a
+//     ServiceAccount of its own), every Binding reached the server from the replica whose
+//     successful write of the Lease came last before it, and no pod was bound twice;
+//   - progress: within kProgressLimit, every pending pod that fits (a NUMA node of a live node
+//     with as many CPUs no pod holds) is bound.
+// A failure names the seed and the event index of the first sight of each problem.
+//
+// Size and seed: HUYGENS_CHAOS_EVENTS (default kDefaultEvents, about 65 s on the 2-core CI
+// machine) and HUYGENS_CHAOS_SEED (default 1). The figures of a run are printed at the
+// end; docs/testbed.md ("Chaos run") records those of a 10,000-event run.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "fmt/chrono.h"
+#include "fmt/ranges.h"
+#include "gtest/gtest.h"
+#include "kube/api_error.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/rest_client.h"
+#include "kube/testing/fake_apiserver.h"
+#include "scheduler/test_cluster.h"
+#include "scheduler/testbed_install.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using kube::testing::FakeApiServer;
+using kube::testing::Process;
+using kube::testing::Slurp;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kDefaultEvents = 400;
+constexpr int kNodeCpus = 32;         // sim::ShapeForCpuCount: 2 sockets, 2 NUMA nodes of 16
+constexpr int kInitialNodes = 4;
+constexpr int kMinNodes = 2;
+constexpr int kMaxNodes = 8;
+constexpr std::size_t kMaxLivePods = 60;  // a create beyond this deletes instead
+constexpr char kLeaseResource[] = "leases.coordination.k8s.io";
+constexpr char kLeaseNamespace[] = "kube-system";
+constexpr char kLeaseName[] = "huygens-scheduler";
+constexpr auto kTakeoverLimit = std::chrono::seconds(30);
+constexpr auto kProgressLimit = std::chrono::seconds(120);
+
+// What one event does. Weights are per 1,000 events.
+enum class Kind {
+  kGuaranteedPod,
+  kBestEffortPod,
+  kDeletePod,
+  kKillLeader,
+  kStopReplica,
+  kAddNode,
+  kRemoveNode,
+  kCompactEtcd,
+  kRestartApiServer,
+};
+struct KindInfo {
+  Kind kind;
+  const char* name;
+  int weight;
+};
+constexpr KindInfo kKinds[] = {
+    {Kind::kGuaranteedPod, "create Guaranteed pod", 400},
+    {Kind::kBestEffortPod, "create best-effort pod", 150},
+    {Kind::kDeletePod, "delete pod", 384},
+    {Kind::kKillLeader, "SIGKILL leader + restart", 15},
+    {Kind::kStopReplica, "SIGSTOP/SIGCONT replica", 10},
+    {Kind::kAddNode, "add node", 15},
+    {Kind::kRemoveNode, "remove node", 15},
+    {Kind::kCompactEtcd, "etcd compaction", 10},
+    {Kind::kRestartApiServer, "restart apiserver", 1},
+};
+
+// The integer value of environment variable `name`, or `fallback` when it is unset or empty.
+long long EnvOr(const char* name, long long fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr || *v == '\0' ? fallback : std::atoll(v);
+}
+
+// One audit event of cluster.sh's policy, reduced to what CheckLeadership reads.
+struct AuditRecord {
+  std::string time;  // RFC 3339 with microseconds (UTC): compares as text
+  std::string user;
+  bool lease_write = false;  // else a Binding
+  std::string pod;           // the Binding's pod
+};
+
+// The successful Lease writes (create/update/patch of kLeaseNamespace/kLeaseName, at the time
+// the server finished them) and Bindings (at the time the server received them) among `events`
+// (audit.k8s.io/v1 Event objects), in time order.
+std::vector<AuditRecord> LeadershipRecords(const std::vector<json>& events) {
+  std::vector<AuditRecord> out;
+  for (const json& e : events) {
+    const json ref = e.value("objectRef", json::object());
+    const int code = e.value("responseStatus", json::object()).value("code", 0);
+    if (code < 200 || code >= 300) continue;
+    const std::string verb = e.value("verb", "");
+    const std::string user = e.value("user", json::object()).value("username", "");
+    if (ref.value("resource", "") == "leases" && ref.value("namespace", "") == kLeaseNamespace &&
+        ref.value("name", "") == kLeaseName && (verb == "create" || verb == "update" || verb == "patch")) {
+      out.push_back({e.value("stageTimestamp", ""), user, true, ""});
+    } else if (ref.value("resource", "") == "pods" && ref.value("subresource", "") == "binding" && verb == "create") {
+      out.push_back({e.value("requestReceivedTimestamp", ""), user, false, ref.value("name", "")});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const AuditRecord& a, const AuditRecord& b) { return a.time < b.time; });
+  return out;
+}
+
+// What the audit log says about leadership.
+struct LeadershipCheck {
+  int bindings = 0;
+  // (the server's time, what): a Binding by a non-holder; a pod bound twice.
+  std::vector<std::pair<std::string, std::string>> problems;
+};
+
+// Never two leaders binding, as the apiserver saw it: each Binding must come from the user
+// whose successful Lease write came last before it (a replica that lost the Lease to the other
+// and kept binding shows as a Binding after the other's write), and no pod is bound twice.
+LeadershipCheck CheckLeadership(const std::vector<AuditRecord>& records) {
+  LeadershipCheck check;
+  std::string holder, since;
+  std::map<std::string, std::string> bound_at;  // pod -> time
+  for (const AuditRecord& r : records) {
+    if (r.lease_write) {
+      holder = r.user;
+      since = r.time;
+      continue;
+    }
+    ++check.bindings;
+    if (r.user != holder) {
+      check.problems.emplace_back(r.time, fmt::format("pod {} bound by {} at {} while {} held the Lease (its write at {})",
+                                                      r.pod, r.user, r.time, holder.empty() ? "nobody" : holder, since));
+    }
+    auto [it, fresh] = bound_at.emplace(r.pod, r.time);
+    if (!fresh) check.problems.emplace_back(r.time, fmt::format("pod {} bound twice: at {} and {}", r.pod, it->second, r.time));
+  }
+  return check;
+}
+
+// The whole CPUs a Guaranteed pod's first container asks (its `cpu` request; 0 when none).
+int RequestedCpus(const json& pod) {
+  const json& containers = pod["spec"]["containers"];
+  if (containers.empty()) return 0;
+  json requests = containers[0].value("resources", json::object()).value("requests", json::object());
+  return requests.contains("cpu") ? std::atoi(requests["cpu"].get<std::string>().c_str()) : 0;
+}
+
+// The pending pods of `pods` that fit now on `nodes` (live Node names, each a `topology`): one
+// asking CPUs when some NUMA node of a live node has that many CPUs that no bound pod's
+// allocation holds exclusively (single-numa-node, packed), one asking none when a node exists.
+std::vector<std::string> PendingThatFit(const std::vector<json>& pods, const std::set<std::string>& nodes,
+                                        const CpuTopology& topology) {
+  std::map<std::string, CpuSet> held;
+  for (const json& pod : pods) {
+    const std::string node = pod["spec"].value("nodeName", "");
+    auto annotations = pod["metadata"].value("annotations", json::object());
+    if (node.empty() || !annotations.contains(kAllocationAnnotation)) continue;
+    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
+    if (!a.ok()) continue;  // CheckCluster reports it
+    for (const ContainerAllocation& c : a->containers) {
+      if (c.exclusive) held[node] = held[node].Union(c.cpuset);
+    }
+  }
+  std::vector<std::string> fit;
+  for (const json& pod : pods) {
+    if (!pod["spec"].value("nodeName", "").empty()) continue;
+    const int cpus = RequestedCpus(pod);
+    bool fits = false;
+    for (const std::string& node : nodes) {
+      for (int numa : topology.NumaNodeIdsWithCpus()) {
+        fits = fits || topology.CpusInNumaNode(numa).Difference(held[node]).Size() >= cpus;
+      }
+    }
+    if (fits) fit.push_back(pod["metadata"].value("name", ""));
+  }
+  return fit;
+}
+
+// The problems of the current state beyond CheckCluster's: a bound Guaranteed pod ("g-" names)
+// without an allocation, and a bound pod whose node or allocation differs from what
+// `first_seen` (pod uid -> "node allocation" when first seen bound; updated here) recorded.
+std::vector<std::string> PlacementProblems(const std::vector<json>& pods, std::map<std::string, std::string>& first_seen) {
+  std::vector<std::string> problems;
+  for (const json& pod : pods) {
+    const std::string name = pod["metadata"].value("name", "");
+    const std::string node = pod["spec"].value("nodeName", "");
+    if (node.empty()) continue;
+    const std::string allocation =
+        pod["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, "");
+    if (name.starts_with("g-") && allocation.empty()) {
+      problems.push_back(fmt::format("pod {}: bound to {} without an allocation", name, node));
+    }
+    const std::string placement = node + " " + allocation;
+    auto [it, fresh] = first_seen.emplace(pod["metadata"].value("uid", ""), placement);
+    if (!fresh && it->second != placement) {
+      problems.push_back(fmt::format("pod {}: placement changed from {} to {}", name, it->second, placement));
+    }
+  }
+  return problems;
+}
+
+// One scheduler replica: a ServiceAccount of its own (so the audit log tells the replicas
+// apart) and the process now running for it, one at a time; each incarnation has its own
+// identity ("a-0", "a-1", ...) and log.
+struct Replica {
+  std::string slot;
+  std::string kubeconfig;
+  int generation = -1;
+  std::unique_ptr<Process> process;
+  std::vector<std::string> logs;
+  bool stopped = false;  // SIGSTOPped
+
+  std::string identity() const { return fmt::format("{}-{}", slot, generation); }
+};
+
+// The chaos run over one testbed: its clients, replicas, figures and violations.
+class ChaosRun {
+ public:
+  ChaosRun(testing::Testbed bed, FakeApiServer& server, std::unique_ptr<kube::Client> admin, uint64_t seed)
+      : bed_(std::move(bed)), s_(server), admin_(std::move(admin)), rng_(seed), seed_(seed) {
+    server_url_ = Slurp((bed_.dir() / "server").string());
+    while (!server_url_.empty() && server_url_.back() == '\n') server_url_.pop_back();
+    config_ = (bed_.dir() / "chaos-scheduler.yaml").string();
+    std::ofstream(config_) << "profiles:\n- defaultBindPolicy: packed\n"
+                           << "leaderElection: {leaderElect: true, leaseDuration: 3s, renewDeadline: 2s, "
+                              "retryPeriod: 250ms}\n";
+    auto shape = sim::ShapeForCpuCount(kNodeCpus);
+    topology_ = shape.ok() ? shape->topology : nullptr;
+  }
+
+  // Makes the ServiceAccounts chaos-a and chaos-b (cluster-admin) and their token kubeconfigs,
+  // adds the first nodes, starts both replicas. Errors: the first failed step.
+  absl::Status SetUp() {
+    if (topology_ == nullptr) return absl::InternalError("no machine of 32 CPUs");
+    const std::string rbac = (bed_.dir() / "chaos-rbac.yaml").string();
+    std::ofstream out(rbac);
+    for (const char* slot : {"a", "b"}) {
+      out << fmt::format(R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: chaos-{0}, namespace: default}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: huygens-chaos-{0}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}}
+subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
+---
+)",
+                         slot);
+    }
+    out.close();
+    std::string output;
+    if (bed_.Kubectl(fmt::format("kubectl apply -f '{}'", rbac), bed_.dir().string(), &output) != 0) {
+      return absl::FailedPreconditionError("kubectl apply: " + output);
+    }
+    for (const char* slot : {"a", "b"}) {
+      auto kubeconfig = bed_.ServiceAccountKubeconfig("default", std::string("chaos-") + slot);
+      if (!kubeconfig.ok()) return kubeconfig.status();
+      replicas_.push_back({.slot = slot, .kubeconfig = *kubeconfig});
+    }
+    for (int i = 0; i < kInitialNodes; ++i) {
+      if (!AddNode()) return absl::InternalError("adding a node failed");
+    }
+    audit_mark_ = bed_.AuditMark();
+    for (Replica& r : replicas_) Start(r);
+    return absl::OkStatus();
+  }
+
+  // Applies `events` events, then waits for progress and checks the end state; records every
+  // violation.
+  void Run(int events) {
+    std::thread monitor([this] { Monitor(); });
+    const auto start = Clock::now();
+    for (int i = 0; i < events; ++i) {
+      event_ = i;
+      event_started_.push_back(AuditTimeNow());
+      Kind kind = i == events / 2 ? Kind::kRestartApiServer : Draw();
+      kind = Apply(kind);
+      ++applied_[kind];
+      if ((i + 1) % 1000 == 0) {
+        std::cout << fmt::format("chaos: {} of {} events, {:.0f} s\n", i + 1, events,
+                                 std::chrono::duration<double>(Clock::now() - start).count())
+                  << std::flush;
+      }
+    }
+    event_ = events;
+    events_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+    done_ = true;
+    monitor.join();
+    Finish();
+  }
+
+  // The figures of the run, for the log and docs/testbed.md.
+  std::string Figures() const {
+    std::string out = fmt::format("chaos run: seed {}, {} events in {:.1f} s ({:.1f} s per 1,000 events)\n", seed_,
+                                  event_, events_seconds_, events_seconds_ * 1000 / std::max(1, event_.load()));
+    for (const KindInfo& k : kKinds) {
+      auto it = applied_.find(k.kind);
+      out += fmt::format("  {:<26} {}\n", k.name, it == applied_.end() ? 0 : it->second);
+    }
+    double max = 0, sum = 0;
+    for (double t : takeovers_) {
+      max = std::max(max, t);
+      sum += t;
+    }
+    out += fmt::format(
+        "pods created {}, pods bound {} (Bindings in the audit log), leader changes {}, takeovers after a leader fault "
+        "{}: max {:.2f} s, mean {:.2f} s; progress at the end {:.1f} s; violations {}\n",
+        created_, bindings_, leader_changes_, takeovers_.size(), max, takeovers_.empty() ? 0 : sum / static_cast<double>(takeovers_.size()),
+        progress_seconds_, violations_.size());
+    return out;
+  }
+
+  // Every problem seen, each with the event index at its first sight.
+  std::vector<std::string> Violations() const {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [problem, event] : violations_) out.push_back(fmt::format("event {}: {}", event, problem));
+    return out;
+  }
+
+ private:
+  // Records `problem` (once) at `event` (default: the current one).
+  void Violation(const std::string& problem, int event = -1) {
+    std::lock_guard lock(mu_);
+    violations_.emplace(problem, event < 0 ? event_.load() : event);
+  }
+
+  // The UTC time now as the audit log writes it ("2026-12-02T18:07:40.502622Z").
+  static std::string AuditTimeNow() {
+    const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
+    const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(now);
+    return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}Z", seconds, (now - seconds).count());
+  }
+
+  // The index of the event that was running at audit time `time` (0 before the first).
+  int EventAt(const std::string& time) const {
+    auto it = std::upper_bound(event_started_.begin(), event_started_.end(), time);
+    return std::max(0, static_cast<int>(it - event_started_.begin()) - 1);
+  }
+
+  Kind Draw() {
+    int total = 0;
+    for (const KindInfo& k : kKinds) total += k.weight;
+    int pick = std::uniform_int_distribution<int>(0, total - 1)(rng_);
+    for (const KindInfo& k : kKinds) {
+      if (pick < k.weight) return k.kind;
+      pick -= k.weight;
+    }
+    return Kind::kDeletePod;
+  }
+
+  // A uniform integer in [lo, hi].
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  // Does `kind` (or what it turns into at the bounds: a create beyond kMaxLivePods deletes, a
+  // delete with no pod creates, a node removal at kMinNodes adds and an addition at kMaxNodes
+  // removes). Returns what it did.
+  Kind Apply(Kind kind) {
+    if ((kind == Kind::kGuaranteedPod || kind == Kind::kBestEffortPod) && pods_.size() >= kMaxLivePods) {
+      kind = Kind::kDeletePod;
+    } else if (kind == Kind::kDeletePod && pods_.empty()) {
+      kind = Kind::kGuaranteedPod;
+    } else if (kind == Kind::kRemoveNode && nodes_.size() <= kMinNodes) {
+      kind = Kind::kAddNode;
+    } else if (kind == Kind::kAddNode && nodes_.size() >= kMaxNodes) {
+      kind = Kind::kRemoveNode;
+    }
+    switch (kind) {
+      case Kind::kGuaranteedPod:
+      case Kind::kBestEffortPod: {
+        const std::string name = fmt::format("{}-{}", kind == Kind::kGuaranteedPod ? "g" : "be", event_.load());
+        json pod = testing::GuaranteedPod(name, Uniform(1, 8));
+        if (kind == Kind::kBestEffortPod) pod["spec"]["containers"][0].erase("resources");
+        Expect(s_.Create("pods", pod).status(), "create pod " + name);
+        pods_.push_back(name);
+        ++created_;
+        break;
+      }
+      case Kind::kDeletePod: {
+        const std::size_t i = static_cast<std::size_t>(Uniform(0, static_cast<int>(pods_.size()) - 1));
+        DeleteNow(fmt::format("/api/v1/namespaces/default/pods/{}", pods_[i]));
+        pods_.erase(pods_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+      case Kind::kKillLeader: {
+        Replica* leader = Leader();
+        Replica& victim = leader != nullptr ? *leader : replicas_[static_cast<std::size_t>(Uniform(0, 1))];
+        const std::string old = victim.identity();
+        const auto at = Clock::now();
+        victim.process->Kill();
+        Start(victim);
+        if (leader != nullptr) AwaitTakeover(old, at);
+        break;
+      }
+      case Kind::kStopReplica: {
+        Replica* leader = Leader();
+        Replica& victim = leader != nullptr ? *leader : replicas_[static_cast<std::size_t>(Uniform(0, 1))];
+        const auto at = Clock::now();
+        const int gave_up = Count(victim.logs.back(), "stopped leading");
+        ::kill(victim.process->pid(), SIGSTOP);
+        victim.stopped = true;
+        if (leader != nullptr) AwaitTakeover(victim.identity(), at);
+        std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(leader != nullptr ? 0 : 1000, 3000)));
+        ::kill(victim.process->pid(), SIGCONT);
+        victim.stopped = false;
+        // The hung leader, resumed, finds its renew deadline passed and gives up at once.
+        if (leader != nullptr &&
+            !kube::testing::WaitFor([&] { return Count(victim.logs.back(), "stopped leading") > gave_up; },
+                                    std::chrono::seconds(5))) {
+          Violation(victim.identity() + ": resumed after losing the Lease, still believes it leads after 5 s");
+        }
+        break;
+      }
+      case Kind::kAddNode:
+        Expect(AddNode() ? absl::OkStatus() : absl::InternalError("failed"), "add node");
+        break;
+      case Kind::kRemoveNode:
+        RemoveNode();
+        break;
+      case Kind::kCompactEtcd:
+        s_.Compact();
+        break;
+      case Kind::kRestartApiServer:
+        s_.RestartApiServer();
+        break;
+    }
+    return kind;
+  }
+
+  // Records a failed harness step as a violation.
+  void Expect(const absl::Status& status, const std::string& what) {
+    if (!status.ok()) Violation(fmt::format("{}: {}", what, status.ToString()));
+  }
+
+  // DELETE `path` with gracePeriodSeconds=0 (no kubelet finishes a graceful deletion); a 404 is
+  // fine (the object is gone).
+  void DeleteNow(const std::string& path) {
+    auto answer = admin_->rest().Send({.verb = "DELETE", .path = path, .query = {{"gracePeriodSeconds", "0"}}});
+    if (!answer.ok() && !kube::IsApiNotFound(answer.status())) Expect(answer.status(), "delete " + path);
+  }
+
+  // Adds node n<k> (the next k) with its NodeResourceTopology. Returns false on error.
+  bool AddNode() {
+    const std::string name = fmt::format("n{}", next_node_++);
+    if (!testing::AddMachine(s_, name, kNodeCpus)) return false;
+    nodes_.insert(name);
+    return true;
+  }
+
+  // Removes a random node as a drain would: its NodeResourceTopology and Node, then its pods.
+  void RemoveNode() {
+    auto it = nodes_.begin();
+    std::advance(it, Uniform(0, static_cast<int>(nodes_.size()) - 1));
+    const std::string node = *it;
+    nodes_.erase(it);
+    DeleteNow("/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies/" + node);
+    DeleteNow("/api/v1/nodes/" + node);
+    for (const json& pod : s_.List("pods", "default")) {
+      if (pod["spec"].value("nodeName", "") != node) continue;
+      const std::string name = pod["metadata"].value("name", "");
+      DeleteNow(fmt::format("/api/v1/namespaces/default/pods/{}", name));
+      pods_.erase(std::remove(pods_.begin(), pods_.end(), name), pods_.end());
+    }
+  }
+
+  // Starts the next incarnation of `r`.
+  void Start(Replica& r) {
+    ++r.generation;
+    r.logs.push_back(fmt::format("{}/huygens-chaos-{}.log", ::testing::TempDir(), r.identity()));
+    r.process = testing::StartScheduler(HUYGENS_SCHEDULER_BIN, server_url_, r.logs.back(),
+                                        {"--kubeconfig", r.kubeconfig, "--identity", r.identity(), "--config", config_,
+                                         "--log-level", "info"},
+                                        true);
+  }
+
+  // The Lease's holderIdentity ("" when none or unreadable).
+  std::string Holder() const {
+    auto lease = s_.Get(kLeaseResource, kLeaseNamespace, kLeaseName);
+    return lease ? (*lease)["spec"].value("holderIdentity", "") : "";
+  }
+
+  // The replica whose running incarnation holds the Lease, or nullptr.
+  Replica* Leader() {
+    const std::string holder = Holder();
+    for (Replica& r : replicas_) {
+      if (r.identity() == holder) return &r;
+    }
+    return nullptr;
+  }
+
+  // Waits until the Lease names a holder other than `old` (the leader hit by a fault at `at`)
+  // and records the time to that takeover; a violation after kTakeoverLimit.
+  void AwaitTakeover(const std::string& old, Clock::time_point at) {
+    if (kube::testing::WaitFor(
+            [&] {
+              const std::string h = Holder();
+              return !h.empty() && h != old;
+            },
+            kTakeoverLimit)) {
+      takeovers_.push_back(std::chrono::duration<double>(Clock::now() - at).count());
+    } else {
+      Violation(fmt::format("no replica took over from {} within {} s", old, kTakeoverLimit.count()));
+    }
+  }
+
+  // Lines of the log at `path` that contain `text`.
+  static int Count(const std::string& path, const std::string& text) {
+    std::istringstream in(Slurp(path));
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+
+  // The state invariants of the pods of namespace default now.
+  std::vector<std::string> StateProblems() {
+    testing::ClusterCheck check = testing::CheckCluster(s_, "default");
+    std::vector<std::string> problems = check.problems;
+    for (std::string& p : PlacementProblems(s_.List("pods", "default"), first_seen_)) problems.push_back(std::move(p));
+    return problems;
+  }
+
+  // Checks the state about once a second until the events are done.
+  void Monitor() {
+    while (!done_) {
+      for (const std::string& p : StateProblems()) Violation(p);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+
+  // Resumes nothing (no replica is left stopped), waits for progress, checks the end state,
+  // stops the replicas and reads the audit log and the replicas' logs.
+  void Finish() {
+    const auto start = Clock::now();
+    std::vector<std::string> waiting;
+    kube::testing::WaitFor(
+        [&] {
+          waiting = PendingThatFit(s_.List("pods", "default"), nodes_, *topology_);
+          return waiting.empty();
+        },
+        kProgressLimit, std::chrono::seconds(1));
+    progress_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!waiting.empty()) {
+      Violation(fmt::format("{} pods that fit still pending after {} s: {}\n{}", waiting.size(), kProgressLimit.count(),
+                            fmt::join(waiting, ", "), testing::UnboundPods(s_, "default")));
+    }
+    for (const std::string& p : StateProblems()) Violation(p);
+    for (Replica& r : replicas_) {
+      if (int rc = r.process->Stop(); rc != 0) Violation(fmt::format("{} exited {} on SIGTERM", r.identity(), rc));
+    }
+    std::vector<json> audit;
+    for (const Replica& r : replicas_) {
+      for (json& e : bed_.Audit(audit_mark_, "system:serviceaccount:default:chaos-" + r.slot)) audit.push_back(std::move(e));
+    }
+    LeadershipCheck leadership = CheckLeadership(LeadershipRecords(audit));
+    bindings_ = leadership.bindings;
+    for (const auto& [time, p] : leadership.problems) Violation(p, EventAt(time));
+    int acquisitions = 0;
+    for (const Replica& r : replicas_) {
+      for (const std::string& log : r.logs) acquisitions += Count(log, "started leading");
+    }
+    leader_changes_ = std::max(0, acquisitions - 1);
+  }
+
+  testing::Testbed bed_;
+  FakeApiServer& s_;
+  std::unique_ptr<kube::Client> admin_;
+  std::mt19937_64 rng_;
+  uint64_t seed_;
+  std::string server_url_;
+  std::string config_;
+  std::shared_ptr<const CpuTopology> topology_;
+  std::vector<Replica> replicas_;
+  std::uintmax_t audit_mark_ = 0;
+  std::set<std::string> nodes_;
+  int next_node_ = 0;
+  std::vector<std::string> pods_;  // live pods of the run
+  std::map<std::string, std::string> first_seen_;  // monitor thread only
+  std::atomic<int> event_{0};
+  std::vector<std::string> event_started_;  // audit time at the start of each event
+  std::atomic<bool> done_{false};
+  mutable std::mutex mu_;
+  std::map<std::string, int> violations_;  // problem -> event of its first sight; guarded by mu_
+  // Figures.
+  std::map<Kind, int> applied_;
+  int created_ = 0;
+  int bindings_ = 0;
+  int leader_changes_ = 0;
+  std::vector<double> takeovers_;  // seconds
+  double events_seconds_ = 0;
+  double progress_seconds_ = 0;
+};
+
+// The admin client of the testbed's real apiserver.
+absl::StatusOr<std::unique_ptr<kube::Client>> AdminClient(const testing::Testbed& bed) {
+  auto config = kube::LoadKubeconfig(bed.admin_kubeconfig());
+  if (!config.ok()) return config.status();
+  auto rest = kube::RestClient::Create(*config);
+  if (!rest.ok()) return rest.status();
+  return std::make_unique<kube::Client>(*std::move(rest));
+}
+
+// FakeApiServer in upstream mode on the testbed (it empties the cluster first): the test's
+// admin handle (objects, etcd compaction, apiserver restart). The replicas talk to the real
+// apiserver directly.
+absl::StatusOr<std::unique_ptr<FakeApiServer>> UpstreamOf(const testing::Testbed& bed) {
+  kube::testing::FakeApiServerOptions options;
+  std::string etcd = Slurp((bed.dir() / "etcd-url").string());
+  while (!etcd.empty() && etcd.back() == '\n') etcd.pop_back();
+  options.upstream = kube::testing::UpstreamOptions{
+      .kubeconfig = bed.admin_kubeconfig(), .etcd_url = etcd, .restart_command = (bed.dir() / "restart-apiserver").string()};
+  return FakeApiServer::Start(options);
+}
+
+TEST(Chaos, TwoReplicasUnderSeededFaultsNeverShareACpuNeverBindAsTwoLeadersAndLoseNoPod) {
+  auto bed = testing::Testbed::FromEnvironment();
+  if (!bed) GTEST_SKIP() << "no testbed (HUYGENS_TESTBED_DIR; CMake option HUYGENS_CLUSTER_TESTS)";
+  const int events = static_cast<int>(EnvOr("HUYGENS_CHAOS_EVENTS", kDefaultEvents));
+  const uint64_t seed = static_cast<uint64_t>(EnvOr("HUYGENS_CHAOS_SEED", 1));
+  SCOPED_TRACE(fmt::format("reproduce: HUYGENS_CHAOS_SEED={} HUYGENS_CHAOS_EVENTS={} HUYGENS_TESTBED_DIR={} {} "
+                           "--gtest_filter=Chaos.*",
+                           seed, events, bed->dir().string(), ::testing::internal::GetArgvs()[0]));
+  auto server = UpstreamOf(*bed);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto admin = AdminClient(*bed);
+  ASSERT_TRUE(admin.ok()) << admin.status();
+  ChaosRun run(*bed, **server, *std::move(admin), seed);
+  ASSERT_TRUE(run.SetUp().ok());
+  run.Run(events);
+  std::cout << run.Figures();
+  const std::vector<std::string> violations = run.Violations();
+  EXPECT_TRUE(violations.empty()) << violations.size() << " violations, seed " << seed << ":\n"
+                                  << fmt::format("{}", fmt::join(violations, "\n"));
+}
+
+// The checks fail when the invariant breaks: a Binding by the replica that did not write the
+// Lease last, and a pod bound twice.
+TEST(ChaosChecks, ABindingByTheReplicaThatLostTheLeaseAndADoubleBindingAreSeen) {
+  auto audit = [](const std::string& time, const std::string& user, const std::string& resource,
+                  const std::string& name) {
+    const bool binding = resource == "binding";
+    json ref = {{"resource", binding ? "pods" : "leases"},
+                {"namespace", binding ? "default" : kLeaseNamespace},
+                {"name", name}};
+    if (binding) ref["subresource"] = "binding";
+    return json{{"verb", binding ? "create" : "update"},
+                {"user", {{"username", user}}},
+                {"objectRef", ref},
+                {"responseStatus", {{"code", binding ? 201 : 200}}},
+                {"requestReceivedTimestamp", time},
+                {"stageTimestamp", time}};
+  };
+  std::vector<json> clean = {audit("2026-01-01T00:00:00.000001Z", "a", "lease", kLeaseName),
+                             audit("2026-01-01T00:00:00.100000Z", "a", "binding", "p1"),
+                             audit("2026-01-01T00:00:03.000000Z", "b", "lease", kLeaseName),
+                             audit("2026-01-01T00:00:03.100000Z", "b", "binding", "p2")};
+  EXPECT_THAT(CheckLeadership(LeadershipRecords(clean)).problems, ::testing::IsEmpty());
+  EXPECT_EQ(CheckLeadership(LeadershipRecords(clean)).bindings, 2);
+
+  std::vector<json> hung = clean;
+  hung.push_back(audit("2026-01-01T00:00:03.200000Z", "a", "binding", "p3"));  // a, resumed, binds on
+  hung.push_back(audit("2026-01-01T00:00:03.300000Z", "b", "binding", "p2"));
+  EXPECT_THAT(CheckLeadership(LeadershipRecords(hung)).problems,
+              ::testing::ElementsAre(::testing::Pair("2026-01-01T00:00:03.200000Z", ::testing::HasSubstr("pod p3 bound by a")),
+                                     ::testing::Pair("2026-01-01T00:00:03.300000Z", ::testing::HasSubstr("pod p2 bound twice"))));
+}
+
+// The state check sees two bound pods holding one CPU (written by the test itself, as a broken
+// scheduler would) and a bound Guaranteed pod without an allocation.
+TEST(ChaosChecks, TwoPodsBoundOnOneCpuAndABoundPodWithoutAllocationAreSeen) {
+  auto bed = testing::Testbed::FromEnvironment();
+  if (!bed) GTEST_SKIP() << "no testbed (HUYGENS_TESTBED_DIR; CMake option HUYGENS_CLUSTER_TESTS)";
+  auto server = UpstreamOf(*bed);
+  ASSERT_TRUE(server.ok()) << server.status();
+  FakeApiServer& s = **server;
+  auto admin = AdminClient(*bed);
+  ASSERT_TRUE(admin.ok()) << admin.status();
+  ASSERT_TRUE(testing::AddMachine(s, "n0", kNodeCpus));
+  const std::string allocation = R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3","mems":"0"}]})";
+  for (const char* name : {"g-1", "g-2", "g-3"}) {
+    auto pod = s.Create("pods", testing::GuaranteedPod(name, 2));
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    std::map<std::string, std::string> annotations;
+    if (std::string(name) != "g-3") annotations[kAllocationAnnotation] = allocation;
+    ASSERT_TRUE((*admin)->Bind("default", name, "n0", "", annotations).ok());
+  }
+  EXPECT_THAT(testing::CheckCluster(s, "default").problems, ::testing::Contains(::testing::HasSubstr("cpu 2: held by g-1 and g-2")));
+  std::map<std::string, std::string> first_seen;
+  EXPECT_THAT(PlacementProblems(s.List("pods", "default"), first_seen),
+              ::testing::ElementsAre("pod g-3: bound to n0 without an allocation"));
+}
+
+}  // namespace
+}  // namespace huygens::scheduler
