@@ -158,6 +158,7 @@ PATH=$work/plugin:$PATH kubectl huygens status --node "$node" | grep -q exclusiv
 # 6. helm uninstall leaves nothing of the chart's.
 kubectl delete pod exclusive -n default --grace-period 0 --force >/dev/null 2>&1
 "$helm" uninstall huygens -n huygens-system --wait --timeout 120s >/dev/null || fail "helm uninstall"
-left=$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding -o name | grep huygens || true)
+left=$(kubectl get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding \
+  -l app.kubernetes.io/part-of=huygens -o name)
 [ -z "$left" ] || fail "left after uninstall: $left"
 echo "helm_install_test: ok"
