@@ -13,6 +13,7 @@
 #define HUYGENS_ALLOC_POD_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ struct ContainerSpec {
   // Extended resource huygens.io/isolated-cpu (whole CPUs), used in `isolated` node mode
   // instead of cpu.
   int64_t isolated_cpus = 0;
+  // Hugepages requests (equal to their limits, as the API requires), in bytes, by kubelet's
+  // resource name ("hugepages-2Mi", "hugepages-1Gi"; see HugepageResourceName in
+  // alloc/memory_manager.h). Absent = none requested.
+  std::map<std::string, int64_t> hugepages_request_bytes;
   bool init = false;         // listed in spec.initContainers
   bool restartable = false;  // an init container with restartPolicy: Always (a sidecar)
 
