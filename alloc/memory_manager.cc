@@ -313,7 +313,8 @@ MemoryManagerPolicy::MemoryManagerPolicy(const CpuTopology& topo, ReservedMemory
 }
 
 absl::StatusOr<MemoryManagerPolicy> MemoryManagerPolicy::Create(const CpuTopology& topo,
-                                                                ReservedMemory reserved) {
+                                                                ReservedMemory reserved,
+                                                                bool require_system_reserved) {
   MemoryManagerPolicy p(topo, std::move(reserved));
   if (p.nodes_.size() > 64 || (!p.nodes_.empty() && p.nodes_.rbegin()->first > 63) ||
       (!p.nodes_.empty() && p.nodes_.begin()->first < 0)) {
@@ -344,7 +345,7 @@ absl::StatusOr<MemoryManagerPolicy> MemoryManagerPolicy::Create(const CpuTopolog
       }
     }
   }
-  if (total_memory_reserved == 0) {
+  if (require_system_reserved && total_memory_reserved == 0) {
     return absl::InvalidArgumentError(
         "reservedMemory: the Static memory manager policy needs memory reserved for the system "
         "on some NUMA node (kubelet: \"you should specify the system reserved memory\")");
@@ -477,6 +478,22 @@ absl::StatusOr<std::vector<MemoryBlock>> MemoryManagerPolicy::Allocate(
   state.assignments[pod.uid][container_name] = blocks;
   ShrinkInitBlocks(state, pod, *c, blocks);
   return blocks;
+}
+
+void MemoryManagerPolicy::Restore(MemoryManagerState& state, const std::string& pod_uid,
+                                  const std::string& container_name,
+                                  std::vector<MemoryBlock> blocks) const {
+  RemoveContainer(state, pod_uid, container_name);
+  std::vector<MemoryBlock> kept;
+  for (MemoryBlock& b : blocks) {
+    const bool known = !b.numa_affinity.empty() &&
+                       std::all_of(b.numa_affinity.begin(), b.numa_affinity.end(),
+                                   [&](int id) { return state.machine.contains(id); });
+    if (!known) continue;
+    Take(state, b.numa_affinity, b.type, b.size);
+    kept.push_back(std::move(b));
+  }
+  if (!kept.empty()) state.assignments[pod_uid][container_name] = std::move(kept);
 }
 
 void MemoryManagerPolicy::RemoveContainer(MemoryManagerState& state, const std::string& pod_uid,

@@ -120,12 +120,15 @@ MemoryRequests PodMemoryRequests(const PodSpec& pod);
 class MemoryManagerPolicy {
  public:
   // Builds the policy for `topo`'s NUMA nodes (every one, with or without CPUs) with kubelet's
-  // --reserved-memory. Errors (InvalidArgument): no `memory` reserved on any NUMA node
-  // (kubelet: "you should specify the system reserved memory"); a reservation on a NUMA node
+  // --reserved-memory. Errors (InvalidArgument): no `memory` reserved on any NUMA node when
+  // require_system_reserved (kubelet: "you should specify the system reserved memory"; Huygens
+  // passes false to account memory by the same rules on nodes whose kubelet runs the None
+  // policy); a reservation on a NUMA node
   // the machine lacks; more than 64 NUMA nodes or a NUMA id above 63; a reservation larger
   // than the resource's total on that node.
   static absl::StatusOr<MemoryManagerPolicy> Create(const CpuTopology& topo,
-                                                    ReservedMemory reserved);
+                                                    ReservedMemory reserved,
+                                                    bool require_system_reserved = true);
 
   const ReservedMemory& Reserved() const { return reserved_; }
 
@@ -170,6 +173,15 @@ class MemoryManagerPolicy {
                                                     const PodSpec& pod,
                                                     const std::string& container_name,
                                                     const std::optional<TopologyHint>& affinity) const;
+
+  // Records blocks decided elsewhere (kubelet's checkpoint, a pod's huygens.io/allocation) the
+  // way kubelet's validateState accumulates a restored state: each block's size is taken from
+  // its NUMA nodes in ascending id order, each giving what it has free (no checks: memory
+  // beyond what is free is recorded as far as free memory goes), and every NUMA node of a
+  // block counts one assignment and joins the block's group. Replaces the container's blocks
+  // if it had some. Blocks naming NUMA nodes outside the state are ignored.
+  void Restore(MemoryManagerState& state, const std::string& pod_uid,
+               const std::string& container_name, std::vector<MemoryBlock> blocks) const;
 
   // kubelet's RemoveContainer: drops the container's blocks and gives their memory back.
   // Unknown pods/containers are ignored.

@@ -248,6 +248,30 @@ TEST(MemoryManagerPolicyTest, HintsArePreferredWhenAsNarrowAsTheSmallestSetThatC
   EXPECT_EQ(h[5], (TopologyHint{{2, 3}, true}));
 }
 
+TEST(MemoryManagerPolicyTest, RestoreAccumulatesBlocksAsKubeletValidatesAState) {
+  const MemoryManagerPolicy p = Policy(FourNodes());
+  MemoryManagerState s = p.InitialState();
+  // 7 GiB on {2,3}: node 2 gives its 6 GiB, node 3 the rest; both join the group.
+  p.Restore(s, "a", "c", {{{2, 3}, "memory", 7 * kGi}});
+  EXPECT_EQ(s.machine.at(2).memory_map.at("memory").free, 0u);
+  EXPECT_EQ(s.machine.at(3).memory_map.at("memory").free, 5 * kGi);
+  EXPECT_EQ(s.machine.at(3).cells, (std::vector<int>{2, 3}));
+  // The same as allocating it there.
+  MemoryManagerState allocated = p.InitialState();
+  ASSERT_TRUE(p.Allocate(allocated, Pod("a", {Ctr("c", 7 * kGi)}), "c", TopologyHint{{2, 3}, true})
+                  .ok());
+  EXPECT_EQ(s, allocated);
+  // Unknown NUMA nodes are left out; restoring again replaces, never adds.
+  p.Restore(s, "a", "c", {{{2, 3}, "memory", 7 * kGi}, {{9}, "memory", kGi}});
+  EXPECT_EQ(s, allocated);
+  p.RemoveContainer(s, "a", "c");
+  EXPECT_EQ(s, p.InitialState());
+}
+
+TEST(MemoryManagerPolicyTest, WithoutTheKubeletCheckNoReservationIsNeeded) {
+  EXPECT_TRUE(MemoryManagerPolicy::Create(FourNodes(), {}, /*require_system_reserved=*/false).ok());
+}
+
 TEST(PodMemoryRequestsTest, TakesTheLargerOfLongRunningAndInitPeak) {
   const PodSpec pod = Pod("a", {Ctr("app", 2 * kGi)},
                           {Ctr("side", kGi, 0, true, /*restartable=*/true),

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "alloc/merge.h"
+
 namespace huygens {
 
 // ---- Machine shapes -----------------------------------------------------------------------
@@ -183,6 +185,54 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
   return out;
 }
 
+bool PlacesMemory(const PodSpec& pod) {
+  return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&
+         pod.pod_cpu_limit_milli == 0;
+}
+
+// Where kubelet's memory manager (Static) puts each container's memory, admitting the pod as
+// kubelet's topology manager does with the memory manager as the only hint provider (the CPU
+// manager runs `none` on Huygens' nodes): scope pod merges the pod's hints once, scope
+// container each container's in turn, and every container is allocated right after its
+// merge. Fills `mems_of` (container -> NUMA nodes) and updates `state`.
+absl::Status PredictKubeletMemory(const MemoryManagerPolicy& policy, const CpuTopology& topo,
+                                  const PodSpec& pod, TopologyPolicy tm, TopologyScope scope,
+                                  MemoryManagerState& state,
+                                  std::map<std::string, std::vector<int>>& mems_of) {
+  const std::vector<int> ids = topo.NumaNodeIds();
+  auto merge = [&](std::map<std::string, ProviderHints> hints) -> absl::StatusOr<TopologyHint> {
+    absl::StatusOr<MergeResult> m = MergeHints(tm, {}, ids, {}, {std::move(hints)});
+    if (!m.ok()) return m.status();
+    if (!m->admit) {
+      return absl::ResourceExhaustedError(fmt::format(
+          "kubelet's topology manager ({}) would refuse it: its memory has no NUMA alignment "
+          "(TopologyAffinityError)",
+          ToString(tm)));
+    }
+    return m->hint;
+  };
+  std::optional<TopologyHint> pod_hint;
+  if (scope == TopologyScope::kPod) {
+    absl::StatusOr<TopologyHint> h = merge(policy.PodHints(state, pod));
+    if (!h.ok()) return h.status();
+    pod_hint = *h;
+  }
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerSpec& c : *list) {
+      std::optional<TopologyHint> hint = pod_hint;
+      if (!hint) {
+        absl::StatusOr<TopologyHint> h = merge(policy.ContainerHints(state, pod, c.name));
+        if (!h.ok()) return h.status();
+        hint = *h;
+      }
+      absl::StatusOr<std::vector<MemoryBlock>> blocks = policy.Allocate(state, pod, c.name, hint);
+      if (!blocks.ok()) return blocks.status();
+      mems_of[c.name] = MemoryManagerPolicy::MemoryNumaNodes(state, pod.uid, c.name);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // ---- Construction -------------------------------------------------------------------------
@@ -228,9 +278,24 @@ absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> t
                     ? topology->IsolatedCpus().Intersection(topology->OnlineCpus())
                     : topology->OnlineCpus();
   user = user.Difference(system);
+  std::shared_ptr<const MemoryManagerPolicy> memory_policy;
+  if (config.memory_manager.has_value()) {
+    absl::StatusOr<MemoryManagerPolicy> policy = MemoryManagerPolicy::Create(
+        *topology, config.memory_manager->reserved_memory, config.memory_manager->static_policy);
+    if (!policy.ok()) {
+      return absl::InvalidArgumentError(fmt::format("node {:?}: memory_manager: {}", config.name,
+                                                    std::string(policy.status().message())));
+    }
+    memory_policy = std::make_shared<const MemoryManagerPolicy>(*std::move(policy));
+  }
   auto shape = ShapeFor(topology);
-  return NodeState(std::move(topology), std::move(shape), std::move(config), std::move(system),
-                   std::move(user));
+  NodeState node(std::move(topology), std::move(shape), std::move(config), std::move(system),
+                 std::move(user));
+  if (memory_policy) {
+    node.memory_ = memory_policy->InitialState();
+    node.memory_policy_ = std::move(memory_policy);
+  }
+  return node;
 }
 
 void NodeState::ResetCounters() {
@@ -350,6 +415,51 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   request.allocatable_cpus = user_pool_;
   const ExclusiveAllocator& allocator = shape_->allocator;
 
+  // Memory (see AllocatePod in node_state.h): a scratch state, committed with the pod.
+  const bool place_memory = memory_policy_ != nullptr && PlacesMemory(pod);
+  const bool kubelet_memory = place_memory && config_.memory_manager->static_policy;
+  MemoryManagerState memory;
+  std::map<std::string, std::vector<int>> mems_of;  // container -> memory NUMA nodes
+  std::optional<std::vector<int>> memory_numa_nodes;  // Static: where kubelet puts the memory
+  if (place_memory) memory = memory_;
+  if (kubelet_memory) {
+    if (absl::Status s = PredictKubeletMemory(*memory_policy_, *topology_, pod,
+                                              request.topology_policy, config_.topology_scope,
+                                              memory, mems_of);
+        !s.ok()) {
+      return absl::Status(s.code(), fmt::format("{}: memory: {}", PodName(pod),
+                                                std::string(s.message())));
+    }
+    std::vector<int> within;
+    for (const ContainerCpuPlan& p : plans) {
+      if (p.exclusive_cpus > 0) within = UnionIds(within, mems_of[p.spec->name]);
+    }
+    if (!within.empty()) memory_numa_nodes = within;
+  }
+  // None: each exclusive container's memory on its CPUs' NUMA nodes (extended as kubelet
+  // extends a hint, except under single-numa-node). Fills `memory` and `mems_of`.
+  auto memory_beside_cpus = [&](const auto& placed) -> absl::Status {
+    memory = memory_;
+    mems_of.clear();
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const ContainerCpuPlan& p = plans[i];
+      if (p.exclusive_cpus <= 0) continue;
+      const std::vector<int>& cpu_numa = placed.by_plan[i].numa_nodes;
+      absl::StatusOr<std::vector<MemoryBlock>> blocks = memory_policy_->Allocate(
+          memory, pod, p.spec->name, TopologyHint{cpu_numa, false});
+      if (!blocks.ok()) return blocks.status();
+      std::vector<int> mems = MemoryManagerPolicy::MemoryNumaNodes(memory, pod.uid, p.spec->name);
+      if (request.topology_policy == TopologyPolicy::kSingleNumaNode && !mems.empty() &&
+          mems != cpu_numa) {
+        return absl::ResourceExhaustedError(fmt::format(
+            "container {:?}: its memory does not fit NUMA node(s) {} of its CPUs",
+            p.spec->name, IdSet(cpu_numa).ToString()));
+      }
+      mems_of[p.spec->name] = std::move(mems);
+    }
+    return absl::OkStatus();
+  };
+
   CpuSet free = SharedPool();
   const int shared_floor = CeilCpus(shared_milli_ + pod_shared_milli);
   auto exhausted = [&](std::string_view what, const absl::Status& why) {
@@ -393,13 +503,63 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     return pass;
   };
   absl::StatusOr<ExclusivePass> pass = absl::UnknownError("not placed");
-  if (pod_numa_nodes) {
+  if (memory_numa_nodes) {
+    // Static: the CPUs go where kubelet puts the memory; under none / best-effort kubelet
+    // admits a misaligned pod too, so the CPUs go elsewhere when they do not fit there.
+    ExclusiveRequest beside = request;
+    beside.within_numa_nodes = *memory_numa_nodes;
+    pass = place_pod(beside);
+    const bool must_align = request.topology_policy == TopologyPolicy::kSingleNumaNode ||
+                            request.topology_policy == TopologyPolicy::kRestricted;
+    if (!pass.ok() && must_align) {
+      return absl::Status(
+          pass.status().code(),
+          fmt::format("{}: kubelet puts its memory on NUMA node(s) {}, where its CPUs do not "
+                      "fit: {}",
+                      PodName(pod), IdSet(*memory_numa_nodes).ToString(),
+                      std::string(pass.status().message())));
+    }
+  }
+  if (!pass.ok() && pod_numa_nodes) {
     ExclusiveRequest inside = request;
     inside.within_numa_nodes = *pod_numa_nodes;
     pass = place_pod(inside);
   }
-  if (!pod_numa_nodes || (!pass.ok() && config_.topology_scope == TopologyScope::kContainer)) {
+  if (!pass.ok() && (!pod_numa_nodes || config_.topology_scope == TopologyScope::kContainer)) {
     pass = place_pod(request);
+  }
+  if (pass.ok() && place_memory && !kubelet_memory) {
+    absl::Status fits = memory_beside_cpus(*pass);
+    if (!fits.ok()) {
+      // Place the pod again inside each NUMA set that could hold its memory, narrowest first.
+      const std::map<std::string, ProviderHints> hints =
+          memory_policy_->CalculateHints(memory_, pod.uid, PodMemoryRequests(pod));
+      std::vector<std::vector<int>> sets;
+      if (auto it = hints.find(kMemoryResource); it != hints.end() && it->second) {
+        for (const TopologyHint& h : *it->second) sets.push_back(h.numa_nodes);
+      }
+      std::stable_sort(sets.begin(), sets.end(), [](const auto& a, const auto& b) {
+        return a.size() < b.size();
+      });
+      bool placed = false;
+      for (const std::vector<int>& set : sets) {
+        if (request.topology_policy == TopologyPolicy::kSingleNumaNode && set.size() > 1) break;
+        ExclusiveRequest inside = request;
+        inside.within_numa_nodes = set;
+        absl::StatusOr<ExclusivePass> again = place_pod(inside);
+        if (again.ok() && memory_beside_cpus(*again).ok()) {
+          pass = std::move(again);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) {
+        return absl::ResourceExhaustedError(fmt::format(
+            "{}: no NUMA node set of node {:?} holds both its exclusive CPUs and its memory "
+            "({})",
+            PodName(pod), config_.name, std::string(fits.message())));
+      }
+    }
   }
   if (!pass.ok()) {
     return absl::Status(pass.status().code(),
@@ -422,6 +582,9 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
       c.mems = IdSet(pass->by_plan[i].numa_nodes);
       out.numa_nodes = UnionIds(out.numa_nodes, pass->by_plan[i].numa_nodes);
     }
+    if (auto m = mems_of.find(c.name); m != mems_of.end() && !m->second.empty()) {
+      c.mems = IdSet(m->second);
+    }
     out.containers.push_back(std::move(c));
   }
   if (free.Size() < shared_floor) {
@@ -434,11 +597,16 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   std::optional<CpuSet> shared_mems;  // computed only when the pod has a shared container
   for (ContainerAllocation& c : out.containers) {
     if (c.exclusive) continue;
-    if (!shared_mems.has_value()) shared_mems = IdSet(topology_->NumaNodesOf(free));
     c.cpuset = free;
+    if (auto m = mems_of.find(c.name); m != mems_of.end() && !m->second.empty()) {
+      c.mems = IdSet(m->second);  // kubelet's memory manager pins it
+      continue;
+    }
+    if (!shared_mems.has_value()) shared_mems = IdSet(topology_->NumaNodesOf(free));
     c.mems = *shared_mems;
   }
   Commit(pod, out, Owner::kHuygens);
+  if (place_memory) memory_ = std::move(memory);
   return out;
 }
 
@@ -556,7 +724,32 @@ absl::Status NodeState::Assume(const PodSpec& pod, const PodAllocation& allocati
                                Owner owner) {
   if (absl::Status s = CheckAssumable(pod, allocation); !s.ok()) return s;
   Commit(pod, allocation, owner);
+  RestoreMemory(pod, allocation);
   return absl::OkStatus();
+}
+
+void NodeState::RestoreMemory(const PodSpec& pod, const PodAllocation& allocation) {
+  if (memory_policy_ == nullptr || !PlacesMemory(pod)) return;
+  for (const ContainerAllocation& c : allocation.containers) {
+    // None: Huygens places only exclusive containers' memory. A regular init container's
+    // memory is left out: the containers after it reuse it (kubelet's reuse), and its block
+    // size after that reuse is not on the wire.
+    if (c.mems.Empty() || (c.init && !c.restartable)) continue;
+    if (!c.exclusive && !config_.memory_manager->static_policy) continue;
+    const ContainerSpec* spec = nullptr;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const ContainerSpec& s : *list) {
+        if (s.name == c.name) spec = &s;
+      }
+    }
+    if (spec == nullptr) continue;
+    std::vector<int> ids(c.mems.begin(), c.mems.end());
+    std::vector<MemoryBlock> blocks;
+    for (const auto& [resource, size] : ContainerMemoryRequests(*spec)) {
+      blocks.push_back({ids, resource, size});
+    }
+    memory_policy_->Restore(memory_, pod.uid, c.name, std::move(blocks));
+  }
 }
 
 absl::Status NodeState::ReleasePod(const std::string& pod_uid) {
@@ -567,6 +760,11 @@ absl::Status NodeState::ReleasePod(const std::string& pod_uid) {
   }
   Give(it->second.held);
   shared_milli_ -= it->second.shared_milli;
+  if (memory_policy_ != nullptr) {
+    for (const ContainerAllocation& c : pods_.at(pod_uid).containers) {
+      memory_policy_->RemoveContainer(memory_, pod_uid, c.name);
+    }
+  }
   records_.erase(it);
   pods_.erase(pod_uid);
   return absl::OkStatus();
@@ -598,6 +796,7 @@ absl::Status NodeState::ReleaseContainer(const std::string& pod_uid,
     }
   }
   a.containers.erase(it);
+  if (memory_policy_ != nullptr) memory_policy_->RemoveContainer(memory_, pod_uid, container);
   // CPUs still held by a sibling stay with the pod (kubelet's getAssignedCPUsOfSiblings).
   const CpuSet still = HeldBy(a);
   Give(rec->second.held.Difference(still));

@@ -60,6 +60,7 @@
 #include "absl/status/statusor.h"
 #include "alloc/cpu_plan.h"
 #include "alloc/huygens_allocator.h"
+#include "alloc/memory_manager.h"
 #include "alloc/pod.h"
 #include "cpuset/cpuset.h"
 #include "node/allocation.h"
@@ -68,6 +69,20 @@
 namespace huygens {
 
 // NodeMode, the per-container CPU plan and CpuDemandOf: alloc/cpu_plan.h.
+
+// How a node's kubelet places memory, for NodeConfig::memory_manager.
+struct MemoryManagerConfig {
+  // kubelet's --memory-manager-policy. true (Static): kubelet places the memory of every
+  // container of a Guaranteed pod itself (alloc/memory_manager.h, with the topology manager's
+  // merge of the memory hints alone, since the CPU manager runs `none` on Huygens' nodes);
+  // Huygens predicts that placement and puts the exclusive CPUs on the same NUMA nodes. false
+  // (None): kubelet does not place memory; Huygens places it by the same rules on the NUMA
+  // nodes of the container's exclusive CPUs. Default false.
+  bool static_policy = false;
+  // kubelet's --reserved-memory (NUMA id -> resource -> bytes). Default none (Static needs
+  // some `memory` reserved, as kubelet does).
+  ReservedMemory reserved_memory;
+};
 
 // Per-node configuration. Defaults per field as written.
 struct NodeConfig {
@@ -80,6 +95,12 @@ struct NodeConfig {
   NumaStrategy numa_strategy = NumaStrategy::kMostAllocated;
   // Per-NUMA-node weight for the allocator (NUMA node id -> capacity); empty = equal.
   std::map<int, double> capacity;
+  // Memory and hugepages per NUMA node (DESIGN.md, NodeResourceTopology zones). nullopt
+  // (default): not modelled, a container's mems are the NUMA nodes of its CPUs. Set: the
+  // memory and hugepages of Guaranteed pods are accounted per NUMA node with kubelet's memory
+  // manager rules, and an exclusive container's CPUs and memory share their NUMA nodes (see
+  // AllocatePod).
+  std::optional<MemoryManagerConfig> memory_manager;
 };
 
 // One NUMA node's counters, kept up to date incrementally.
@@ -125,6 +146,17 @@ class NodeState {
   // are placed in one of two orders (see "Init containers" above). Scope kContainer: one decision per container. Scope kPod: one NUMA
   // decision for the pod's CpuDemandOf().exclusive_cpus, then each container inside those
   // NUMA nodes. `near_numa_nodes`: NUMA nodes of the pod's affinity group, preferred.
+  // Memory (config.memory_manager set, Guaranteed pods without pod-level resources; Huygens'
+  // rule): with kubelet's Static policy, each container's memory NUMA nodes are kubelet's
+  // (topology manager merge of the memory hints, scope as configured; a merge kubelet would
+  // not admit is ResourceExhausted, as kubelet's TopologyAffinityError) and the exclusive CPUs
+  // are placed inside the union of those NUMA nodes (under none/best-effort, anywhere when
+  // they do not fit there). With None, the CPUs are placed first; each exclusive container's
+  // memory then goes on its CPUs' NUMA nodes (extended to the narrowest set holding it, as
+  // kubelet extends a hint, except under single-numa-node); when that fails the pod is placed
+  // again inside each NUMA set that could hold its memory (narrowest first) until both fit.
+  // A container's mems are then its memory NUMA nodes; shared containers' memory is placed
+  // only under Static (kubelet pins it), else their mems are the shared pool's NUMA nodes.
   // Errors (nothing changed; the message names the pod, the container and the reason):
   // AlreadyExists (pod uid known); ResourceExhausted (not enough CPUs, no NUMA alignment
   // under the topology policy, or the shared pool would drop below the shared requests);
@@ -137,13 +169,15 @@ class NodeState {
   // allocation names one); every container exists in `pod` with the same init/restartable
   // flags; exclusive cpusets are online, in the user pool, free, and obey invariant 3.
   // Shared containers' requests are counted even when that overcommits the shared pool
-  // (reality is recorded; Validate reports the overcommit).
+  // (reality is recorded; Validate reports the overcommit). When memory is modelled, the
+  // memory of a Guaranteed pod is recorded on each container's mems
+  // (MemoryManagerPolicy::Restore); memory never refuses an Assume (reality is recorded).
   // Errors: InvalidArgument / AlreadyExists / FailedPrecondition (conflict), naming the CPUs;
   // nothing changed.
   absl::Status Assume(const PodSpec& pod, const PodAllocation& allocation,
                       Owner owner = Owner::kHuygens);
 
-  // Releases every CPU of the pod. NotFound when the pod is unknown.
+  // Releases every CPU of the pod (and its memory). NotFound when the pod is unknown.
   absl::Status ReleasePod(const std::string& pod_uid);
 
   // Releases one container: its CPUs go back to the shared pool unless another container of the
@@ -198,6 +232,11 @@ class NodeState {
   const std::map<std::string, PodAllocation>& Pods() const { return pods_; }
   // The spec a pod was allocated or assumed with; nullptr when unknown.
   const PodSpec* SpecOf(const std::string& pod_uid) const;
+  // The memory manager state (per NUMA node and resource: allocatable, reserved, free; per
+  // container: blocks); nullptr when memory is not modelled (NodeConfig::memory_manager unset).
+  const MemoryManagerState* Memory() const {
+    return memory_policy_ ? &memory_ : nullptr;
+  }
   // Who decided the pod's CPUs; kHuygens when unknown.
   Owner OwnerOf(const std::string& pod_uid) const;
 
@@ -222,6 +261,8 @@ class NodeState {
 
   // Checks an allocation against the pools, the free CPUs and invariant 3; OK or the reason.
   absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation) const;
+  // Records the memory of an assumed Guaranteed pod from its containers' mems (no checks).
+  void RestoreMemory(const PodSpec& pod, const PodAllocation& allocation);
   // Records a checked allocation (no checks).
   void Commit(const PodSpec& pod, PodAllocation allocation, Owner owner);
   // Marks `cpus` held / free and updates the counters incrementally.
@@ -245,6 +286,9 @@ class NodeState {
   std::map<std::string, PodRecord> records_;
   std::vector<NumaCounters> counters_;
   std::vector<int> core_free_;  // core id -> free user-pool CPUs of that core
+  // Memory (NodeConfig::memory_manager set): the policy and the state it keeps.
+  std::shared_ptr<const MemoryManagerPolicy> memory_policy_;
+  MemoryManagerState memory_;
 };
 
 }  // namespace huygens
