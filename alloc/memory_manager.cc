@@ -44,11 +44,6 @@ const MemoryTable& TableOf(const MemoryManagerState& s, int numa, const std::str
   return t == n->second.memory_map.end() ? kZero : t->second;
 }
 
-bool IsGuaranteedWithoutPodResources(const PodSpec& pod) {
-  return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&
-         pod.pod_cpu_limit_milli == 0;
-}
-
 const ContainerSpec* FindContainer(const PodSpec& pod, const std::string& name) {
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const ContainerSpec& c : *list) {
@@ -275,6 +270,11 @@ std::string HugepageResourceName(uint64_t page_size_bytes) {
   return fmt::format("hugepages-{}{}", v, kSuffix[unit]);
 }
 
+bool MemoryManagerPlacesPod(const PodSpec& pod) {
+  return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&
+         pod.pod_cpu_limit_milli == 0;
+}
+
 MemoryRequests ContainerMemoryRequests(const ContainerSpec& c) {
   MemoryRequests out;
   const int64_t memory = EffectiveRequest(c.memory_request_bytes, c.memory_limit_bytes);
@@ -395,7 +395,7 @@ std::map<std::string, ProviderHints> MemoryManagerPolicy::CalculateHints(
 std::map<std::string, ProviderHints> MemoryManagerPolicy::ContainerHints(
     const MemoryManagerState& state, const PodSpec& pod, const std::string& container_name,
     int max_set_size) const {
-  if (!IsGuaranteedWithoutPodResources(pod)) return {};
+  if (!MemoryManagerPlacesPod(pod)) return {};
   const ContainerSpec* c = FindContainer(pod, container_name);
   if (c == nullptr) return {};
   const MemoryRequests requests = ContainerMemoryRequests(*c);
@@ -408,7 +408,7 @@ std::map<std::string, ProviderHints> MemoryManagerPolicy::ContainerHints(
 std::map<std::string, ProviderHints> MemoryManagerPolicy::PodHints(const MemoryManagerState& state,
                                                                    const PodSpec& pod,
                                                                    int max_set_size) const {
-  if (!IsGuaranteedWithoutPodResources(pod)) return {};
+  if (!MemoryManagerPlacesPod(pod)) return {};
   const MemoryRequests requests = PodMemoryRequests(pod);
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const ContainerSpec& c : *list) {
@@ -429,7 +429,7 @@ absl::StatusOr<std::vector<MemoryBlock>> MemoryManagerPolicy::Allocate(
     return absl::NotFoundError(fmt::format("[memorymanager] pod {} has no container {:?}",
                                            pod.uid, container_name));
   }
-  if (!IsGuaranteedWithoutPodResources(pod)) return std::vector<MemoryBlock>{};
+  if (!MemoryManagerPlacesPod(pod)) return std::vector<MemoryBlock>{};
   if (const auto* blocks = BlocksOf(state, pod.uid, container_name)) {
     std::vector<MemoryBlock> existing = *blocks;
     UpdateReusable(state, pod, *c, existing);

@@ -108,6 +108,17 @@ using MemoryRequests = std::map<std::string, uint64_t>;
 // kubelet's --reserved-memory: NUMA id -> resource name -> bytes.
 using ReservedMemory = std::map<int, std::map<std::string, uint64_t>>;
 
+// Huygens' bound on the NUMA sets it enumerates for memory (kubelet visits all 2^n - 1): every
+// set on machines of up to 8 NUMA nodes (where kubelet's topology manager runs), sets of at most
+// 4 NUMA nodes above that.
+inline int MemoryHintSetLimit(int num_numa_nodes) {
+  return num_numa_nodes <= 8 ? num_numa_nodes : 4;
+}
+
+// True when kubelet's memory manager (Static) gives the pod memory blocks: the pod is
+// Guaranteed and sets no pod-level resources.
+bool MemoryManagerPlacesPod(const PodSpec& pod);
+
 // A container's memory-manager requests (kubelet's getRequestedResources): its memory request
 // (the limit when unset) and each hugepages request, zero amounts included.
 MemoryRequests ContainerMemoryRequests(const ContainerSpec& container);

@@ -61,9 +61,22 @@ absl::StatusOr<ContainerSpec> ReadContainer(const json& c, bool init, const std:
                  fmt::format("{} must be a whole number of CPUs", kIsolatedCpuResource));
   }
   out.isolated_cpus = isolated_milli / 1000;
+  const json& resources = MemberOrNull(c, "resources");
+  // Hugepages (the API requires request == limit; a missing request takes the limit).
+  std::set<std::string> hugepages;
+  for (const char* list : {"requests", "limits"}) {
+    const json& m = MemberOrNull(resources, list);
+    if (!m.is_object()) continue;
+    for (const auto& [k, v] : m.items()) {
+      if (k.starts_with("hugepages-")) hugepages.insert(k);
+    }
+  }
+  for (const std::string& name : hugepages) {
+    HUYGENS_ASSIGN_OR_RETURN(out.hugepages_request_bytes[name],
+                             Request(c, name, QuantityKind::kAmount, who, field, nullptr));
+  }
   // Rule 8: the other extended resources.
   std::set<std::string> names;
-  const json& resources = MemberOrNull(c, "resources");
   for (const char* list : {"requests", "limits"}) {
     const json& m = MemberOrNull(resources, list);
     if (!m.is_object()) continue;

@@ -23,6 +23,8 @@
 //   8. Other extended resources (names with a domain) are integer quantities ("1", "1k" = 1000).
 //   9. A missing request defaults to the limit, per resource (the API server's defaulting, which
 //      the fake API server does not do).
+//  10. hugepages-<size> requests are memory quantities in bytes, kept by resource name in
+//      ContainerSpec::hugepages_request_bytes ("hugepages-2Mi": "1Gi" -> 1073741824).
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.

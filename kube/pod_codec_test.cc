@@ -150,6 +150,17 @@ TEST(PodCodecTest, Rule9AMissingRequestDefaultsToTheLimit) {
   EXPECT_EQ(explicit_request->spec.containers[0].cpu_request_milli, 1000);
 }
 
+TEST(PodCodecTest, Rule10HugepagesAreBytesByResourceName) {
+  auto decoded = DecodePod(WithResources({{"hugepages-2Mi", "512Mi"}}, {{"hugepages-1Gi", "2Gi"}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.containers[0].hugepages_request_bytes,
+            (std::map<std::string, int64_t>{{"hugepages-1Gi", int64_t{2} << 30},
+                                            {"hugepages-2Mi", int64_t{512} << 20}}));
+  EXPECT_TRUE(decoded->extended_requests[0].empty()) << "hugepages are not extended resources";
+  EXPECT_THAT(ErrorOf(WithResources({{"hugepages-2Mi", "lots"}})),
+              HasSubstr("resources.requests.hugepages-2Mi"));
+}
+
 TEST(PodCodecTest, NodePhaseAndCreationTimeAreRead) {
   json pod = Pod();
   pod["spec"]["nodeName"] = "n1";

@@ -185,11 +185,6 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
   return out;
 }
 
-bool PlacesMemory(const PodSpec& pod) {
-  return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&
-         pod.pod_cpu_limit_milli == 0;
-}
-
 // Where kubelet's memory manager (Static) puts each container's memory, admitting the pod as
 // kubelet's topology manager does with the memory manager as the only hint provider (the CPU
 // manager runs `none` on Huygens' nodes): scope pod merges the pod's hints once, scope
@@ -200,6 +195,7 @@ absl::Status PredictKubeletMemory(const MemoryManagerPolicy& policy, const CpuTo
                                   MemoryManagerState& state,
                                   std::map<std::string, std::vector<int>>& mems_of) {
   const std::vector<int> ids = topo.NumaNodeIds();
+  const int limit = MemoryHintSetLimit(static_cast<int>(ids.size()));
   auto merge = [&](std::map<std::string, ProviderHints> hints) -> absl::StatusOr<TopologyHint> {
     absl::StatusOr<MergeResult> m = MergeHints(tm, {}, ids, {}, {std::move(hints)});
     if (!m.ok()) return m.status();
@@ -213,7 +209,7 @@ absl::Status PredictKubeletMemory(const MemoryManagerPolicy& policy, const CpuTo
   };
   std::optional<TopologyHint> pod_hint;
   if (scope == TopologyScope::kPod) {
-    absl::StatusOr<TopologyHint> h = merge(policy.PodHints(state, pod));
+    absl::StatusOr<TopologyHint> h = merge(policy.PodHints(state, pod, limit));
     if (!h.ok()) return h.status();
     pod_hint = *h;
   }
@@ -221,7 +217,7 @@ absl::Status PredictKubeletMemory(const MemoryManagerPolicy& policy, const CpuTo
     for (const ContainerSpec& c : *list) {
       std::optional<TopologyHint> hint = pod_hint;
       if (!hint) {
-        absl::StatusOr<TopologyHint> h = merge(policy.ContainerHints(state, pod, c.name));
+        absl::StatusOr<TopologyHint> h = merge(policy.ContainerHints(state, pod, c.name, limit));
         if (!h.ok()) return h.status();
         hint = *h;
       }
@@ -416,7 +412,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   const ExclusiveAllocator& allocator = shape_->allocator;
 
   // Memory (see AllocatePod in node_state.h): a scratch state, committed with the pod.
-  const bool place_memory = memory_policy_ != nullptr && PlacesMemory(pod);
+  const bool place_memory = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod);
   const bool kubelet_memory = place_memory && config_.memory_manager->static_policy;
   MemoryManagerState memory;
   std::map<std::string, std::vector<int>> mems_of;  // container -> memory NUMA nodes
@@ -436,26 +432,39 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     }
     if (!within.empty()) memory_numa_nodes = within;
   }
-  // None: each exclusive container's memory on its CPUs' NUMA nodes (extended as kubelet
-  // extends a hint, except under single-numa-node). Fills `memory` and `mems_of`.
-  auto memory_beside_cpus = [&](const auto& placed) -> absl::Status {
+  // None: each exclusive container's memory on the narrowest NUMA set that can hold it (one
+  // of kubelet's memory hints for it) containing `target` (its CPUs' NUMA nodes, or the set the
+  // pod is being placed in); under single-numa-node, exactly its CPUs' NUMA node. Fills
+  // `memory` and `mems_of`.
+  const int hint_limit = MemoryHintSetLimit(topology_->NumNumaNodes());
+  auto memory_beside_cpus = [&](const auto& placed,
+                                const std::vector<int>* target) -> absl::Status {
     memory = memory_;
     mems_of.clear();
     for (size_t i = 0; i < plans.size(); ++i) {
       const ContainerCpuPlan& p = plans[i];
       if (p.exclusive_cpus <= 0) continue;
       const std::vector<int>& cpu_numa = placed.by_plan[i].numa_nodes;
-      absl::StatusOr<std::vector<MemoryBlock>> blocks = memory_policy_->Allocate(
-          memory, pod, p.spec->name, TopologyHint{cpu_numa, false});
-      if (!blocks.ok()) return blocks.status();
-      std::vector<int> mems = MemoryManagerPolicy::MemoryNumaNodes(memory, pod.uid, p.spec->name);
-      if (request.topology_policy == TopologyPolicy::kSingleNumaNode && !mems.empty() &&
-          mems != cpu_numa) {
-        return absl::ResourceExhaustedError(fmt::format(
-            "container {:?}: its memory does not fit NUMA node(s) {} of its CPUs",
-            p.spec->name, IdSet(cpu_numa).ToString()));
+      const std::vector<int>& want = target != nullptr ? *target : cpu_numa;
+      const auto hints = memory_policy_->ContainerHints(memory, pod, p.spec->name, hint_limit);
+      const std::vector<int>* best = nullptr;
+      if (auto it = hints.find(kMemoryResource); it != hints.end() && it->second) {
+        for (const TopologyHint& h : *it->second) {
+          if (!std::includes(h.numa_nodes.begin(), h.numa_nodes.end(), want.begin(), want.end()))
+            continue;
+          if (best == nullptr || h.numa_nodes.size() < best->size()) best = &h.numa_nodes;
+        }
       }
-      mems_of[p.spec->name] = std::move(mems);
+      if (best == nullptr ||
+          (request.topology_policy == TopologyPolicy::kSingleNumaNode && *best != cpu_numa)) {
+        return absl::ResourceExhaustedError(fmt::format(
+            "container {:?}: its memory does not fit NUMA node(s) {}", p.spec->name,
+            IdSet(want).ToString()));
+      }
+      absl::StatusOr<std::vector<MemoryBlock>> blocks = memory_policy_->Allocate(
+          memory, pod, p.spec->name, TopologyHint{*best, true});
+      if (!blocks.ok()) return blocks.status();
+      mems_of[p.spec->name] = MemoryManagerPolicy::MemoryNumaNodes(memory, pod.uid, p.spec->name);
     }
     return absl::OkStatus();
   };
@@ -529,11 +538,11 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     pass = place_pod(request);
   }
   if (pass.ok() && place_memory && !kubelet_memory) {
-    absl::Status fits = memory_beside_cpus(*pass);
+    absl::Status fits = memory_beside_cpus(*pass, nullptr);
     if (!fits.ok()) {
       // Place the pod again inside each NUMA set that could hold its memory, narrowest first.
       const std::map<std::string, ProviderHints> hints =
-          memory_policy_->CalculateHints(memory_, pod.uid, PodMemoryRequests(pod));
+          memory_policy_->CalculateHints(memory_, pod.uid, PodMemoryRequests(pod), hint_limit);
       std::vector<std::vector<int>> sets;
       if (auto it = hints.find(kMemoryResource); it != hints.end() && it->second) {
         for (const TopologyHint& h : *it->second) sets.push_back(h.numa_nodes);
@@ -547,7 +556,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
         ExclusiveRequest inside = request;
         inside.within_numa_nodes = set;
         absl::StatusOr<ExclusivePass> again = place_pod(inside);
-        if (again.ok() && memory_beside_cpus(*again).ok()) {
+        if (again.ok() && memory_beside_cpus(*again, &set).ok()) {
           pass = std::move(again);
           placed = true;
           break;
@@ -729,7 +738,7 @@ absl::Status NodeState::Assume(const PodSpec& pod, const PodAllocation& allocati
 }
 
 void NodeState::RestoreMemory(const PodSpec& pod, const PodAllocation& allocation) {
-  if (memory_policy_ == nullptr || !PlacesMemory(pod)) return;
+  if (memory_policy_ == nullptr || !MemoryManagerPlacesPod(pod)) return;
   for (const ContainerAllocation& c : allocation.containers) {
     // None: Huygens places only exclusive containers' memory. A regular init container's
     // memory is left out: the containers after it reuse it (kubelet's reuse), and its block

@@ -237,6 +237,8 @@ class NodeState {
   const MemoryManagerState* Memory() const {
     return memory_policy_ ? &memory_ : nullptr;
   }
+  // The memory manager policy (reserved memory, hint rules); nullptr when not modelled.
+  const MemoryManagerPolicy* MemoryPolicy() const { return memory_policy_.get(); }
   // Who decided the pod's CPUs; kHuygens when unknown.
   Owner OwnerOf(const std::string& pod_uid) const;
 

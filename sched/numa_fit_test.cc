@@ -151,6 +151,55 @@ TEST(NumaFit, PassesExactlyWhenReserveCanAllocateASingleContainerPod) {
   EXPECT_GT(checked - fits, checked / 10);
 }
 
+// Memory modelled (kubelet's memory manager None and Static): on random CPU and memory states,
+// NumaFit passes a single-container pod with memory exactly when Reserve can allocate it.
+TEST(NumaFit, WithMemoryPassesExactlyWhenReserveCanAllocate) {
+  constexpr int64_t kGi = int64_t{1} << 30;
+  auto topo = [] {
+    CpuTopology t = huygens::testing::DualSocketMultiNumaPerSocketHT();
+    std::vector<NumaNode> nodes = t.NumaNodes();
+    for (NumaNode& n : nodes) n.memory_bytes = uint64_t{8} << 30;
+    nodes[3].hugepages = {{uint64_t{1} << 30, 4}};
+    return std::make_shared<const CpuTopology>(
+        *CpuTopology::Create(t.Cpus(), std::move(nodes), t.Machine()));
+  }();
+  std::mt19937 rng(5);
+  int checked = 0, fits = 0;
+  for (int round = 0; round < 64; ++round) {
+    NodeConfig config;
+    config.topology_policy = kPolicies[round % 4];
+    config.memory_manager = MemoryManagerConfig{
+        .static_policy = (round / 4) % 2 == 1, .reserved_memory = {{0, {{"memory", kGi}}}}};
+    NodeState state = RandomState(topo, config, rng);
+    // Memory of running pods on random single NUMA nodes.
+    for (int i = 0; i < 4; ++i) {
+      Pod filler = GuaranteedPod(fmt::format("mem-{}", i), 1);
+      filler.spec.containers[0].memory_request_bytes = filler.spec.containers[0].memory_limit_bytes =
+          std::uniform_int_distribution<int64_t>(1, 7)(rng) * kGi;
+      NodeState copy = state;
+      if (copy.AllocatePod(filler.spec).ok()) state = std::move(copy);
+    }
+    for (int probe = 0; probe < 24; ++probe) {
+      Pod pod = GuaranteedPod("probe", std::uniform_int_distribution<int>(1, 10)(rng));
+      ContainerSpec& c = pod.spec.containers[0];
+      c.memory_request_bytes = c.memory_limit_bytes =
+          std::uniform_int_distribution<int64_t>(1, 12)(rng) * kGi;
+      if (probe % 3 == 0) c.hugepages_request_bytes["hugepages-1Gi"] = 2 * kGi;
+      NodeState copy = state;
+      const absl::StatusOr<PodAllocation> got = copy.AllocatePod(pod.spec);
+      const Status fit = NumaFitOn(state, pod);
+      EXPECT_EQ(fit.ok(), got.ok())
+          << "round " << round << " policy " << ToString(config.topology_policy) << " static "
+          << config.memory_manager->static_policy << ": " << fit.Message() << " / "
+          << (got.ok() ? "allocated" : got.status().ToString());
+      ++checked;
+      fits += got.ok() ? 1 : 0;
+    }
+  }
+  EXPECT_GT(fits, checked / 10);
+  EXPECT_GT(checked - fits, checked / 10);
+}
+
 struct ReasonCase {
   std::string name;
   TopologyPolicy policy;

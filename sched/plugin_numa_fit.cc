@@ -8,8 +8,13 @@
 // admission order; after each, the figures are reduced where the allocator would likely place
 // it (regular init containers are not subtracted: their CPUs are reused by the containers after
 // them). Finally the shared pool must keep ceil(shared requests / 1000) CPUs after the pod's
-// exclusive CPUs leave it (NodeState::AllocatePod's rule).
+// exclusive CPUs leave it (NodeState::AllocatePod's rule). Memory: see JudgeMemory.
+#include <algorithm>
+#include <cstdint>
+
+#include "alloc/memory_manager.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "sched/numa_view.h"
 #include "sched/plugins.h"
 
@@ -34,6 +39,11 @@ class NumaFit final : public FilterPlugin {
     const int shared_pool = view.TotalFree();
     if (demand.exclusive_cpus > 0) {
       Status s = JudgeExclusive(view, config, policy, facts);
+      if (!s.ok()) return s;
+    }
+    if (node.cpu_state != nullptr && node.cpu_state->Memory() != nullptr &&
+        MemoryManagerPlacesPod(spec)) {
+      Status s = JudgeMemory(*node.cpu_state, view, policy, spec, demand.exclusive_cpus);
       if (!s.ok()) return s;
     }
     const int64_t shared_milli = config.shared_requested_milli + demand.shared_milli;
@@ -71,6 +81,78 @@ class NumaFit final : public FilterPlugin {
       if (!u.init && i + 1 < facts.units.size()) view.Place(policy, config.numa_strategy, cpus);
     }
     return Status::Success();
+  }
+
+  // The memory rule of NodeState::AllocatePod, judged on the pod's total memory (kubelet's
+  // pod-level requests) and its exclusive CPUs as one request: some NUMA set that holds the
+  // memory offers the CPUs (under kubelet's Static policy, the set kubelet picks: the
+  // narrowest, then lowest, that holds the memory).
+  static Status JudgeMemory(const NodeState& st, const NumaView& view, TopologyPolicy policy,
+                            const PodSpec& spec, int cpus) {
+    const MemoryRequests requests = PodMemoryRequests(spec);
+    const bool single = policy == TopologyPolicy::kSingleNumaNode;
+    const auto hints = st.MemoryPolicy()->CalculateHints(
+        *st.Memory(), spec.uid, requests,
+        single ? 1 : MemoryHintSetLimit(st.Topology().NumNumaNodes()));
+    std::vector<TopologyHint> sets;
+    if (auto it = hints.find(kMemoryResource); it != hints.end() && it->second) {
+      sets = *it->second;
+    }
+    if (sets.empty()) {
+      const auto m = requests.find(kMemoryResource);
+      return Status::Unschedulable(fmt::format(
+          "NUMA: no {} has {} bytes of free memory{}", single ? "NUMA node" : "NUMA node set",
+          m == requests.end() ? 0 : m->second, requests.size() > 1 ? " and hugepages" : ""));
+    }
+    // What the allocator can give inside `set`: under restricted, the largest offers of a
+    // preferred-size subset; else all of them.
+    const int preferred = view.PreferredSize(cpus);
+    const auto offer = [&](const std::vector<int>& set) {
+      std::vector<int> offers;
+      for (int i = 0; i < view.size(); ++i) {
+        if (std::find(set.begin(), set.end(), view.at(i).numa) != set.end()) {
+          offers.push_back(view.at(i).offer);
+        }
+      }
+      std::sort(offers.rbegin(), offers.rend());
+      if (policy == TopologyPolicy::kRestricted) {
+        if (static_cast<int>(offers.size()) < preferred) return 0;
+        offers.resize(static_cast<size_t>(preferred));
+      }
+      int sum = 0;
+      for (int o : offers) sum += o;
+      return sum;
+    };
+    const bool must_align = single || policy == TopologyPolicy::kRestricted;
+    if (st.Config().memory_manager->static_policy) {
+      // kubelet's findBestHint: fewest NUMA nodes, then the smallest bitmask.
+      const auto mask = [](const TopologyHint& h) {
+        uint64_t m = 0;
+        for (int id : h.numa_nodes) m |= uint64_t{1} << id;
+        return m;
+      };
+      const auto kubelet = std::min_element(sets.begin(), sets.end(), [&](const auto& a, const auto& b) {
+        return a.numa_nodes.size() != b.numa_nodes.size()
+                   ? a.numa_nodes.size() < b.numa_nodes.size()
+                   : mask(a) < mask(b);
+      });
+      if (policy == TopologyPolicy::kRestricted && !kubelet->preferred) {
+        return Status::Unschedulable(
+            "NUMA: kubelet's topology manager (restricted) would refuse its memory");
+      }
+      if (must_align && offer(kubelet->numa_nodes) < cpus) {
+        return Status::Unschedulable(fmt::format(
+            "NUMA: kubelet puts its memory on NUMA node(s) {}, which lack {} free CPUs",
+            fmt::join(kubelet->numa_nodes, ","), cpus));
+      }
+      return Status::Success();
+    }
+    for (const TopologyHint& set : sets) {
+      if (offer(set.numa_nodes) >= cpus) return Status::Success();
+    }
+    return Status::Unschedulable(fmt::format(
+        "NUMA: no {} holds both its memory and {} free CPUs",
+        single ? "NUMA node" : "NUMA node set", cpus));
   }
 
   static int Cpus(const ExclusiveUnit& u, NodeMode mode) {

@@ -48,7 +48,12 @@ std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
 // judged on NodeState's per-NUMA counters through alloc/hints + alloc/merge), and can the
 // pod's bind policy be met there. Reasons e.g. "NUMA: no single NUMA node fits 24 CPUs",
 // "NUMA: no preferred NUMA set fits 40 CPUs", "NUMA: not enough free whole cores for 8 CPUs",
-// "NUMA: not enough free exclusive CPUs for 8 CPUs" (Unschedulable).
+// "NUMA: not enough free exclusive CPUs for 8 CPUs" (Unschedulable). On nodes that model
+// memory (NodeConfig::memory_manager), for pods whose memory kubelet's memory manager places:
+// some NUMA set that can hold the pod's memory and hugepages (kubelet's memory hints; one
+// NUMA node under single-numa-node) must offer its exclusive CPUs; under kubelet's Static
+// policy that set is the one kubelet picks. Reasons "NUMA: no NUMA node has 6Gi of free
+// memory", "NUMA: kubelet puts its memory on NUMA node(s) 0, which lack 4 free CPUs".
 std::unique_ptr<Plugin> NewNumaFit();
 // Score: fewer NUMA nodes for the pod's exclusive CPUs is better; then pack or spread over the
 // node's NUMA nodes (the node's NodeConfig::numa_strategy: most-allocated packs,
