@@ -75,7 +75,7 @@ const char* ToString(SelectorOperator op) {
 
 // Reminder for AppendEquivalenceKey: a changed Pod, PodSpec or ContainerSpec must be reviewed
 // there (sizes on x86-64 with libstdc++).
-static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 80,
+static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 128,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
@@ -121,6 +121,11 @@ void Containers(std::string& key, const std::vector<ContainerSpec>& containers) 
     Int(key, c.memory_request_bytes);
     Int(key, c.memory_limit_bytes);
     Int(key, c.isolated_cpus);
+    Int(key, static_cast<int64_t>(c.hugepages_request_bytes.size()));
+    for (const auto& [name, bytes] : c.hugepages_request_bytes) {
+      Field(key, name);
+      Int(key, bytes);
+    }
     Int(key, int64_t{c.init} << 1 | int64_t{c.restartable});
   }
 }
