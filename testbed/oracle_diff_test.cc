@@ -839,6 +839,10 @@ class MemoryGenerator {
     }
     const int apps = Int(1, 3);
     for (int i = 0; i < apps; ++i) pod["containers"].push_back(Container(fmt::format("app-{}", i), guaranteed));
+    if (Coin(0.03)) {  // pod-level resources: kubelet's memory manager skips the pod
+      pod["cpuRequest"] = "8";
+      pod["cpuLimit"] = "8";
+    }
     return pod;
   }
 
