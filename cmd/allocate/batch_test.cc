@@ -446,27 +446,15 @@ TEST(AllocateBatch, MemoryHintsAreEmptyWhenNothingFits) {
             json::object());
 }
 
-class MemoryErrorTest : public ::testing::TestWithParam<ErrorCase> {};
-
-TEST_P(MemoryErrorTest, AnswersWithTheError) {
-  int calls = 0;
-  AllocateBatch batch(FakeLoader{&calls});
-  const AllocateBatch::Response r = batch.Handle(GetParam().request);
-  EXPECT_TRUE(r.error) << r.line;
-  const json got = json::parse(r.line);
-  EXPECT_EQ(got.at("kind"), GetParam().kind) << r.line;
-  EXPECT_THAT(got.at("error").get<std::string>(), HasSubstr(GetParam().message));
-}
-
 const char kPod[] =
     R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"1Gi"}]})";
 
 INSTANTIATE_TEST_SUITE_P(
-    Memory, MemoryErrorTest,
+    Memory, BatchErrorTest,
     ::testing::Values(
         ErrorCase{"ContainerNotInThePod",
                   MemoryRequest("memory-allocate", std::string(kPod) + R"(,"containers":[{"name":"x"}])"),
-                  "not-found", "containers[0]: pod \"p\" has no container \"x\""},
+                  "not-found", "containers[0]: pod \"p\" has no container \"x\"", "m"},
         ErrorCase{"NoMemoryReservedForTheSystem",
                   R"({"op":"memory-hints","topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":0}],"numaNodes":[{"id":0,"memoryBytes":8589934592}]},"reservedMemory":{},)" +
                       std::string(kPod) + R"(,"container":"c"})",
@@ -474,26 +462,26 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"AssignmentsWithoutMachineState",
                   MemoryRequest("memory-hints", std::string(kPod) +
                                                     R"(,"container":"c","assignments":{"p":{"c":[{"numaAffinity":[0],"type":"memory","size":1}]}})"),
-                  "invalid", "assignments: memory assignments without a machineState"},
+                  "invalid", "assignments: memory assignments without a machineState", "m"},
         ErrorCase{"BlockOnANumaNodeTheStateLacks",
                   MemoryRequest("memory-hints", std::string(kPod) +
                                                     R"(,"container":"c","machineState":{"0":{"numberOfAssignments":1,"memoryMap":{},"cells":[0]}},"assignments":{"p":{"c":[{"numaAffinity":[3],"type":"memory","size":1}]}})"),
-                  "invalid", "NUMA node 3 is not in machineState"},
+                  "invalid", "NUMA node 3 is not in machineState", "m"},
         ErrorCase{"NumaIdAboveKubeletsBitmask",
                   MemoryRequest("memory-hints", std::string(kPod) +
                                                     R"(,"container":"c","machineState":{"64":{"numberOfAssignments":0,"memoryMap":{},"cells":[64]}})"),
-                  "invalid", "machineState.64: NUMA node ids above 63"},
+                  "invalid", "machineState.64: NUMA node ids above 63", "m"},
         ErrorCase{"BadHugepagesQuantity",
                   MemoryRequest("memory-hints",
                                 R"("pod":{"uid":"p","containers":[{"name":"c","hugepages-2Mi":"lots"}]},"container":"c")"),
-                  "invalid", "pod.containers[0].hugepages-2Mi"},
+                  "invalid", "pod.containers[0].hugepages-2Mi", "m"},
         ErrorCase{"UnknownContainerField",
                   MemoryRequest("memory-hints",
                                 R"("pod":{"uid":"p","containers":[{"name":"c","memory":"1Gi"}]},"container":"c")"),
-                  "invalid", "pod.containers[0].memory: unknown field"},
+                  "invalid", "pod.containers[0].memory: unknown field", "m"},
         ErrorCase{"ContainerWithScopePod",
                   MemoryRequest("memory-hints", std::string(kPod) + R"(,"container":"c","scope":"pod")"),
-                  "invalid", "container: not used with scope pod"}),
+                  "invalid", "container: not used with scope pod", "m"}),
     [](const ::testing::TestParamInfo<ErrorCase>& param) { return param.param.name; });
 
 // Resize keeps every CPU the container has and adds on its NUMA node (dual: NUMA 0 = 0-5,

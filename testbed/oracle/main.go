@@ -449,18 +449,34 @@ type memoryJSON struct {
 	hugepages      map[string]json.RawMessage
 }
 
+// requestAndLimit sets one resource's request and limit from their quantities (absent: unset);
+// a missing request defaults to the limit, as Kubernetes does.
+func requestAndLimit(r *v1.ResourceRequirements, name v1.ResourceName, req, lim json.RawMessage, reqField, limField string) error {
+	rq, err := quantity(req, reqField)
+	if err != nil {
+		return err
+	}
+	lq, err := quantity(lim, limField)
+	if err != nil {
+		return err
+	}
+	if rq != nil {
+		r.Requests[name] = *rq
+	}
+	if lq != nil {
+		r.Limits[name] = *lq
+		if rq == nil {
+			r.Requests[name] = *lq
+		}
+	}
+	return nil
+}
+
 func resources(req, lim json.RawMessage, field string, mem *memoryJSON) (v1.ResourceRequirements, error) {
-	var r v1.ResourceRequirements
-	rq, err := quantity(req, field+".cpuRequest")
-	if err != nil {
+	r := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
+	if err := requestAndLimit(&r, v1.ResourceCPU, req, lim, field+".cpuRequest", field+".cpuLimit"); err != nil {
 		return r, err
 	}
-	lq, err := quantity(lim, field+".cpuLimit")
-	if err != nil {
-		return r, err
-	}
-	r.Requests = v1.ResourceList{}
-	r.Limits = v1.ResourceList{}
 	if mem == nil {
 		// Memory not modelled: every container gets memory request = limit, so kubelet's QoS
 		// class follows the CPU fields (or the request's "qos", set as the pod's status class,
@@ -468,42 +484,14 @@ func resources(req, lim json.RawMessage, field string, mem *memoryJSON) (v1.Reso
 		m := resource.MustParse("1Gi")
 		r.Requests[v1.ResourceMemory] = m
 		r.Limits[v1.ResourceMemory] = m
-	} else {
-		mrq, err := quantity(mem.request, field+".memoryRequest")
-		if err != nil {
-			return r, err
-		}
-		mlq, err := quantity(mem.limit, field+".memoryLimit")
-		if err != nil {
-			return r, err
-		}
-		if mrq != nil {
-			r.Requests[v1.ResourceMemory] = *mrq
-		}
-		if mlq != nil {
-			r.Limits[v1.ResourceMemory] = *mlq
-			if mrq == nil { // Kubernetes defaults a missing request to the limit
-				r.Requests[v1.ResourceMemory] = *mlq
-			}
-		}
-		for name, raw := range mem.hugepages {
-			q, err := quantity(raw, field+"."+name)
-			if err != nil {
-				return r, err
-			}
-			if q != nil {
-				r.Requests[v1.ResourceName(name)] = *q
-				r.Limits[v1.ResourceName(name)] = *q
-			}
-		}
+		return r, nil
 	}
-	if rq != nil {
-		r.Requests[v1.ResourceCPU] = *rq
+	if err := requestAndLimit(&r, v1.ResourceMemory, mem.request, mem.limit, field+".memoryRequest", field+".memoryLimit"); err != nil {
+		return r, err
 	}
-	if lq != nil {
-		r.Limits[v1.ResourceCPU] = *lq
-		if rq == nil { // Kubernetes defaults a missing request to the limit
-			r.Requests[v1.ResourceCPU] = *lq
+	for name, raw := range mem.hugepages { // limit = request, as the API requires
+		if err := requestAndLimit(&r, v1.ResourceName(name), nil, raw, "", field+"."+name); err != nil {
+			return r, err
 		}
 	}
 	return r, nil
