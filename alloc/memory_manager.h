@@ -34,8 +34,9 @@
 //
 // Huygens limits: NUMA ids 0..63. CalculateHints visits sets of at most max_set_size NUMA nodes
 // (kubelet visits all 2^n - 1 sets; its topology manager refuses machines with more than 8 NUMA
-// nodes unless max-allowable-numa-nodes is raised); Allocate's default and extended hints are
-// found without visiting every set, with kubelet's result. A resource the machine state lacks
+// nodes unless max-allowable-numa-nodes is raised); Allocate, like kubelet, visits every set
+// when it needs the default or extended hint (callers bound the NUMA node count: `huygens
+// allocate` takes at most 16). A resource the machine state lacks
 // on a NUMA node counts as a table of zeros (kubelet would dereference nil there).
 //
 // Thread-safety: a MemoryManagerPolicy is immutable; calls modify only the state they are given

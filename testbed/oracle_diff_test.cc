@@ -2,7 +2,10 @@
 // (testbed/oracle: kubelet's own CPU manager and topology manager code at the release pinned in
 // testbed/go.mod), on generated cases of every op kubelet has: take (packed, spread,
 // distributed, uncore, with a NUMA affinity and align-by-socket), hints, merge and
-// static-allocate.
+// static-allocate; and, in a second test, sequences of the memory manager's ops
+// (memory-allocate, memory-hints) on random machines with memory and hugepages, each request
+// starting from the state kubelet's answer to the one before left
+// (HUYGENS_ORACLE_MEMORY_SEQUENCES sequences, default 1000, about 8,000 requests).
 //
 // Machines: the server presets' shapes (sim/cluster_spec.cc), the hwloc 2 XML topology
 // fixtures, and machines shaped like kubelet's own test machines (no L3 information: uncore id 0
@@ -659,6 +662,259 @@ TEST(OracleDiffTest, HuygensAnswersAsKubeletOnGeneratedCases) {
   summary += fmt::format("; kubelet hangs {}, panics {}; mismatches {}", hangs, panics, mismatches);
   for (const auto& [where, n] : mismatches_on) summary += fmt::format("; on {}: {}", where, n);
   for (const auto& [category, n] : known) summary += fmt::format("; {}: {} (not counted)", category, n);
+  std::printf("%s\n", summary.c_str());
+  EXPECT_EQ(mismatches, 0) << summary;
+}
+
+// ---- The memory manager: memory-allocate and memory-hints ------------------------------------
+
+// Generates sequences of memory-manager requests on random machines: 1-4 NUMA nodes with memory
+// and 2Mi and 1Gi hugepages (both sizes on every node, 0 pages allowed: a size missing from a
+// node's memoryMap makes kubelet dereference nil), random reservedMemory that leaves every
+// allocatable positive (kubelet computes it in uint64 and would wrap), then pods one after
+// another, each a memory-allocate of its containers in kubelet's order with random affinities,
+// removals of earlier pods' containers, and memory-hints on the current state.
+class MemoryGenerator {
+ public:
+  explicit MemoryGenerator(uint64_t seed) : rng_(seed) {}
+
+  // A new machine, reservation and empty state.
+  void NewMachine() {
+    const int numa = Int(1, 4);
+    json cpus = json::array(), nodes = json::array();
+    reserved_ = json::object();
+    memory_.assign(static_cast<size_t>(numa), 0);
+    bool memory_reserved = false;
+    for (int n = 0; n < numa; ++n) {
+      for (int t = 0; t < 2; ++t) {
+        cpus.push_back({{"id", 2 * n + t}, {"core", 2 * n + t}, {"socket", 0}, {"numa", n}});
+      }
+      const uint64_t pages2m = Coin(0.6) ? static_cast<uint64_t>(Int(0, 8)) * 128 : 0;
+      const uint64_t pages1g = Coin(0.4) ? static_cast<uint64_t>(Int(0, 3)) : 0;
+      const uint64_t huge = pages2m * kMi * 2 + pages1g * kGi;
+      const uint64_t memory = huge + kGi + static_cast<uint64_t>(Int(2, 32)) * 256 * kMi;
+      memory_[static_cast<size_t>(n)] = memory - huge - kGi;
+      nodes.push_back({{"id", n},
+                       {"memoryBytes", memory},
+                       {"hugepages", {{"2097152", pages2m}, {"1073741824", pages1g}}}});
+      json r = json::object();
+      if (Coin(0.7) || (n == numa - 1 && !memory_reserved)) {
+        memory_reserved = true;
+        r["memory"] = Coin() ? json(fmt::format("{}Mi", Int(1, 4) * 256))
+                             : json(static_cast<uint64_t>(Int(1, 1024)) * kMi);
+      }
+      if (pages2m > 0 && Coin(0.2)) r["hugepages-2Mi"] = fmt::format("{}Mi", Int(0, 4) * 64);
+      if (pages1g > 0 && Coin(0.2)) r["hugepages-1Gi"] = "1Gi";
+      if (!r.empty()) reserved_[std::to_string(n)] = r;
+    }
+    topology_ = {{"cpus", cpus}, {"numaNodes", nodes}};
+    numa_ = numa;
+    state_.reset();
+    pods_.clear();
+    next_pod_ = 0;
+  }
+
+  // The next request of the sequence: a pod's memory-allocate, or memory-hints.
+  json Next(uint64_t id) {
+    json req = {{"id", id}, {"topology", topology_}, {"reservedMemory", reserved_}};
+    if (state_) {
+      req["machineState"] = (*state_)["machineState"];
+      req["assignments"] = (*state_)["assignments"];
+    }
+    if (!pods_.empty() && Coin(0.3)) {
+      const json& pod = pods_[static_cast<size_t>(Int(0, static_cast<int>(pods_.size()) - 1))];
+      req["op"] = "memory-hints";
+      req["pod"] = pod;
+      if (Coin(0.3)) {
+        req["scope"] = "pod";
+      } else {
+        req["container"] = RandomContainer(pod);
+      }
+      return req;
+    }
+    req["op"] = "memory-allocate";
+    const json pod = Pod();
+    req["pod"] = pod;
+    json targets = json::array();
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const json& c : pod[list]) {
+        json t = {{"name", c["name"]}};
+        if (!Coin(0.4)) t["affinity"] = Affinity();
+        targets.push_back(t);
+        if (Coin(0.05)) targets.push_back(t);  // allocated again: kubelet keeps its blocks
+      }
+    }
+    if (Coin(0.1) && targets.size() > 1) targets.erase(targets.end() - 1);
+    req["containers"] = targets;
+    if (Coin(0.5)) req["withHints"] = true;
+    json remove = json::array();
+    if (!pods_.empty() && Coin(0.4)) {
+      const size_t i = static_cast<size_t>(Int(0, static_cast<int>(pods_.size()) - 1));
+      const json& gone = pods_[i];
+      const bool whole = Coin(0.7);
+      for (const char* list : {"initContainers", "containers"}) {
+        for (const json& c : gone[list]) {
+          if (whole || Coin()) remove.push_back({{"pod", gone["uid"]}, {"container", c["name"]}});
+        }
+      }
+      if (whole) pods_.erase(pods_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    if (Coin(0.05)) remove.push_back({{"pod", "nobody"}, {"container", "x"}});
+    if (!remove.empty()) req["remove"] = remove;
+    pods_.push_back(pod);
+    return req;
+  }
+
+  // The state the next request starts from (kubelet's answer).
+  void Adopt(const json& answer) {
+    if (!answer.contains("machineState")) return;
+    state_ = json{{"machineState", answer["machineState"]},
+                  {"assignments", answer["assignments"]}};
+  }
+
+ private:
+  static constexpr uint64_t kMi = uint64_t{1} << 20, kGi = uint64_t{1} << 30;
+
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
+
+  std::string RandomContainer(const json& pod) {
+    std::vector<std::string> names;
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const json& c : pod[list]) names.push_back(c["name"]);
+    }
+    return names[static_cast<size_t>(Int(0, static_cast<int>(names.size()) - 1))];
+  }
+
+  json Affinity() {
+    if (Coin(0.1)) return {{"numaNodes", nullptr}, {"preferred", Coin()}};
+    json nodes = json::array();
+    for (int n = 0; n < numa_; ++n) {
+      if (Coin(0.4)) nodes.push_back(n);
+    }
+    if (nodes.empty()) nodes.push_back(Int(0, numa_ - 1));
+    return {{"numaNodes", nodes}, {"preferred", Coin(0.7)}};
+  }
+
+  // Memory of one container: mostly below one NUMA node's, at times more than one node holds.
+  uint64_t MemoryBytes() {
+    const uint64_t node = memory_[static_cast<size_t>(Int(0, numa_ - 1))];
+    const uint64_t most = Coin(0.15) ? node * 2 : std::max<uint64_t>(node / 2, 256 * kMi);
+    return std::max<uint64_t>(256 * kMi, most / (256 * kMi) * (256 * kMi) *
+                                             static_cast<uint64_t>(Int(1, 100)) / 100 /
+                                             (256 * kMi) * (256 * kMi));
+  }
+
+  json Container(const std::string& name, bool guaranteed) {
+    json c = {{"name", name}};
+    const int cpus = Int(1, 2);
+    c["cpuRequest"] = std::to_string(cpus);
+    c["cpuLimit"] = std::to_string(cpus);
+    const uint64_t memory = MemoryBytes();
+    if (guaranteed) {
+      if (Coin(0.3)) {
+        c["memoryLimit"] = memory;  // the request defaults to the limit
+      } else {
+        c["memoryRequest"] = fmt::format("{}Mi", memory / kMi);
+        c["memoryLimit"] = memory;
+      }
+    } else {
+      c["memoryRequest"] = memory / 2;
+      if (Coin()) c["memoryLimit"] = memory;
+    }
+    if (Coin(0.3)) c["hugepages-2Mi"] = fmt::format("{}Mi", Int(1, 8) * 64);
+    if (Coin(0.15)) c["hugepages-1Gi"] = fmt::format("{}Gi", Int(1, 2));
+    return c;
+  }
+
+  json Pod() {
+    const std::string uid = fmt::format("p{}", next_pod_++);
+    const bool guaranteed = Coin(0.85);
+    json pod = {{"uid", uid}, {"initContainers", json::array()}, {"containers", json::array()}};
+    const int inits = Coin(0.5) ? Int(1, 3) : 0;
+    for (int i = 0; i < inits; ++i) {
+      json c = Container(fmt::format("init-{}", i), guaranteed);
+      if (Coin(0.35)) c["restartPolicy"] = "Always";
+      pod["initContainers"].push_back(c);
+    }
+    const int apps = Int(1, 3);
+    for (int i = 0; i < apps; ++i) pod["containers"].push_back(Container(fmt::format("app-{}", i), guaranteed));
+    if (Coin(0.03)) {  // pod-level resources: kubelet's memory manager skips the pod
+      pod["cpuRequest"] = "8";
+      pod["cpuLimit"] = "8";
+    }
+    return pod;
+  }
+
+  std::mt19937_64 rng_;
+  json topology_, reserved_;
+  int numa_ = 1;
+  std::vector<uint64_t> memory_;  // per NUMA node: memory left for pods before reservations
+  std::optional<json> state_;
+  std::vector<json> pods_;  // pods allocated and not yet removed
+  int next_pod_ = 0;
+};
+
+TEST(OracleDiffTest, MemoryManagerAnswersAsKubeletOnGeneratedSequences) {
+  const std::string oracle = OraclePath();
+  if (oracle.empty() || access(oracle.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "kubelet oracle not built (testbed/oracle/build.sh, HUYGENS_KUBELET_ORACLE)";
+  }
+  const uint64_t seed = EnvOr("HUYGENS_ORACLE_SEED", 15);
+  const uint64_t sequences = EnvOr("HUYGENS_ORACLE_MEMORY_SEQUENCES", 1000);
+  const uint64_t max_printed = EnvOr("HUYGENS_ORACLE_PRINT", 20);
+  const auto start = std::chrono::steady_clock::now();
+  signal(SIGPIPE, SIG_IGN);
+  OracleProcess proc(oracle, 1, "5s");
+  ASSERT_TRUE(proc.ok()) << "cannot start " << oracle;
+  AllocateBatch batch([](const TopologySource&) {
+    return absl::StatusOr<CpuTopology>(absl::InvalidArgumentError("inline topologies only"));
+  });
+  MemoryGenerator gen(seed);
+  uint64_t cases = 0, printed = 0;
+  int mismatches = 0, panics = 0;
+  std::map<std::string, int> per_op, errors;  // kubelet's error messages -> count
+  for (uint64_t s = 0; s < sequences; ++s) {
+    gen.NewMachine();
+    const int steps = 4 + static_cast<int>(s % 9);
+    for (int step = 0; step < steps; ++step) {
+      const json req = gen.Next(cases++);
+      const std::string line = req.dump();
+      ASSERT_TRUE(proc.Send(line)) << "the oracle stopped reading";
+      const json huygens = json::parse(batch.Handle(line).line);
+      const std::optional<std::string> answer = proc.Next(/*wait=*/true);
+      ASSERT_TRUE(answer.has_value()) << "the oracle stopped answering";
+      const json kubelet = json::parse(*answer);
+      ++per_op[req["op"].get<std::string>()];
+      if (kubelet.value("kind", "") == "panic") {
+        ++panics;
+        break;  // a new machine
+      }
+      if (kubelet.contains("error")) ++errors["request: " + kubelet["error"].get<std::string>()];
+      int allocated = 0;
+      for (const json& c : kubelet.value("containers", json::array())) {
+        if (c.contains("error")) ++errors["container: " + c["error"].get<std::string>()];
+        allocated += c.contains("blocks") && !c["blocks"].empty() ? 1 : 0;
+      }
+      per_op["containers with blocks"] += allocated;
+      if (!Agree(huygens, kubelet)) {  // per-container errors compared in full
+        ++mismatches;
+        if (printed++ < max_printed) {
+          ADD_FAILURE() << "memory mismatch; replay with huygens allocate and the oracle:\n"
+                        << line << "\nhuygens: " << huygens.dump()
+                        << "\nkubelet: " << kubelet.dump();
+        }
+      }
+      gen.Adopt(kubelet);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string summary = fmt::format("memory: {} cases in {} sequences (seed {}), {:.1f} s:",
+                                    cases, sequences, seed, seconds);
+  for (const auto& [op, n] : per_op) summary += fmt::format(" {} {}", op, n);
+  for (const auto& [error, n] : errors) summary += fmt::format("; {} x {}", n, error);
+  summary += fmt::format("; kubelet panics {}; mismatches {}", panics, mismatches);
   std::printf("%s\n", summary.c_str());
   EXPECT_EQ(mismatches, 0) << summary;
 }

@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "alloc/hints.h"
+#include "alloc/memory_manager.h"
 #include "alloc/merge.h"
 #include "alloc/pod.h"
 #include "base/quantity.h"
 #include "alloc/static_policy.h"
 #include "alloc/take.h"
 #include "fmt/format.h"
+#include "node/kubelet_checkpoint.h"
 #include "topology/json.h"
 #include "topology/json_fields.h"
 
@@ -210,10 +212,40 @@ absl::StatusOr<int64_t> CpuMilli(const json& j, std::string_view path) {
 
 // ---- The pod of static-allocate -------------------------------------------------------------
 
+// A memory quantity: a string ("1Gi", "512Mi", "1073741824") or a JSON integer of bytes.
+absl::StatusOr<uint64_t> MemoryBytes(const json& j, std::string_view path) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  if (!j.is_string()) {
+    return FieldError(path, fmt::format("expected a memory quantity, got {}",
+                                        json_fields::TypeName(j)));
+  }
+  absl::StatusOr<int64_t> bytes = ParseMemoryBytes(j.get<std::string>());
+  if (!bytes.ok()) return InField(path, bytes.status());
+  return static_cast<uint64_t>(*bytes);
+}
+
+bool IsHugepagesKey(std::string_view key) {
+  return key.size() > 10 && key.starts_with("hugepages-");
+}
+
+// The memory fields of a container: memoryRequest, memoryLimit, hugepages-<size>.
+bool HasMemoryFields(const json& container) {
+  if (!container.is_object()) return false;
+  for (const auto& [key, value] : container.items()) {
+    if (key == "memoryRequest" || key == "memoryLimit" || IsHugepagesKey(key)) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<ContainerSpec> ReadContainer(const json& j, std::string_view path, bool init) {
   HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(j, path));
-  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
-      j, path, {"name", "cpuRequest", "cpuLimit", "restartPolicy"}));
+  static constexpr std::string_view kKnown[] = {"name", "cpuRequest", "cpuLimit",
+                                                "restartPolicy", "memoryRequest", "memoryLimit"};
+  for (const auto& [key, value] : j.items()) {
+    if (std::ranges::find(kKnown, key) == std::end(kKnown) && !IsHugepagesKey(key)) {
+      return FieldError(Child(path, key), "unknown field");
+    }
+  }
   ContainerSpec c;
   c.init = init;
   HUYGENS_ASSIGN_OR_RETURN(const json* name, Required(j, "name"));
@@ -223,6 +255,18 @@ absl::StatusOr<ContainerSpec> ReadContainer(const json& j, std::string_view path
   }
   if (const json* l = Find(j, "cpuLimit")) {
     HUYGENS_ASSIGN_OR_RETURN(c.cpu_limit_milli, CpuMilli(*l, Child(path, "cpuLimit")));
+  }
+  for (const auto& [key, dest] : {std::pair{"memoryRequest", &c.memory_request_bytes},
+                                  {"memoryLimit", &c.memory_limit_bytes}}) {
+    if (const json* m = Find(j, key)) {
+      HUYGENS_ASSIGN_OR_RETURN(const uint64_t bytes, MemoryBytes(*m, Child(path, key)));
+      *dest = static_cast<int64_t>(std::min<uint64_t>(bytes, uint64_t{1} << 62));
+    }
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (!IsHugepagesKey(key)) continue;
+    HUYGENS_ASSIGN_OR_RETURN(const uint64_t bytes, MemoryBytes(value, Child(path, key)));
+    c.hugepages_request_bytes[key] = static_cast<int64_t>(std::min<uint64_t>(bytes, uint64_t{1} << 62));
   }
   if (const json* p = Find(j, "restartPolicy"); p != nullptr && !p->is_null()) {
     const std::string p_path = Child(path, "restartPolicy");
@@ -236,11 +280,16 @@ absl::StatusOr<ContainerSpec> ReadContainer(const json& j, std::string_view path
   return c;
 }
 
-// Memory is not modelled: `qos` stands for the class kubelet computes from cpu and memory
-// together. Each container gets the memory request/limit that makes QosOf give that class
-// (Guaranteed: equal; Burstable: a request only; BestEffort: none), then the class is checked
-// against the CPU fields. Without `qos`, memory mirrors the CPU fields (the class they give).
-absl::Status ApplyQos(PodSpec& pod, const json* qos_json) {
+// A pod whose containers give no memory (no memoryRequest, memoryLimit or hugepages-<size> on
+// any of them) has its memory faked: `qos` stands for the class kubelet computes from cpu and
+// memory together. Each container gets the memory request/limit (kFakeMemoryBytes, the 1Gi the
+// oracle gives) that makes QosOf give that class (Guaranteed: equal; Burstable: a request
+// only; BestEffort: none), then the class is checked against the CPU fields. Without `qos`,
+// memory mirrors the CPU fields (the class they give). A pod that gives memory keeps it; `qos`,
+// when given, is then checked against cpu and memory together.
+constexpr int64_t kFakeMemoryBytes = int64_t{1} << 30;
+
+absl::Status ApplyQos(PodSpec& pod, const json* qos_json, bool memory_given) {
   std::optional<QosClass> qos;
   if (qos_json != nullptr && !qos_json->is_null()) {
     HUYGENS_ASSIGN_OR_RETURN(const std::string name, json_fields::ReadString(*qos_json, "pod.qos"));
@@ -255,15 +304,18 @@ absl::Status ApplyQos(PodSpec& pod, const json* qos_json) {
   auto visit = [&](ContainerSpec& c) {
     const bool request = qos ? *qos != QosClass::kBestEffort : c.cpu_request_milli != 0;
     const bool limit = qos ? *qos == QosClass::kGuaranteed : c.cpu_limit_milli != 0;
-    c.memory_request_bytes = request ? 1 : 0;
-    c.memory_limit_bytes = limit ? 1 : 0;
+    c.memory_request_bytes = request ? kFakeMemoryBytes : 0;
+    c.memory_limit_bytes = limit ? kFakeMemoryBytes : 0;
   };
-  for (ContainerSpec& c : pod.init_containers) visit(c);
-  for (ContainerSpec& c : pod.containers) visit(c);
+  if (!memory_given) {
+    for (ContainerSpec& c : pod.init_containers) visit(c);
+    for (ContainerSpec& c : pod.containers) visit(c);
+  }
   if (qos && QosOf(pod) != *qos) {
-    return FieldError("pod.qos", fmt::format("{} contradicts the containers' cpu requests and "
+    return FieldError("pod.qos", fmt::format("{} contradicts the containers' {} requests and "
                                              "limits (they make the pod {})",
-                                             ToString(*qos), ToString(QosOf(pod))));
+                                             ToString(*qos), memory_given ? "cpu and memory" : "cpu",
+                                             ToString(QosOf(pod))));
   }
   return absl::OkStatus();
 }
@@ -274,6 +326,7 @@ absl::StatusOr<PodSpec> ReadPod(const json& j) {
   HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
       j, path, {"uid", "qos", "initContainers", "containers", "cpuRequest", "cpuLimit"}));
   PodSpec pod;
+  bool memory_given = false;
   HUYGENS_ASSIGN_OR_RETURN(const json* uid, Required(j, "uid"));
   HUYGENS_ASSIGN_OR_RETURN(pod.uid, json_fields::ReadString(*uid, "pod.uid"));
   for (const auto& [key, init] : {std::pair{"initContainers", true}, {"containers", false}}) {
@@ -282,6 +335,7 @@ absl::StatusOr<PodSpec> ReadPod(const json& j) {
     const std::string list_path = Child(path, key);
     HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(*list, list_path));
     for (size_t i = 0; i < list->size(); ++i) {
+      memory_given = memory_given || HasMemoryFields((*list)[i]);
       HUYGENS_ASSIGN_OR_RETURN(ContainerSpec c,
                                ReadContainer((*list)[i], Element(list_path, i), init));
       (init ? pod.init_containers : pod.containers).push_back(std::move(c));
@@ -293,7 +347,7 @@ absl::StatusOr<PodSpec> ReadPod(const json& j) {
   if (const json* l = Find(j, "cpuLimit")) {
     HUYGENS_ASSIGN_OR_RETURN(pod.pod_cpu_limit_milli, CpuMilli(*l, "pod.cpuLimit"));
   }
-  HUYGENS_RETURN_IF_ERROR(ApplyQos(pod, Find(j, "qos")));
+  HUYGENS_RETURN_IF_ERROR(ApplyQos(pod, Find(j, "qos"), memory_given));
   return pod;
 }
 
@@ -520,6 +574,275 @@ absl::StatusOr<ojson> Merge(const json& req) {
   return out;
 }
 
+// ---- The memory manager ops (memory-allocate, memory-hints) --------------------------------
+
+// Most NUMA nodes a memory op's machine state may have: kubelet's memory manager visits every
+// non-empty NUMA set (2^n - 1) for its hints.
+constexpr size_t kMaxMemoryNumaNodes = 16;
+
+// kubelet's --reserved-memory: {"<numa>": {"memory": Q, "hugepages-2Mi": Q}}.
+absl::StatusOr<ReservedMemory> ReadReservedMemory(const json& j) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(j, "reservedMemory"));
+  ReservedMemory out;
+  for (const auto& [key, resources] : j.items()) {
+    const std::string path = Child("reservedMemory", key);
+    HUYGENS_ASSIGN_OR_RETURN(const uint64_t numa, json_fields::ReadDecimalKey(key, path, kMaxNumaId));
+    HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(resources, path));
+    auto& row = out[static_cast<int>(numa)];
+    for (const auto& [name, value] : resources.items()) {
+      if (name != kMemoryResource && !IsHugepagesKey(name)) {
+        return FieldError(Child(path, name), "not memory or hugepages-<size>");
+      }
+      HUYGENS_ASSIGN_OR_RETURN(row[name], MemoryBytes(value, Child(path, name)));
+    }
+  }
+  return out;
+}
+
+// The state of a memory op: "machineState" and "assignments" in memory_manager_state's shape
+// (read by node/kubelet_checkpoint.h), or, without a machine state, the policy's fresh one
+// (kubelet's Start; assignments then are refused, as kubelet refuses them).
+absl::StatusOr<MemoryManagerState> ReadMemoryState(const json& req,
+                                                   const MemoryManagerPolicy& policy) {
+  const json* machine = Find(req, "machineState");
+  const json* assignments = Find(req, "assignments");
+  const bool has_machine = machine != nullptr && !machine->is_null() && !machine->empty();
+  const bool has_assignments =
+      assignments != nullptr && !assignments->is_null() && !assignments->empty();
+  if (!has_machine) {
+    if (has_assignments) {
+      return FieldError("assignments",
+                        "memory assignments without a machineState (kubelet: \"machine state "
+                        "can not be empty when it has memory assignments\")");
+    }
+    return policy.InitialState();
+  }
+  json doc = {{"policyName", "Static"}, {"machineState", *machine}, {"checksum", 0}};
+  if (has_assignments) doc["entries"] = *assignments;
+  absl::StatusOr<KubeletMemoryCheckpoint> cp = ParseKubeletMemoryCheckpoint(doc.dump());
+  if (!cp.ok()) return cp.status();
+  MemoryManagerState state;
+  for (const auto& [id, node] : cp->machine_state) {
+    if (id > 63) {
+      return FieldError(Child("machineState", std::to_string(id)),
+                        "NUMA node ids above 63 do not fit kubelet's NUMA bitmask");
+    }
+    NumaMemoryState& out = state.machine[id];
+    out.number_of_assignments = node.number_of_assignments;
+    out.cells = node.cells;
+    for (const auto& [name, t] : node.memory_map) {
+      out.memory_map[name] = {t.total, t.system_reserved, t.allocatable, t.reserved, t.free};
+    }
+  }
+  if (state.machine.size() > kMaxMemoryNumaNodes) {
+    return FieldError("machineState", fmt::format("{} NUMA nodes; the memory ops take at most {}",
+                                                  state.machine.size(), kMaxMemoryNumaNodes));
+  }
+  // kubelet dereferences the state of every NUMA node a group or a block names.
+  auto check_ids = [&](const std::vector<int>& ids, const std::string& path) -> absl::Status {
+    for (int id : ids) {
+      if (!state.machine.contains(id)) {
+        return FieldError(path, fmt::format("NUMA node {} is not in machineState", id));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& [id, node] : state.machine) {
+    HUYGENS_RETURN_IF_ERROR(check_ids(
+        node.cells, Child(Child("machineState", std::to_string(id)), "cells")));
+  }
+  for (const auto& [uid, containers] : cp->entries) {
+    for (const auto& [name, blocks] : containers) {
+      const std::string path = Child(Child("assignments", uid), name);
+      auto& out = state.assignments[uid][name];
+      for (const KubeletMemoryBlock& b : blocks) {
+        HUYGENS_RETURN_IF_ERROR(check_ids(b.numa_affinity, path));
+        out.push_back({b.numa_affinity, b.type, b.size});
+      }
+    }
+  }
+  return state;
+}
+
+ojson BlocksJson(std::vector<MemoryBlock> blocks) {
+  std::ranges::stable_sort(blocks, {}, &MemoryBlock::type);
+  ojson out = ojson::array();
+  for (const MemoryBlock& b : blocks) {
+    out.push_back({{"numaAffinity", b.numa_affinity}, {"type", b.type}, {"size", b.size}});
+  }
+  return out;
+}
+
+ojson MachineStateJson(const MemoryManagerState& state) {
+  ojson out = ojson::object();
+  for (const auto& [id, node] : state.machine) {
+    ojson tables = ojson::object();
+    for (const auto& [name, t] : node.memory_map) {
+      tables[name] = {{"total", t.total}, {"systemReserved", t.system_reserved},
+                      {"allocatable", t.allocatable}, {"reserved", t.reserved}, {"free", t.free}};
+    }
+    out[std::to_string(id)] = {{"numberOfAssignments", node.number_of_assignments},
+                               {"memoryMap", std::move(tables)},
+                               {"cells", node.cells}};
+  }
+  return out;
+}
+
+ojson MemoryAssignmentsJson(const MemoryManagerState& state) {
+  ojson out = ojson::object();
+  for (const auto& [uid, containers] : state.assignments) {
+    ojson row = ojson::object();
+    for (const auto& [name, blocks] : containers) row[name] = BlocksJson(blocks);
+    out[uid] = std::move(row);
+  }
+  return out;
+}
+
+// A memory provider's hints: resource -> list; {} is kubelet's "no preference" (its nil map and
+// its empty map alike).
+ojson MemoryHintsJson(const std::map<std::string, ProviderHints>& hints) {
+  ojson out = ojson::object();
+  for (const auto& [name, list] : hints) {
+    ojson row = ojson::array();
+    if (list) {
+      for (const TopologyHint& h : *list) row.push_back(HintJson(h));
+    }
+    out[name] = std::move(row);
+  }
+  return out;
+}
+
+// The policy of a memory op, its state and its pod.
+struct MemoryOp {
+  MemoryManagerPolicy policy;
+  MemoryManagerState state;
+  PodSpec pod;
+};
+
+absl::StatusOr<MemoryOp> ReadMemoryOp(const json& req, const ExclusiveAllocator& machine) {
+  HUYGENS_ASSIGN_OR_RETURN(const json* reserved_json, Required(req, "reservedMemory"));
+  HUYGENS_ASSIGN_OR_RETURN(ReservedMemory reserved, ReadReservedMemory(*reserved_json));
+  absl::StatusOr<MemoryManagerPolicy> policy =
+      MemoryManagerPolicy::Create(machine.Topology(), std::move(reserved));
+  if (!policy.ok()) return policy.status();
+  HUYGENS_ASSIGN_OR_RETURN(MemoryManagerState state, ReadMemoryState(req, *policy));
+  if (state.machine.size() > kMaxMemoryNumaNodes) {
+    return FieldError("topology", fmt::format("{} NUMA nodes; the memory ops take at most {}",
+                                              state.machine.size(), kMaxMemoryNumaNodes));
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const json* pod_json, Required(req, "pod"));
+  HUYGENS_ASSIGN_OR_RETURN(PodSpec pod, ReadPod(*pod_json));
+  return MemoryOp{*std::move(policy), std::move(state), std::move(pod)};
+}
+
+bool PodHasContainer(const PodSpec& pod, const std::string& name) {
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerSpec& c : *list) {
+      if (c.name == name) return true;
+    }
+  }
+  return false;
+}
+
+absl::Status ContainerNotFound(std::string_view path, const PodSpec& pod, const std::string& name) {
+  return absl::NotFoundError(
+      fmt::format("{}: pod {:?} has no container {:?}", path, pod.uid, name));
+}
+
+absl::StatusOr<ojson> MemoryAllocate(const json& req, const ExclusiveAllocator& machine) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
+      req, "", {"id", "op", "topology", "reservedMemory", "machineState", "assignments", "pod",
+                "containers", "remove", "withHints"}));
+  HUYGENS_ASSIGN_OR_RETURN(MemoryOp op, ReadMemoryOp(req, machine));
+  HUYGENS_ASSIGN_OR_RETURN(const bool with_hints, BoolOr(req, "withHints", "", false));
+  std::vector<std::pair<std::string, std::optional<TopologyHint>>> targets;
+  HUYGENS_ASSIGN_OR_RETURN(const json* list, Required(req, "containers"));
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(*list, "containers"));
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string path = Element("containers", i);
+    const json& c = (*list)[i];
+    HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(c, path));
+    HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(c, path, {"name", "affinity"}));
+    HUYGENS_ASSIGN_OR_RETURN(const json* name_json, Required(c, "name"));
+    HUYGENS_ASSIGN_OR_RETURN(std::string name,
+                             json_fields::ReadString(*name_json, Child(path, "name")));
+    if (!PodHasContainer(op.pod, name)) return ContainerNotFound(path, op.pod, name);
+    std::optional<TopologyHint> affinity;
+    if (const json* h = Find(c, "affinity"); h != nullptr && !h->is_null()) {
+      HUYGENS_ASSIGN_OR_RETURN(affinity, ReadHint(*h, Child(path, "affinity")));
+    }
+    targets.emplace_back(std::move(name), std::move(affinity));
+  }
+  if (const json* remove = Find(req, "remove")) {
+    HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(*remove, "remove"));
+    for (size_t i = 0; i < remove->size(); ++i) {
+      const std::string path = Element("remove", i);
+      const json& r = (*remove)[i];
+      HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(r, path));
+      HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(r, path, {"pod", "container"}));
+      HUYGENS_ASSIGN_OR_RETURN(const json* pod, Required(r, "pod"));
+      HUYGENS_ASSIGN_OR_RETURN(const json* container, Required(r, "container"));
+      HUYGENS_ASSIGN_OR_RETURN(const std::string uid,
+                               json_fields::ReadString(*pod, Child(path, "pod")));
+      HUYGENS_ASSIGN_OR_RETURN(const std::string name,
+                               json_fields::ReadString(*container, Child(path, "container")));
+      op.policy.RemoveContainer(op.state, uid, name);
+    }
+  }
+  ojson results = ojson::array();
+  for (const auto& [name, affinity] : targets) {
+    ojson row;
+    row["name"] = name;
+    if (with_hints) {
+      row["hints"] = MemoryHintsJson(op.policy.ContainerHints(op.state, op.pod, name));
+    }
+    absl::StatusOr<std::vector<MemoryBlock>> blocks =
+        op.policy.Allocate(op.state, op.pod, name, affinity);
+    if (blocks.ok()) {
+      row["blocks"] = BlocksJson(*std::move(blocks));
+    } else {
+      row["error"] = std::string(blocks.status().message());
+      row["kind"] = KindOf(blocks.status());
+    }
+    results.push_back(std::move(row));
+  }
+  ojson out;
+  out["containers"] = std::move(results);
+  out["machineState"] = MachineStateJson(op.state);
+  out["assignments"] = MemoryAssignmentsJson(op.state);
+  return out;
+}
+
+absl::StatusOr<ojson> MemoryHints(const json& req, const ExclusiveAllocator& machine) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
+      req, "", {"id", "op", "topology", "reservedMemory", "machineState", "assignments", "pod",
+                "container", "scope"}));
+  HUYGENS_ASSIGN_OR_RETURN(const MemoryOp op, ReadMemoryOp(req, machine));
+  TopologyScope scope = TopologyScope::kContainer;
+  if (const json* s = Find(req, "scope")) {
+    HUYGENS_ASSIGN_OR_RETURN(const std::string name, json_fields::ReadString(*s, "scope"));
+    const std::optional<TopologyScope> parsed = ParseTopologyScope(name);
+    if (!parsed) return FieldError("scope", fmt::format("{:?} is not container or pod", name));
+    scope = *parsed;
+  }
+  ojson out;
+  if (scope == TopologyScope::kPod) {
+    if (Find(req, "container") != nullptr) {
+      return FieldError("container", "not used with scope pod");
+    }
+    out["hints"] = MemoryHintsJson(op.policy.PodHints(op.state, op.pod));
+    return out;
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const json* container_json, Required(req, "container"));
+  HUYGENS_ASSIGN_OR_RETURN(const std::string container,
+                           json_fields::ReadString(*container_json, "container"));
+  if (!PodHasContainer(op.pod, container)) {
+    return ContainerNotFound("container", op.pod, container);
+  }
+  out["hints"] = MemoryHintsJson(op.policy.ContainerHints(op.state, op.pod, container));
+  return out;
+}
+
 // Fails on the first key of a huygens or resize request that is neither a field of every such
 // request (id, op, topology, available, and the fields ReadExclusiveRequest reads) nor one of
 // `op_fields` (the op's own: withinNumaNodes, cpuset). Same error as CheckKnownKeys.
@@ -711,9 +1034,11 @@ absl::StatusOr<ojson> AllocateBatch::Dispatch(const json& req) {
   if (op == "hints") fn = Hints;
   if (op == "huygens") fn = Huygens;
   if (op == "resize") fn = Resize;
+  if (op == "memory-allocate") fn = MemoryAllocate;
+  if (op == "memory-hints") fn = MemoryHints;
   if (fn == nullptr) {
     return FieldError("op", fmt::format("{:?} is not take, static-allocate, hints, merge, "
-                                        "huygens or resize",
+                                        "huygens, resize, memory-allocate or memory-hints",
                                         op));
   }
   HUYGENS_ASSIGN_OR_RETURN(const json* topology, Required(req, "topology"));

@@ -10,7 +10,11 @@
 //   merge           - kubelet's topology-manager hint merge (alloc/merge.h);
 //   huygens         - Huygens' own exclusive allocator (alloc/huygens_allocator.h);
 //   resize          - an in-place resize of a running container's cpuset, keeping its CPUs
-//                     (ExclusiveAllocator::Resize).
+//                     (ExclusiveAllocator::Resize);
+//   memory-allocate - kubelet's memory manager Static policy for the containers of one pod, in
+//                     order, within one policy instance (alloc/memory_manager.h), after
+//                     optional removals, on a given or fresh memory_manager_state;
+//   memory-hints    - that policy's hints for a container or (scope pod) the pod.
 // A response always carries the request's "id" (null when the line has none or is not JSON)
 // and either the op's result or "error" (a message naming the field) and "kind" (invalid,
 // not-found, unavailable, smt-alignment, internal).

@@ -311,6 +311,179 @@ json Answer(const std::string& request) {
   return json::parse(r.line);
 }
 
+// ---- memory-allocate, memory-hints --------------------------------------------------------
+
+// Two NUMA nodes of 8 GiB with 512 pages of 2 MiB each (1 GiB) and no 1 GiB pages; 1 GiB of
+// memory reserved on NUMA 0. kubelet's tables: memory allocatable 8 - 1 (reserved) - 1
+// (hugepages) = 6 GiB on NUMA 0 and 8 - 1 = 7 GiB on NUMA 1; hugepages-2Mi 1 GiB on each.
+constexpr char kMemoryMachine[] =
+    R"("topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":0},{"id":1,"core":1,"socket":0,"numa":1}],)"
+    R"("numaNodes":[{"id":0,"memoryBytes":8589934592,"hugepages":{"2097152":512,"1073741824":0}},)"
+    R"({"id":1,"memoryBytes":8589934592,"hugepages":{"2097152":512,"1073741824":0}}]},)"
+    R"("reservedMemory":{"0":{"memory":"1Gi"}})";
+
+std::string MemoryRequest(const std::string& op, const std::string& rest) {
+  return R"({"id":"m","op":")" + op + R"(",)" + kMemoryMachine + "," + rest + "}";
+}
+
+constexpr uint64_t kGi = uint64_t{1} << 30;
+
+// The init container takes 2 GiB on NUMA 0 (its affinity); the app container's 1 GiB on the
+// same NUMA node reuses it (kubelet's initContainersReusableMemory), so NUMA 0's reserved
+// memory stays 2 GiB, and the init container's block shrinks to 1 GiB in the assignments.
+TEST(AllocateBatch, MemoryAllocateReusesTheInitContainersMemoryOnTheSameNumaNode) {
+  const json got = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","initContainers":[{"name":"i","cpuRequest":"1","cpuLimit":"1","memoryLimit":"2Gi"}],)"
+      R"("containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"1Gi","hugepages-2Mi":"64Mi"}]},)"
+      R"("containers":[{"name":"i","affinity":{"numaNodes":[0],"preferred":true}},{"name":"c","affinity":{"numaNodes":[0],"preferred":true}}])"));
+  EXPECT_EQ(got["containers"][0]["blocks"],
+            json::parse(R"([{"numaAffinity":[0],"type":"memory","size":2147483648}])"));
+  EXPECT_EQ(got["containers"][1]["blocks"],
+            json::parse(R"([{"numaAffinity":[0],"type":"hugepages-2Mi","size":67108864},)"
+                        R"({"numaAffinity":[0],"type":"memory","size":1073741824}])"));
+  const json& numa0 = got["machineState"]["0"];
+  EXPECT_EQ(numa0["memoryMap"]["memory"]["reserved"], 2 * kGi);
+  EXPECT_EQ(numa0["memoryMap"]["memory"]["free"], 4 * kGi);
+  EXPECT_EQ(numa0["memoryMap"]["hugepages-2Mi"]["free"], kGi - 64 * (1 << 20));
+  EXPECT_EQ(numa0["numberOfAssignments"], 3);
+  EXPECT_EQ(got["assignments"]["p"]["i"][0]["size"], kGi);
+}
+
+// No affinity: kubelet's default hint, the narrowest preferred set whose free memory holds the
+// request; 7 GiB fits NUMA 1 alone (NUMA 0 has 6 GiB allocatable).
+TEST(AllocateBatch, MemoryAllocateWithoutAffinityTakesTheDefaultHint) {
+  const json got = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"7Gi"}]},)"
+      R"("containers":[{"name":"c"}],"withHints":true)"));
+  EXPECT_EQ(got["containers"][0]["hints"],
+            json::parse(R"({"memory":[{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}]})"));
+  EXPECT_EQ(got["containers"][0]["blocks"][0]["numaAffinity"], json::parse("[1]"));
+  EXPECT_EQ(got["machineState"]["1"]["memoryMap"]["memory"]["free"], 0);
+}
+
+// A request no NUMA set holds is the container's error (kubelet's message), not the
+// request's; the state is unchanged.
+TEST(AllocateBatch, MemoryAllocateRefusesAContainerNoNumaSetHolds) {
+  const json got = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"20Gi"}]},)"
+      R"("containers":[{"name":"c"}])"));
+  EXPECT_EQ(got["containers"][0]["kind"], "unavailable");
+  EXPECT_EQ(got["containers"][0]["error"],
+            "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with enough "
+            "memory is available");
+  EXPECT_EQ(got["assignments"], json::object());
+  EXPECT_EQ(got["machineState"]["0"]["memoryMap"]["memory"]["reserved"], 0);
+}
+
+// Only Guaranteed pods get memory blocks.
+TEST(AllocateBatch, MemoryAllocateGivesABurstablePodNoBlocks) {
+  const json got = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryRequest":"1Gi","memoryLimit":"2Gi"}]},)"
+      R"("containers":[{"name":"c"}])"));
+  EXPECT_EQ(got["containers"][0]["blocks"], json::array());
+  EXPECT_EQ(got["assignments"], json::object());
+}
+
+// A pod without memory fields keeps the protocol's qos fake: 1 GiB per container.
+TEST(AllocateBatch, MemoryAllocateFakesOneGibibyteWhenThePodGivesNoMemory) {
+  const json got = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","qos":"Guaranteed","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1"}]},)"
+      R"("containers":[{"name":"c","affinity":{"numaNodes":[1],"preferred":true}}])"));
+  EXPECT_EQ(got["containers"][0]["blocks"],
+            json::parse(R"([{"numaAffinity":[1],"type":"memory","size":1073741824}])"));
+}
+
+// The state of one answer, passed back with `remove`, gives the memory back: the fresh state.
+TEST(AllocateBatch, MemoryAllocateRemovesBeforeAllocating) {
+  const std::string pod =
+      R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"7Gi"}]},)";
+  const json first = Answer(MemoryRequest("memory-allocate", pod + R"("containers":[{"name":"c"}])"));
+  const json fresh = Answer(MemoryRequest("memory-allocate", pod + R"("containers":[])"));
+  const json again = Answer(MemoryRequest(
+      "memory-allocate", pod + R"("containers":[],"remove":[{"pod":"p","container":"c"}],)" +
+                             R"("machineState":)" + first["machineState"].dump() +
+                             R"(,"assignments":)" + first["assignments"].dump()));
+  EXPECT_NE(first["machineState"], fresh["machineState"]);
+  EXPECT_EQ(again["machineState"], fresh["machineState"]);
+  EXPECT_EQ(again["assignments"], json::object());
+}
+
+// A NUMA node holding a single-NUMA allocation cannot join a multi-NUMA one (kubelet's rule):
+// with 1 GiB on NUMA 1, a 10 GiB container has no hint, so the container gets kubelet's error.
+TEST(AllocateBatch, MemoryAllocateKeepsSingleAndCrossNumaAllocationsApart) {
+  const std::string pod =
+      R"("pod":{"uid":"q","containers":[{"name":"big","cpuRequest":"1","cpuLimit":"1","memoryLimit":"10Gi"}]},)";
+  const json small = Answer(MemoryRequest("memory-allocate",
+      R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"1Gi"}]},)"
+      R"("containers":[{"name":"c","affinity":{"numaNodes":[1],"preferred":true}}])"));
+  const json got = Answer(MemoryRequest(
+      "memory-allocate", pod + R"("containers":[{"name":"big"}],"machineState":)" +
+                             small["machineState"].dump() + R"(,"assignments":)" +
+                             small["assignments"].dump()));
+  EXPECT_EQ(got["containers"][0]["error"],
+            "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with enough "
+            "memory is available");
+}
+
+// Hints per resource; the pod scope sums the app containers (2 + 5 GiB: NUMA 1 alone).
+TEST(AllocateBatch, MemoryHintsForAContainerAndForThePod) {
+  const std::string pod =
+      R"("pod":{"uid":"p","containers":[{"name":"a","cpuRequest":"1","cpuLimit":"1","memoryLimit":"2Gi","hugepages-2Mi":"2Mi"},)"
+      R"({"name":"b","cpuRequest":"1","cpuLimit":"1","memoryLimit":"5Gi"}]})";
+  EXPECT_EQ(Answer(MemoryRequest("memory-hints", pod + R"(,"container":"a")"))["hints"],
+            json::parse(R"({"hugepages-2Mi":[{"numaNodes":[0],"preferred":true},{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}],)"
+                        R"("memory":[{"numaNodes":[0],"preferred":true},{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}]})"));
+  EXPECT_EQ(Answer(MemoryRequest("memory-hints", pod + R"(,"scope":"pod")"))["hints"],
+            json::parse(R"({"hugepages-2Mi":[{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}],)"
+                        R"("memory":[{"numaNodes":[1],"preferred":true},{"numaNodes":[0,1],"preferred":false}]})"));
+}
+
+// No NUMA set holds the request: kubelet's hints map is empty, which the topology manager
+// takes as "no preference".
+TEST(AllocateBatch, MemoryHintsAreEmptyWhenNothingFits) {
+  EXPECT_EQ(Answer(MemoryRequest("memory-hints",
+                R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"20Gi"}]},"container":"c")"))["hints"],
+            json::object());
+}
+
+const char kPod[] =
+    R"("pod":{"uid":"p","containers":[{"name":"c","cpuRequest":"1","cpuLimit":"1","memoryLimit":"1Gi"}]})";
+
+INSTANTIATE_TEST_SUITE_P(
+    Memory, BatchErrorTest,
+    ::testing::Values(
+        ErrorCase{"ContainerNotInThePod",
+                  MemoryRequest("memory-allocate", std::string(kPod) + R"(,"containers":[{"name":"x"}])"),
+                  "not-found", "containers[0]: pod \"p\" has no container \"x\"", "m"},
+        ErrorCase{"NoMemoryReservedForTheSystem",
+                  R"({"op":"memory-hints","topology":{"cpus":[{"id":0,"core":0,"socket":0,"numa":0}],"numaNodes":[{"id":0,"memoryBytes":8589934592}]},"reservedMemory":{},)" +
+                      std::string(kPod) + R"(,"container":"c"})",
+                  "invalid", "you should specify the system reserved memory"},
+        ErrorCase{"AssignmentsWithoutMachineState",
+                  MemoryRequest("memory-hints", std::string(kPod) +
+                                                    R"(,"container":"c","assignments":{"p":{"c":[{"numaAffinity":[0],"type":"memory","size":1}]}})"),
+                  "invalid", "assignments: memory assignments without a machineState", "m"},
+        ErrorCase{"BlockOnANumaNodeTheStateLacks",
+                  MemoryRequest("memory-hints", std::string(kPod) +
+                                                    R"(,"container":"c","machineState":{"0":{"numberOfAssignments":1,"memoryMap":{},"cells":[0]}},"assignments":{"p":{"c":[{"numaAffinity":[3],"type":"memory","size":1}]}})"),
+                  "invalid", "NUMA node 3 is not in machineState", "m"},
+        ErrorCase{"NumaIdAboveKubeletsBitmask",
+                  MemoryRequest("memory-hints", std::string(kPod) +
+                                                    R"(,"container":"c","machineState":{"64":{"numberOfAssignments":0,"memoryMap":{},"cells":[64]}})"),
+                  "invalid", "machineState.64: NUMA node ids above 63", "m"},
+        ErrorCase{"BadHugepagesQuantity",
+                  MemoryRequest("memory-hints",
+                                R"("pod":{"uid":"p","containers":[{"name":"c","hugepages-2Mi":"lots"}]},"container":"c")"),
+                  "invalid", "pod.containers[0].hugepages-2Mi", "m"},
+        ErrorCase{"UnknownContainerField",
+                  MemoryRequest("memory-hints",
+                                R"("pod":{"uid":"p","containers":[{"name":"c","memory":"1Gi"}]},"container":"c")"),
+                  "invalid", "pod.containers[0].memory: unknown field", "m"},
+        ErrorCase{"ContainerWithScopePod",
+                  MemoryRequest("memory-hints", std::string(kPod) + R"(,"container":"c","scope":"pod")"),
+                  "invalid", "container: not used with scope pod", "m"}),
+    [](const ::testing::TestParamInfo<ErrorCase>& param) { return param.param.name; });
+
 // Resize keeps every CPU the container has and adds on its NUMA node (dual: NUMA 0 = 0-5,
 // 12-17).
 TEST(AllocateBatch, ResizeGrowKeepsTheCpusAndAddsOnTheSameNumaNode) {

@@ -1,12 +1,13 @@
 // Command huygens-kubelet-oracle answers the `huygens allocate` JSON-lines protocol
-// (docs/allocate.md) with kubelet's own CPU manager and topology manager code, from the
+// (docs/allocate.md) with kubelet's own CPU, memory and topology manager code, from the
 // k8s.io/kubernetes release pinned in testbed/go.mod. It is the reference the differential test
 // (testbed/oracle_diff_test.cc) compares Huygens against; it is never shipped.
 //
 // Ops: take (takeByTopologyNUMAPacked / takeByTopologyNUMADistributed; with `affinity`, the
 // static policy's allocateCPUs), static-allocate (NewStaticPolicy + Allocate over an in-memory
 // state), hints (the static policy's generateCPUTopologyHints), merge (NewManager's policy and
-// its Merge). The unexported functions are reached through thin wrappers that
+// its Merge), memory-allocate and memory-hints (memory.go: the memory manager's Static policy;
+// topology JSON's numaNodes[].memoryBytes and hugepages become cadvisor's node memory). The unexported functions are reached through thin wrappers that
 // testbed/oracle/build.sh adds to kubelet's package with `go build -overlay`
 // (overlay/zz_huygens_oracle_export.go); this program only translates the protocol's JSON to
 // kubelet's types and back.
@@ -87,7 +88,8 @@ func kindOf(err error) string {
 	if errors.As(err, &smt) {
 		return "smt-alignment"
 	}
-	if strings.Contains(err.Error(), "not enough cpus available") {
+	if strings.Contains(err.Error(), "not enough cpus available") ||
+		strings.HasPrefix(err.Error(), "[memorymanager] ") {
 		return "unavailable"
 	}
 	return "internal"
@@ -114,7 +116,9 @@ type topologyJSON struct {
 	Synthetic string    `json:"synthetic"`
 	Cpus      []cpuJSON `json:"cpus"`
 	NumaNodes []struct {
-		ID int `json:"id"`
+		ID          int               `json:"id"`
+		MemoryBytes uint64            `json:"memoryBytes"`
+		Hugepages   map[string]uint64 `json:"hugepages"` // page size in bytes -> pages
 	} `json:"numaNodes"`
 	Distances map[string]map[string]uint64 `json:"distances"`
 }
@@ -201,8 +205,20 @@ func machineInfo(t topologyJSON) (*cadvisorapi.MachineInfo, error) {
 		}
 		core.Threads = append(core.Threads, c.ID)
 	}
-	for _, n := range t.NumaNodes {
+	memory := map[int]uint64{}
+	hugepages := map[int][]cadvisorapi.HugePagesInfo{}
+	for i, n := range t.NumaNodes {
 		numaIDs[n.ID] = true
+		memory[n.ID] = n.MemoryBytes
+		for size, pages := range n.Hugepages {
+			var bytes uint64
+			if _, err := fmt.Sscan(size, &bytes); err != nil || bytes < 1024 {
+				return nil, invalid("topology.numaNodes[%d].hugepages.%s: not a page size in bytes", i, size)
+			}
+			// cadvisor counts page sizes in KiB, as kubelet's memory manager reads them.
+			hugepages[n.ID] = append(hugepages[n.ID], cadvisorapi.HugePagesInfo{PageSize: bytes / 1024, NumPages: pages})
+		}
+		sort.Slice(hugepages[n.ID], func(a, b int) bool { return hugepages[n.ID][a].PageSize < hugepages[n.ID][b].PageSize })
 	}
 	for from := range t.Distances {
 		var id int
@@ -217,7 +233,7 @@ func machineInfo(t topologyJSON) (*cadvisorapi.MachineInfo, error) {
 	sort.Ints(ids)
 	mi := &cadvisorapi.MachineInfo{NumCores: numCPUs, NumSockets: len(sockets)}
 	for _, id := range ids {
-		node := cadvisorapi.Node{Id: id}
+		node := cadvisorapi.Node{Id: id, Memory: memory[id], HugePages: hugepages[id]}
 		if row, ok := t.Distances[fmt.Sprint(id)]; ok {
 			node.Distances = distanceRow(row, ids)
 		}
@@ -325,13 +341,19 @@ type request struct {
 	AlignBySocket         bool            `json:"alignBySocket"`
 	MaxAllowableNumaNodes *int            `json:"maxAllowableNumaNodes"`
 	// static-allocate
-	ReservedCpus    json.RawMessage              `json:"reservedCpus"`
-	NumReservedCpus int                          `json:"numReservedCpus"`
-	PolicyOptions   map[string]json.RawMessage   `json:"policyOptions"`
-	DefaultCpuSet   json.RawMessage              `json:"defaultCpuSet"`
-	Assignments     map[string]map[string]string `json:"assignments"`
-	Pod             *podJSON                     `json:"pod"`
-	Container       string                       `json:"container"`
+	ReservedCpus    json.RawMessage            `json:"reservedCpus"`
+	NumReservedCpus int                        `json:"numReservedCpus"`
+	PolicyOptions   map[string]json.RawMessage `json:"policyOptions"`
+	DefaultCpuSet   json.RawMessage            `json:"defaultCpuSet"`
+	Assignments     json.RawMessage            `json:"assignments"` // memory-* ops: memory blocks
+	Pod             *podJSON                   `json:"pod"`
+	Container       string                     `json:"container"`
+	// memory-allocate, memory-hints (memory.go)
+	ReservedMemory map[string]map[string]json.RawMessage `json:"reservedMemory"`
+	MachineState   json.RawMessage                       `json:"machineState"`
+	Containers     []memoryContainerJSON                 `json:"containers"`
+	Remove         []memoryRemoveJSON                    `json:"remove"`
+	WithHints      bool                                  `json:"withHints"`
 	// merge
 	Policy    string                       `json:"policy"`
 	Scope     string                       `json:"scope"`
@@ -345,6 +367,35 @@ type containerJSON struct {
 	CPURequest    json.RawMessage `json:"cpuRequest"`
 	CPULimit      json.RawMessage `json:"cpuLimit"`
 	RestartPolicy *string         `json:"restartPolicy"`
+	MemoryRequest json.RawMessage `json:"memoryRequest"`
+	MemoryLimit   json.RawMessage `json:"memoryLimit"`
+	// Hugepages holds the container's "hugepages-<size>" members (read by UnmarshalJSON).
+	Hugepages map[string]json.RawMessage `json:"-"`
+}
+
+func (c *containerJSON) UnmarshalJSON(b []byte) error {
+	type plain containerJSON
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k, v := range all {
+		if strings.HasPrefix(k, "hugepages-") {
+			if c.Hugepages == nil {
+				c.Hugepages = map[string]json.RawMessage{}
+			}
+			c.Hugepages[k] = v
+		}
+	}
+	return nil
+}
+
+// hasMemory reports whether the container gives memory or hugepages.
+func (c *containerJSON) hasMemory() bool {
+	return len(c.MemoryRequest) > 0 || len(c.MemoryLimit) > 0 || len(c.Hugepages) > 0
 }
 
 type podJSON struct {
@@ -391,29 +442,56 @@ func quantity(raw json.RawMessage, field string) (*resource.Quantity, error) {
 	return &q, nil
 }
 
-func resources(req, lim json.RawMessage, field string) (v1.ResourceRequirements, error) {
-	var r v1.ResourceRequirements
-	rq, err := quantity(req, field+".cpuRequest")
+// memoryJSON is a container's memory as the memory ops give it: memoryRequest, memoryLimit
+// (Kubernetes quantities) and hugepages-<size> requests (limit = request, as the API requires).
+type memoryJSON struct {
+	request, limit json.RawMessage
+	hugepages      map[string]json.RawMessage
+}
+
+// requestAndLimit sets one resource's request and limit from their quantities (absent: unset);
+// a missing request defaults to the limit, as Kubernetes does.
+func requestAndLimit(r *v1.ResourceRequirements, name v1.ResourceName, req, lim json.RawMessage, reqField, limField string) error {
+	rq, err := quantity(req, reqField)
 	if err != nil {
-		return r, err
+		return err
 	}
-	lq, err := quantity(lim, field+".cpuLimit")
+	lq, err := quantity(lim, limField)
 	if err != nil {
-		return r, err
+		return err
 	}
-	// The protocol does not model memory: every container gets memory request = limit, so
-	// kubelet's QoS class follows the CPU fields (or the request's "qos", set as the pod's
-	// status class, which kubelet reads first).
-	mem := resource.MustParse("1Gi")
-	r.Requests = v1.ResourceList{v1.ResourceMemory: mem}
-	r.Limits = v1.ResourceList{v1.ResourceMemory: mem}
 	if rq != nil {
-		r.Requests[v1.ResourceCPU] = *rq
+		r.Requests[name] = *rq
 	}
 	if lq != nil {
-		r.Limits[v1.ResourceCPU] = *lq
-		if rq == nil { // Kubernetes defaults a missing request to the limit
-			r.Requests[v1.ResourceCPU] = *lq
+		r.Limits[name] = *lq
+		if rq == nil {
+			r.Requests[name] = *lq
+		}
+	}
+	return nil
+}
+
+func resources(req, lim json.RawMessage, field string, mem *memoryJSON) (v1.ResourceRequirements, error) {
+	r := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}
+	if err := requestAndLimit(&r, v1.ResourceCPU, req, lim, field+".cpuRequest", field+".cpuLimit"); err != nil {
+		return r, err
+	}
+	if mem == nil {
+		// Memory not modelled: every container gets memory request = limit, so kubelet's QoS
+		// class follows the CPU fields (or the request's "qos", set as the pod's status class,
+		// which kubelet reads first).
+		m := resource.MustParse("1Gi")
+		r.Requests[v1.ResourceMemory] = m
+		r.Limits[v1.ResourceMemory] = m
+		return r, nil
+	}
+	if err := requestAndLimit(&r, v1.ResourceMemory, mem.request, mem.limit, field+".memoryRequest", field+".memoryLimit"); err != nil {
+		return r, err
+	}
+	for name, raw := range mem.hugepages { // limit = request, as the API requires
+		if err := requestAndLimit(&r, v1.ResourceName(name), nil, raw, "", field+"."+name); err != nil {
+			return r, err
 		}
 	}
 	return r, nil
@@ -427,10 +505,22 @@ func toPod(p *podJSON) (*v1.Pod, error) {
 	pod.UID = types.UID(p.UID)
 	pod.Name = p.UID
 	pod.Status.QOSClass = v1.PodQOSClass(p.Qos)
+	// Memory is modelled when any container gives memory or hugepages; then containers
+	// without them have none.
+	modelled := false
+	for _, list := range [][]containerJSON{p.InitContainers, p.Containers} {
+		for i := range list {
+			modelled = modelled || list[i].hasMemory()
+		}
+	}
 	conv := func(cs []containerJSON, field string) ([]v1.Container, error) {
 		out := []v1.Container{}
 		for i, c := range cs {
-			r, err := resources(c.CPURequest, c.CPULimit, fmt.Sprintf("%s[%d]", field, i))
+			var mem *memoryJSON
+			if modelled {
+				mem = &memoryJSON{c.MemoryRequest, c.MemoryLimit, c.Hugepages}
+			}
+			r, err := resources(c.CPURequest, c.CPULimit, fmt.Sprintf("%s[%d]", field, i), mem)
 			if err != nil {
 				return nil, err
 			}
@@ -451,7 +541,7 @@ func toPod(p *podJSON) (*v1.Pod, error) {
 		return nil, err
 	}
 	if len(p.CPURequest) > 0 || len(p.CPULimit) > 0 {
-		r, err := resources(p.CPURequest, p.CPULimit, "pod")
+		r, err := resources(p.CPURequest, p.CPULimit, "pod", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -486,6 +576,10 @@ func decode(r *request) (*call, error) {
 		return decodeStaticAllocate(r)
 	case "merge":
 		return decodeMerge(r)
+	case "memory-allocate":
+		return decodeMemoryAllocate(r)
+	case "memory-hints":
+		return decodeMemoryHints(r)
 	}
 	return nil, invalid("op: %q is not an op kubelet has", r.Op)
 }
@@ -658,8 +752,14 @@ func decodeStaticAllocate(r *request) (*call, error) {
 			}
 			st.SetDefaultCPUSet(def)
 		}
+		var raw map[string]map[string]string
+		if len(r.Assignments) > 0 && string(r.Assignments) != "null" {
+			if err := json.Unmarshal(r.Assignments, &raw); err != nil {
+				return nil, invalid("assignments: %v", err)
+			}
+		}
 		assignments := state.ContainerCPUAssignments{}
-		for uid, cs := range r.Assignments {
+		for uid, cs := range raw {
 			assignments[uid] = map[string]cpuset.CPUSet{}
 			for name, list := range cs {
 				set, err := cpuset.Parse(list)
