@@ -290,6 +290,35 @@ TEST(DiscoverFromFsroot, ReadsIsolcpusNohzFullAndTheirFlagsFromTheDump) {
   std::filesystem::remove_all(dir);
 }
 
+// Hugepages per NUMA node from nodeN/hugepages/hugepages-<kB>kB/nr_hugepages, as cadvisor gives
+// them to kubelet's memory manager: every page size the node lists (0 pages included).
+// memorysidecaches lists 2048 kB and 1048576 kB pages, none configured; here node 0 gets 512 x
+// 2 MiB and node 3 two 1 GiB pages.
+TEST(DiscoverFromFsroot, ReadsEachNodesHugepagesBySize) {
+  absl::StatusOr<CpuTopology> as_dumped = Load("memorysidecaches.tar.bz2");
+  ASSERT_TRUE(as_dumped.ok()) << as_dumped.status();
+  for (int id : as_dumped->NumaNodeIds()) {
+    EXPECT_EQ(as_dumped->Numa(id).hugepages,
+              (std::map<uint64_t, uint64_t>{{2048 * KiB, 0}, {1048576 * KiB, 0}}))
+        << "NUMA node " << id;
+  }
+  const std::string dir = ::testing::TempDir() + "/huygens-hugepages";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  const std::string node = dir + "/memorysidecaches/sys/devices/system/node/";
+  std::ofstream(node + "node0/hugepages/hugepages-2048kB/nr_hugepages") << "512\n";
+  std::ofstream(node + "node3/hugepages/hugepages-1048576kB/nr_hugepages") << "2\n";
+  absl::StatusOr<CpuTopology> t = DiscoverFromFsroot(dir + "/memorysidecaches");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->Numa(0).hugepages,
+            (std::map<uint64_t, uint64_t>{{2048 * KiB, 512}, {1048576 * KiB, 0}}));
+  EXPECT_EQ(t->Numa(3).hugepages,
+            (std::map<uint64_t, uint64_t>{{2048 * KiB, 0}, {1048576 * KiB, 2}}));
+  EXPECT_EQ(t->Numa(0).memory_bytes, 388492316 * KiB);
+  std::filesystem::remove_all(dir);
+}
+
 // An online CPU whose cpuN/ lost its topology/ folder (hwloc then makes no PU for it) is placed
 // from the other sysfs files. memorysidecaches: node1's cpulist names CPUs 1,5,9,...,77 (all
 // in package 1); CPU 45's core_cpus_list is "5,45".
