@@ -252,14 +252,19 @@ TEST_P(FixtureMachine, NrtCarriesTheExactTopologyAndOneZonePerNumaNode) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureMachine, ::testing::ValuesIn(Machines()),
                          [](const auto& param_info) { return param_info.param.name; });
 
+// Unpacks the memorysidecaches dump into a fresh `dir` (its root: dir + "/memorysidecaches").
+bool UnpackMemorySideCaches(const std::string& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()) == 0;
+}
+
 TEST(DiscoverFromFsroot, ReadsAnUnpackedDirectoryLikeItsTarball) {
   // The tarball path and the directory path give the same topology.
   absl::StatusOr<CpuTopology> from_tar = Load("memorysidecaches.tar.bz2");
   ASSERT_TRUE(from_tar.ok()) << from_tar.status();
   const std::string dir = ::testing::TempDir() + "/huygens-unpacked";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   absl::StatusOr<CpuTopology> from_dir = DiscoverFromFsroot(dir);
   ASSERT_TRUE(from_dir.ok()) << from_dir.status();
   EXPECT_TRUE(*from_dir == *from_tar);
@@ -268,9 +273,7 @@ TEST(DiscoverFromFsroot, ReadsAnUnpackedDirectoryLikeItsTarball) {
 
 TEST(DiscoverFromFsroot, ReadsIsolcpusNohzFullAndTheirFlagsFromTheDump) {
   const std::string dir = ::testing::TempDir() + "/huygens-isolated";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   const std::string root = dir + "/memorysidecaches";
   std::ofstream(root + "/proc/cmdline") << "ro isolcpus=managed_irq,domain,2-3,42 nohz_full=2-3\n";
   std::ofstream(root + "/sys/devices/system/cpu/isolated") << "5\n";
@@ -303,9 +306,7 @@ TEST(DiscoverFromFsroot, ReadsEachNodesHugepagesBySize) {
         << "NUMA node " << id;
   }
   const std::string dir = ::testing::TempDir() + "/huygens-hugepages";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   const std::string node = dir + "/memorysidecaches/sys/devices/system/node/";
   std::ofstream(node + "node0/hugepages/hugepages-2048kB/nr_hugepages") << "512\n";
   std::ofstream(node + "node3/hugepages/hugepages-1048576kB/nr_hugepages") << "2\n";
@@ -324,9 +325,7 @@ TEST(DiscoverFromFsroot, ReadsEachNodesHugepagesBySize) {
 // in package 1); CPU 45's core_cpus_list is "5,45".
 TEST(DiscoverFromFsroot, PlacesAnOnlineCpuWithoutTopologyFromTheOtherFiles) {
   const std::string dir = ::testing::TempDir() + "/huygens-no-topology";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   const std::string cpu_dir = dir + "/memorysidecaches/sys/devices/system/cpu/";
   std::filesystem::remove_all(cpu_dir + "cpu5/topology");
   absl::StatusOr<CpuTopology> t = DiscoverFromFsroot(dir);
