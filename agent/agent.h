@@ -1,6 +1,7 @@
 // Agent: the node agent's loop. Each pass reads the pods of this node, kubelet's CPU manager
 // checkpoint and the capacity source, runs the Reconciler, reads the memory in use
-// (KubeletMemoryReader), then runs the Publisher, and records metrics. Run() repeats passes on pod events (watch mode), every resync period, and when a
+// (KubeletMemoryReader), then runs the Publisher, and records metrics. Run() repeats passes on
+// pod events (watch mode), every resync period, and when a
 // deferred NRT write becomes due, until asked to stop.
 //
 // Handled (logged, counted, next pass retries): API errors, a runtime that is down, an

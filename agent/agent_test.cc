@@ -210,7 +210,7 @@ TEST_F(AgentTest, MemoryZonesFollowKubeletsMemoryManagerAndABadCheckpointLosesNo
   std::filesystem::copy_file(fixtures + "memory_manager_state.k8s-unittest.static.json",
                              config_.kubelet_memory_checkpoint_path);
   // NUMA node 7 does not exist: that reservation is left out (logged), the agent runs.
-  auto agent = NewAgent(nullptr, {.policy = MemoryManagerPolicy::kStatic,
+  auto agent = NewAgent(nullptr, {.policy = KubeletMemoryPolicy::kStatic,
                                   .reserved = {{0, {{"memory", 2 * kGi}}},
                                                {7, {{"memory", kGi}}}}});
   ASSERT_NE(agent, nullptr);

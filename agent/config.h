@@ -10,7 +10,7 @@
 //   nodeName: n1                         # default: $NODE_NAME
 //   systemCpus: "0-1"                    # the system pool, a cpu-list; or
 //   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool;
-//                                        # its memoryManagerPolicy, reservedMemory (kubelet_config.h)
+//                                        # memoryManagerPolicy, reservedMemory: kubelet_config.h
 //   mode: allocatable                    # allocatable | isolated
 //   systemNamespaces: [monitoring]       # kube-system is always a system namespace
 //   topologyPolicy: single-numa-node     # none | best-effort | restricted | single-numa-node

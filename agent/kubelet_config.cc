@@ -11,6 +11,7 @@
 namespace huygens::agent {
 namespace {
 
+constexpr std::string_view kMemory = "memory";
 constexpr std::string_view kHugepagesPrefix = "hugepages-";
 
 class Reader {
@@ -51,7 +52,7 @@ class Reader {
         if (!kv.first.IsScalar()) return Error(path + ".limits", "a key is not a string");
         const std::string resource = kv.first.Scalar();
         const std::string field = fmt::format("{}.limits[{:?}]", path, resource);
-        if (resource != kMemoryResource &&
+        if (resource != kMemory &&
             !(resource.starts_with(kHugepagesPrefix) &&
               resource.size() > kHugepagesPrefix.size())) {
           return Error(field, "only memory and hugepages-<size> can be reserved");
@@ -84,7 +85,7 @@ class Reader {
       auto text = Scalar(policy, "memoryManagerPolicy");
       if (!text.ok()) return text.status();
       if (*text == "Static") {
-        out.memory.policy = MemoryManagerPolicy::kStatic;
+        out.memory.policy = KubeletMemoryPolicy::kStatic;
       } else if (*text != "None") {
         return Error("memoryManagerPolicy",
                      fmt::format("{:?} is not None or Static (kubelet's spelling)", *text));
@@ -104,8 +105,8 @@ class Reader {
 
 }  // namespace
 
-const char* ToString(MemoryManagerPolicy p) {
-  return p == MemoryManagerPolicy::kStatic ? "Static" : "None";
+const char* ToString(KubeletMemoryPolicy p) {
+  return p == KubeletMemoryPolicy::kStatic ? "Static" : "None";
 }
 
 absl::StatusOr<KubeletConfig> ParseKubeletConfig(std::string_view text, std::string_view path) {

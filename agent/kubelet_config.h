@@ -30,17 +30,17 @@
 namespace huygens::agent {
 
 // kubelet's memoryManagerPolicy. (kubelet also knows BestEffort, on Windows only.)
-enum class MemoryManagerPolicy {
+enum class KubeletMemoryPolicy {
   kNone,    // "None": no per-NUMA memory accounting (kubelet's default)
   kStatic,  // "Static": kubelet's memory manager pins Guaranteed pods' memory to NUMA nodes
 };
 // "None" | "Static", as kubelet spells them.
-const char* ToString(MemoryManagerPolicy p);
+const char* ToString(KubeletMemoryPolicy p);
 
 // kubelet's memory manager settings.
 struct KubeletMemorySettings {
   // memoryManagerPolicy. Default None.
-  MemoryManagerPolicy policy = MemoryManagerPolicy::kNone;
+  KubeletMemoryPolicy policy = KubeletMemoryPolicy::kNone;
   // reservedMemory: NUMA node id -> resource name ("memory", "hugepages-2Mi", ...) -> bytes.
   // Default none. Invariant: every value > 0.
   NumaMemory reserved;

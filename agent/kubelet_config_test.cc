@@ -46,18 +46,18 @@ reservedMemory:
 - numaNode: 1
   limits: {memory: "536870912", hugepages-1Gi: 1Gi}
 )",
-                 {MemoryManagerPolicy::kStatic,
+                 {KubeletMemoryPolicy::kStatic,
                   {{0, {{"memory", kGi}, {"hugepages-2Mi", 64 * kMi}}},
                    {1, {{"memory", 512 * kMi}, {"hugepages-1Gi", kGi}}}}}},
         GoodCase{"TwoEntriesForOneNodeWithDifferentResourcesAdd",
                  "reservedMemory:\n- {numaNode: 0, limits: {memory: 1G}}\n"
                  "- {numaNode: 0, limits: {hugepages-2Mi: 2Mi}}\n",
-                 {MemoryManagerPolicy::kNone,
+                 {KubeletMemoryPolicy::kNone,
                   {{0, {{"memory", 1000000000}, {"hugepages-2Mi", 2 * kMi}}}}}},
         GoodCase{"TheJsonFormOfTheFile",
                  R"({"kind":"KubeletConfiguration","memoryManagerPolicy":"Static",
                      "reservedMemory":[{"numaNode":1,"limits":{"memory":"2Gi"}}]})",
-                 {MemoryManagerPolicy::kStatic, {{1, {{"memory", 2 * kGi}}}}}},
+                 {KubeletMemoryPolicy::kStatic, {{1, {{"memory", 2 * kGi}}}}}},
         GoodCase{"TheNonePolicySpelledOut", "memoryManagerPolicy: None\nreservedMemory: []\n",
                  {}}),
     [](const ::testing::TestParamInfo<GoodCase>& p) { return std::string(p.param.name); });
@@ -67,7 +67,7 @@ TEST(ParseKubeletConfig, ReadsReservedSystemCpusBesideTheMemorySettings) {
       ParseKubeletConfig("reservedSystemCPUs: \"0,32\"\nmemoryManagerPolicy: Static\n", "/k");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->reserved_system_cpus, (CpuSet{0, 32}));
-  EXPECT_EQ(c->memory.policy, MemoryManagerPolicy::kStatic);
+  EXPECT_EQ(c->memory.policy, KubeletMemoryPolicy::kStatic);
   c = ParseKubeletConfig("kind: KubeletConfiguration\n", "/k");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->reserved_system_cpus, std::nullopt);

@@ -64,7 +64,7 @@ KubeletMemoryReader::KubeletMemoryReader(KubeletMemoryOptions options)
 
 KubeletMemoryUse KubeletMemoryReader::ReadNow() const {
   const std::string& path = options_.checkpoint_path;
-  if (options_.policy != MemoryManagerPolicy::kStatic) {
+  if (options_.policy != KubeletMemoryPolicy::kStatic) {
     return {.reason = fmt::format("kubelet's memoryManagerPolicy is {}: no per-NUMA memory in "
                                   "use is known; available = allocatable",
                                   ToString(options_.policy))};
@@ -104,7 +104,7 @@ KubeletMemoryUse KubeletMemoryReader::Read() {
   if (use.reason != last_reason_) {
     if (use.reason.empty()) {
       spdlog::info("memory in use per NUMA node: from {}", options_.checkpoint_path);
-    } else if (use.from_checkpoint || options_.policy == MemoryManagerPolicy::kStatic) {
+    } else if (use.from_checkpoint || options_.policy == KubeletMemoryPolicy::kStatic) {
       spdlog::warn("memory in use per NUMA node: {}", use.reason);
     } else {
       spdlog::info("memory in use per NUMA node: {}", use.reason);

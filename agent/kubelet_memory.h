@@ -37,7 +37,7 @@ namespace huygens::agent {
 struct KubeletMemoryOptions {
   std::shared_ptr<const CpuTopology> topology;  // required
   // kubelet's memoryManagerPolicy; the checkpoint is read only for Static.
-  MemoryManagerPolicy policy = MemoryManagerPolicy::kNone;
+  KubeletMemoryPolicy policy = KubeletMemoryPolicy::kNone;
   // reservedMemory as published (FitReservedMemory's result), for NrtMemory's allocatable.
   NumaMemory reserved;
   // kubelet's memory_manager_state; "" = none. Default "".

@@ -69,7 +69,7 @@ class KubeletMemoryTest : public ::testing::Test {
 TEST_F(KubeletMemoryTest, TheKubeletUnitTestCheckpointMakesAvailableItsFree) {
   // machineState 0 memory: total 2048, systemReserved 512, allocatable 1536, free 1024.
   KubeletMemoryReader reader({.topology = TinyMachine(2048),
-                              .policy = MemoryManagerPolicy::kStatic,
+                              .policy = KubeletMemoryPolicy::kStatic,
                               .reserved = {{0, {{"memory", 512}}}},
                               .checkpoint_path =
                                   KubeletFixture("memory_manager_state.k8s-unittest.static.json")});
@@ -84,7 +84,7 @@ TEST_F(KubeletMemoryTest, TheKubeletUnitTestCheckpointMakesAvailableItsFree) {
 
 struct UnusedCase {
   const char* name;
-  MemoryManagerPolicy policy;
+  KubeletMemoryPolicy policy;
   std::string fixture;  // "" = the path does not exist
   std::string reason;
 };
@@ -109,20 +109,20 @@ TEST_P(KubeletMemoryUnused, TakesNothingAndSaysWhy) {
 INSTANTIATE_TEST_SUITE_P(
     KubeletMemoryReader, KubeletMemoryUnused,
     ::testing::Values(
-        UnusedCase{"TheNonePolicyReadsNoFile", MemoryManagerPolicy::kNone,
+        UnusedCase{"TheNonePolicyReadsNoFile", KubeletMemoryPolicy::kNone,
                    "memory_manager_state.k8s-unittest.static.json",
                    "kubelet's memoryManagerPolicy is None"},
-        UnusedCase{"AMissingFile", MemoryManagerPolicy::kStatic, "",
+        UnusedCase{"AMissingFile", KubeletMemoryPolicy::kStatic, "",
                    "/nonexistent/memory_manager_state"},
         // Talos' unit-test file carries the dummy checksum 1.
-        UnusedCase{"ABadChecksum", MemoryManagerPolicy::kStatic,
+        UnusedCase{"ABadChecksum", KubeletMemoryPolicy::kStatic,
                    "memory_manager_state.talos-unittest.static-64GiB.json",
                    "checksum mismatch (stored 1, computed"},
         // A real node's file of the None policy, while kubelet's config says Static.
-        UnusedCase{"AFileOfAnotherPolicy", MemoryManagerPolicy::kStatic,
+        UnusedCase{"AFileOfAnotherPolicy", KubeletMemoryPolicy::kStatic,
                    "memory_manager_state.blog.16cpu.none-policy.json",
                    "written by policy \"None\", but kubelet's config says Static"},
-        UnusedCase{"AFileThatIsNoCheckpoint", MemoryManagerPolicy::kStatic,
+        UnusedCase{"AFileThatIsNoCheckpoint", KubeletMemoryPolicy::kStatic,
                    "cpu_manager_state.blog.16cpu.json", "cpu_manager_state.blog.16cpu.json: "}),
     [](const ::testing::TestParamInfo<UnusedCase>& p) { return std::string(p.param.name); });
 
@@ -147,7 +147,7 @@ TEST_F(KubeletMemoryTest, TwoNodesWithHugepagesAreReadPerResourceAndUnknownEntri
              {"memoryMap", {{"memory", Table(kGi, 0, 0)}}},
              {"cells", {5}}}}}));
   KubeletMemoryReader reader({.topology = t,
-                              .policy = MemoryManagerPolicy::kStatic,
+                              .policy = KubeletMemoryPolicy::kStatic,
                               .reserved = reserved,
                               .checkpoint_path = path});
   const KubeletMemoryUse use = reader.Read();
@@ -176,7 +176,9 @@ TEST_F(KubeletMemoryTest, FreeAboveOurAllocatableClampsUsedAtZero) {
               {"memoryMap", {{"memory", Table(4096, 0, 0)}}},
               {"cells", {0}}}}}));
   KubeletMemoryReader reader(
-      {.topology = TinyMachine(2048), .policy = MemoryManagerPolicy::kStatic, .checkpoint_path = path});
+      {.topology = TinyMachine(2048),
+       .policy = KubeletMemoryPolicy::kStatic,
+       .checkpoint_path = path});
   const KubeletMemoryUse use = reader.Read();
   EXPECT_TRUE(use.from_checkpoint);
   EXPECT_EQ(use.used, NumaMemory());
@@ -189,7 +191,9 @@ TEST_F(KubeletMemoryTest, AFileThatTurnsBadAndGoodAgainIsFollowedEachRead) {
               {"cells", {0}}}}});
   const std::string path = Write(good);
   KubeletMemoryReader reader(
-      {.topology = TinyMachine(2048), .policy = MemoryManagerPolicy::kStatic, .checkpoint_path = path});
+      {.topology = TinyMachine(2048),
+       .policy = KubeletMemoryPolicy::kStatic,
+       .checkpoint_path = path});
   EXPECT_EQ(reader.Read().used, (NumaMemory{{0, {{"memory", 1000}}}}));
   Write("{\"policyName\":");  // kubelet caught mid-write
   KubeletMemoryUse bad = reader.Read();

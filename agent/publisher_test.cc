@@ -146,7 +146,7 @@ TEST_P(PublisherMemoryTest, ZonesCarryKubeletsMemoryFigures) {
   auto topology = std::make_shared<const CpuTopology>(std::move(*t));
   const NumaMemory reserved = {{0, {{"memory", 512}}}};
   KubeletMemoryReader reader({.topology = topology,
-                              .policy = MemoryManagerPolicy::kStatic,
+                              .policy = KubeletMemoryPolicy::kStatic,
                               .reserved = reserved,
                               .checkpoint_path = std::string(HUYGENS_FIXTURES) + "/kubelet/" +
                                                  c.fixture});

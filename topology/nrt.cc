@@ -18,6 +18,22 @@ using nlohmann::json;
 
 std::string ZoneName(int numa) { return fmt::format("node-{}", numa); }
 
+constexpr char kMemoryResource[] = "memory";
+
+// kubelet's resource name for a hugepage size in bytes: "hugepages-" + the size as a canonical
+// binary-SI quantity (2 MiB -> "hugepages-2Mi", 1 GiB -> "hugepages-1Gi", 1 TiB -> "hugepages-
+// 1Ti"). The same rule as alloc/memory_manager.h's HugepageResourceName, which this layer
+// cannot call (it lies above); kept private so that the two never clash.
+std::string HugepageResourceName(uint64_t page_bytes) {
+  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int unit = 0;
+  while (page_bytes != 0 && page_bytes % 1024 == 0 && unit < 6) {
+    page_bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("hugepages-{}{}", page_bytes, kSuffix[unit]);
+}
+
 uint64_t SubtractClamped(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 uint64_t Lookup(const NumaMemory& m, int numa, const std::string& resource) {
@@ -31,7 +47,8 @@ absl::Status CheckNumaMemory(const CpuTopology& t, const NumaMemory& m, std::str
   for (const auto& [numa, resources] : m) {
     for (const auto& [resource, bytes] : resources) {
       if (std::optional<std::string> why = UnknownNumaMemory(t, numa, resource)) {
-        return absl::InvalidArgumentError(fmt::format("{}[{}][{:?}]: {}", field, numa, resource, *why));
+        return absl::InvalidArgumentError(
+            fmt::format("{}[{}][{:?}]: {}", field, numa, resource, *why));
       }
     }
   }
@@ -55,15 +72,6 @@ bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> options
 }
 
 }  // namespace
-
-std::string HugepageResourceName(uint64_t page_bytes) {
-  constexpr std::pair<uint64_t, const char*> units[] = {
-      {1ull << 30, "Gi"}, {1ull << 20, "Mi"}, {1ull << 10, "Ki"}};
-  for (const auto& [unit, suffix] : units) {
-    if (page_bytes % unit == 0) return fmt::format("hugepages-{}{}", page_bytes / unit, suffix);
-  }
-  return fmt::format("hugepages-{}", page_bytes);
-}
 
 std::optional<std::string> UnknownNumaMemory(const CpuTopology& t, int numa,
                                              std::string_view resource) {

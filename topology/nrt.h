@@ -39,16 +39,10 @@ inline constexpr char kNrtApiVersionV1Alpha1[] = "topology.node.k8s.io/v1alpha1"
 inline constexpr char kNrtKind[] = "NodeResourceTopology";
 // kCpuTopologyAnnotation, kPoolsAnnotation and kCapacityFactorAttribute: base/wire_names.h.
 
-// Kubernetes' resource name for ordinary memory.
-inline constexpr char kMemoryResource[] = "memory";
-
-// Kubernetes' resource name for a hugepage size in bytes: 2 MiB -> "hugepages-2Mi", 1 GiB ->
-// "hugepages-1Gi", 64 KiB -> "hugepages-64Ki" (the largest binary unit that divides the size,
-// as kubelet's HugePageResourceName writes the quantity; "hugepages-<bytes>" otherwise).
-std::string HugepageResourceName(uint64_t page_bytes);
-
-// Bytes per NUMA node id and memory resource name ("memory", "hugepages-2Mi", ...): the shape
-// of kubelet's memory manager tables (reservedMemory, machineState memoryMap).
+// Bytes per NUMA node id and memory resource name: "memory", or "hugepages-<size>" with the page
+// size as a canonical binary-SI quantity as kubelet names it ("hugepages-2Mi", "hugepages-1Gi",
+// "hugepages-64Ki"). The shape of kubelet's memory manager tables (reservedMemory, machineState
+// memoryMap); the same type as alloc/memory_manager.h's ReservedMemory.
 using NumaMemory = std::map<int, std::map<std::string, uint64_t>>;
 
 // Why (numa, resource) is not a memory resource of `t`, e.g. "NUMA node 7 does not exist" or
@@ -91,7 +85,7 @@ struct NrtInput {
   std::string policy = "none";
   std::string scope = "container";
   // Memory kept from pods (kubelet's `reservedMemory`) and memory in use by pods, in bytes, per
-  // NUMA node id and memory resource name (kMemoryResource or HugepageResourceName(page size)).
+  // NUMA node id and memory resource name ("memory", "hugepages-<size>"; see NumaMemory).
   // Absent entries: 0. Every entry must name a NUMA node of the topology and a resource that
   // node has (UnknownNumaMemory); the figures are NrtMemory's.
   NumaMemory memory_reserved{};

@@ -244,12 +244,20 @@ TEST(NrtMemory, HugepagesOfMoreThanTheNodesMemoryLeaveNoMemoryAllocatable) {
   EXPECT_EQ(got->at(0).at("hugepages-1Gi"), (NrtMemoryFigures{2 * kGi, 2 * kGi, 2 * kGi}));
 }
 
-TEST(HugepageResourceName, UsesTheLargestBinaryUnitThatDividesTheSize) {
-  EXPECT_EQ(HugepageResourceName(2 * kMi), "hugepages-2Mi");
-  EXPECT_EQ(HugepageResourceName(kGi), "hugepages-1Gi");
-  EXPECT_EQ(HugepageResourceName(64 << 10), "hugepages-64Ki");
-  EXPECT_EQ(HugepageResourceName(32 * kMi), "hugepages-32Mi");
-  EXPECT_EQ(HugepageResourceName(16 * kGi), "hugepages-16Gi");
+TEST(NrtMemory, NamesEachPageSizeAsKubeletDoes) {
+  absl::StatusOr<CpuTopology> t = TopologyFromJson(
+      R"({"cpus":[{"id":0,"core":0,"socket":0,"numa":0}],
+          "numaNodes":[{"id":0,"memoryBytes":1,"hugepages":{"65536":0,"2097152":0,
+              "33554432":0,"1073741824":0,"17179869184":0,"1099511627776":0,"1536":0}}]})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> got =
+      NrtMemory(*t, {}, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<std::string> names;
+  for (const auto& [name, figures] : got->at(0)) names.push_back(name);
+  EXPECT_THAT(names, ElementsAre("hugepages-1536", "hugepages-16Gi", "hugepages-1Gi",
+                                 "hugepages-1Ti", "hugepages-2Mi", "hugepages-32Mi",
+                                 "hugepages-64Ki", "memory"));
 }
 
 TEST(UnknownNumaMemory, NamesWhatTheNodeLacksAndWhatItHas) {
