@@ -1,6 +1,7 @@
 // Agent: the node agent's loop. Each pass reads the pods of this node, kubelet's CPU manager
-// checkpoint and the capacity source, runs the Reconciler, then the Publisher, and records
-// metrics. Run() repeats passes on pod events (watch mode), every resync period, and when a
+// checkpoint and the capacity source, runs the Reconciler, reads the memory in use
+// (KubeletMemoryReader), then runs the Publisher, and records metrics. Run() repeats passes on
+// pod events (watch mode), every resync period, and when a
 // deferred NRT write becomes due, until asked to stop.
 //
 // Handled (logged, counted, next pass retries): API errors, a runtime that is down, an
@@ -26,6 +27,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/config.h"
+#include "agent/kubelet_config.h"
+#include "agent/kubelet_memory.h"
 #include "agent/publisher.h"
 #include "agent/reconciler.h"
 #include "cri/runtime.h"
@@ -49,11 +52,14 @@ struct AgentDeps {
 
 class Agent {
  public:
-  // `system_cpus` is the resolved system pool (ResolveSystemCpus). Errors: the Reconciler's
-  // (bad system CPUs, unreadable checkpoint); InvalidArgument for a kubelet pod URL that does
-  // not parse.
+  // `system_cpus` is the resolved system pool (ResolveSystemCpus); `memory` kubelet's memory
+  // manager settings (KubeletConfig::memory; default: policy None, no reservations), whose
+  // reservations the machine lacks are logged and left out (FitReservedMemory). Errors: the
+  // Reconciler's (bad system CPUs, unreadable checkpoint); InvalidArgument for a kubelet pod
+  // URL that does not parse.
   static absl::StatusOr<std::unique_ptr<Agent>> Create(AgentConfig config, CpuSet system_cpus,
-                                                       AgentDeps deps);
+                                                       AgentDeps deps,
+                                                       KubeletMemorySettings memory = {});
   ~Agent();
 
   // One pass (see the file comment). Returns the reconcile report; errors only for a pod list
@@ -80,10 +86,16 @@ class Agent {
  private:
   struct Metrics;
   Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> reconciler,
-        std::unique_ptr<Publisher> publisher);
+        std::unique_ptr<Publisher> publisher, std::unique_ptr<KubeletMemoryReader> memory);
   absl::StatusOr<std::vector<nlohmann::json>> ListPods();
   std::optional<KubeletCpuCheckpoint> ReadKubeletCheckpoint(std::vector<std::string>& warnings);
   std::map<int, double> ReadCapacity(std::vector<std::string>& warnings);
+  // HOOK (issue 18): adds to `used` (NUMA id -> resource name -> bytes, the memory and hugepages
+  // in use that kubelet's checkpoint reports) the memory held by Huygens allocations on this
+  // node, so that the published available is net of both. Today it adds nothing: the accounting
+  // of Huygens' memory allocations (alloc/memory_manager.h) is to be wired here. Every entry it
+  // adds must name a NUMA node and resource the machine has (UnknownNumaMemory).
+  void AddHuygensMemoryUsed(const ReconcileReport& report, NumaMemory& used) const;
   void Record(const ReconcileReport& report);
   void Wake();
 
@@ -91,6 +103,7 @@ class Agent {
   const AgentDeps deps_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<KubeletMemoryReader> memory_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<kube::RestClient> kubelet_;  // pod source kKubelet
   std::string kubelet_path_;

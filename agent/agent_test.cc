@@ -43,13 +43,15 @@ class AgentTest : public ::testing::Test {
   }
 
   // An agent over `client` (default: client_).
-  std::unique_ptr<Agent> NewAgent(kube::Client* client = nullptr) {
+  std::unique_ptr<Agent> NewAgent(kube::Client* client = nullptr,
+                                  KubeletMemorySettings memory = {}) {
     auto agent = Agent::Create(config_, CpuSet{0, 12},
                                {.client = client != nullptr ? client : client_.get(),
                                 .runtime = runtime_.get(),
                                 .clock = &clock_,
                                 .topology = topology_,
-                                .metrics = &metrics_});
+                                .metrics = &metrics_},
+                               memory);
     EXPECT_TRUE(agent.ok()) << agent.status();
     return agent.ok() ? std::move(*agent) : nullptr;
   }
@@ -198,6 +200,40 @@ TEST_F(AgentTest, AKubeletCheckpointWithABadChecksumIsIgnoredWithAWarning) {
   ASSERT_TRUE(report.ok());
   EXPECT_THAT(report->warnings, ::testing::Contains(HasSubstr("checksum mismatch")));
   EXPECT_EQ(report->exclusive, CpuSet());
+}
+
+// DualSocketHT has 64 GiB per NUMA node and no hugepages.
+TEST_F(AgentTest, MemoryZonesFollowKubeletsMemoryManagerAndABadCheckpointLosesNothing) {
+  constexpr uint64_t kGi = 1ull << 30;
+  const std::string fixtures = std::string(HUYGENS_FIXTURES) + "/kubelet/";
+  config_.kubelet_memory_checkpoint_path = (dir_ / "memory_manager_state").string();
+  std::filesystem::copy_file(fixtures + "memory_manager_state.k8s-unittest.static.json",
+                             config_.kubelet_memory_checkpoint_path);
+  // NUMA node 7 does not exist: that reservation is left out (logged), the agent runs.
+  auto agent = NewAgent(nullptr, {.policy = KubeletMemoryPolicy::kStatic,
+                                  .reserved = {{0, {{"memory", 2 * kGi}}},
+                                               {7, {{"memory", kGi}}}}});
+  ASSERT_NE(agent, nullptr);
+  const auto memory_of = [&](int zone) {
+    auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+    EXPECT_TRUE(nrt.ok()) << nrt.status();
+    const NrtResource* r = nrt.ok() ? nrt->zones.at(zone).Resource("memory") : nullptr;
+    return r != nullptr ? *r : NrtResource{};
+  };
+  ASSERT_TRUE(agent->RunOnce().ok());
+  // The checkpoint's NUMA node 0 has 1024 bytes free: that is what the zone offers.
+  EXPECT_EQ(memory_of(0), (NrtResource{"memory", std::to_string(64 * kGi),
+                                       std::to_string(62 * kGi), "1024"}));
+  EXPECT_EQ(memory_of(1), (NrtResource{"memory", std::to_string(64 * kGi),
+                                       std::to_string(64 * kGi), std::to_string(64 * kGi)}));
+  // A checkpoint with a bad checksum: nothing is taken from it, available = allocatable.
+  std::filesystem::copy_file(fixtures + "memory_manager_state.talos-unittest.static-64GiB.json",
+                             config_.kubelet_memory_checkpoint_path,
+                             std::filesystem::copy_options::overwrite_existing);
+  clock_.Advance(config_.nrt_min_interval);
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_EQ(memory_of(0), (NrtResource{"memory", std::to_string(64 * kGi),
+                                       std::to_string(62 * kGi), std::to_string(62 * kGi)}));
 }
 
 TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {

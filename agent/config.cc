@@ -137,7 +137,8 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
                            {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig",
                             "mode", "systemNamespaces", "topologyPolicy", "topologyScope",
                             "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
-                            "kubeletCheckpoint", "checkpoint", "metricsAddress"});
+                            "kubeletCheckpoint", "kubeletMemoryCheckpoint", "checkpoint",
+                            "metricsAddress"});
         !s.ok()) {
       return s;
     }
@@ -215,6 +216,8 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
       if (auto s = ParseCapacity(root["capacity"], c.capacity); !s.ok()) return s;
     }
     for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
+                              std::pair{"kubeletMemoryCheckpoint",
+                                        &c.kubelet_memory_checkpoint_path},
                               std::pair{"checkpoint", &c.checkpoint_path},
                               std::pair{"metricsAddress", &c.metrics_address}}) {
       if (!root[key]) continue;
@@ -240,6 +243,7 @@ kind: AgentConfiguration         # optional; when present, exactly this
 nodeName: n1                     # this node; default $NODE_NAME (--node-name overrides both)
 systemCpus: "0-1"                # the system pool, a cpu-list; default none; or instead:
 # kubeletConfig: /var/lib/kubelet/config.yaml  # kubelet's config: its reservedSystemCPUs
+                                 # (the system pool), memoryManagerPolicy and reservedMemory
 mode: allocatable                # allocatable: user pool = online CPUs - system pool;
                                  # isolated: the kernel's isolated CPUs - system pool
 systemNamespaces: [kube-system]  # containers here run in the system pool (kube-system always)
@@ -260,6 +264,8 @@ capacity:                        # per-NUMA capacity factors 0..1; default none
   file: /etc/huygens/numa-capacity.json
   # url: http://127.0.0.1:9101/numa-capacity  # or a local http:// URL (not both)
 kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state  # kubelet's CPU manager state; "" = none
+kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state  # kubelet's memory manager
+                                 # state, read when memoryManagerPolicy is Static; "" = none
 checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
 metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
 )";
@@ -273,31 +279,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv
   }
 }
 
-absl::StatusOr<CpuSet> ResolveSystemCpus(const AgentConfig& config,
-                                         std::string_view kubelet_config_yaml) {
+CpuSet ResolveSystemCpus(const AgentConfig& config, const KubeletConfig& kubelet) {
   if (config.system_cpus.has_value()) return *config.system_cpus;
-  if (config.kubelet_config_path.empty()) return CpuSet();
-  const std::string where = fmt::format("kubelet config {}", config.kubelet_config_path);
-  try {
-    const YAML::Node root = YAML::Load(std::string(kubelet_config_yaml));
-    if (!root.IsMap()) {
-      return absl::InvalidArgumentError(fmt::format("{}: expected a mapping", where));
-    }
-    const YAML::Node reserved = root["reservedSystemCPUs"];
-    if (!reserved) return CpuSet();
-    if (!reserved.IsScalar()) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: reservedSystemCPUs: expected a cpu-list", where));
-    }
-    auto set = CpuSet::Parse(reserved.Scalar());
-    if (!set.ok()) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: reservedSystemCPUs: {}", where, std::string(set.status().message())));
-    }
-    return *set;
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(fmt::format("{}: not valid YAML: {}", where, e.what()));
-  }
+  return kubelet.reserved_system_cpus.value_or(CpuSet());
 }
 
 }  // namespace huygens::agent

@@ -9,7 +9,8 @@
 //   kind: AgentConfiguration             # when present, exactly this
 //   nodeName: n1                         # default: $NODE_NAME
 //   systemCpus: "0-1"                    # the system pool, a cpu-list; or
-//   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool
+//   kubeletConfig: /var/lib/kubelet/config.yaml   # its reservedSystemCPUs is the system pool;
+//                                        # memoryManagerPolicy, reservedMemory: kubelet_config.h
 //   mode: allocatable                    # allocatable | isolated
 //   systemNamespaces: [monitoring]       # kube-system is always a system namespace
 //   topologyPolicy: single-numa-node     # none | best-effort | restricted | single-numa-node
@@ -28,6 +29,7 @@
 //     file: /etc/huygens/numa-capacity.json
 //     url: http://127.0.0.1:9101/numa-capacity
 //   kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state
+//   kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state
 //   checkpoint: /var/lib/huygens/agent-checkpoint.json
 //   metricsAddress: 0.0.0.0:9464
 //
@@ -43,6 +45,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/kubelet_config.h"
 #include "alloc/pod.h"
 #include "cpuset/cpuset.h"
 #include "node/node_state.h"
@@ -81,8 +84,10 @@ struct AgentConfig {
   std::string node_name;
   // The system pool as an explicit cpu-list. Default: none (see kubelet_config_path).
   std::optional<CpuSet> system_cpus;
-  // kubelet's config file; when system_cpus is unset, its `reservedSystemCPUs` is the system
-  // pool (ResolveSystemCpus). Default none. At most one of system_cpus and kubelet_config_path.
+  // kubelet's config file (ParseKubeletConfig); when system_cpus is unset, its
+  // `reservedSystemCPUs` is the system pool (ResolveSystemCpus); its `memoryManagerPolicy` and
+  // `reservedMemory` shape the published memory (docs/agent.md). Default none. At most one of
+  // system_cpus and kubelet_config_path.
   std::string kubelet_config_path;
   // allocatable (default) or isolated (user pool = the kernel's isolated CPUs).
   NodeMode mode = NodeMode::kAllocatable;
@@ -105,6 +110,9 @@ struct AgentConfig {
   CapacitySourceConfig capacity;
   // kubelet's CPU manager checkpoint. Default /var/lib/kubelet/cpu_manager_state; "" = none.
   std::string kubelet_checkpoint_path = "/var/lib/kubelet/cpu_manager_state";
+  // kubelet's memory manager checkpoint, read each pass when kubelet's memoryManagerPolicy is
+  // Static (KubeletMemoryReader). Default /var/lib/kubelet/memory_manager_state; "" = none.
+  std::string kubelet_memory_checkpoint_path = "/var/lib/kubelet/memory_manager_state";
   // The agent's own checkpoint. Default /var/lib/huygens/agent-checkpoint.json.
   std::string checkpoint_path = "/var/lib/huygens/agent-checkpoint.json";
   // host:port of /metrics, /healthz and /readyz. Default 0.0.0.0:9464; "" = no server.
@@ -126,11 +134,9 @@ using GetEnv = std::function<std::optional<std::string>(const char*)>;
 // and capacity.url; a capacity.url that is not http://; no node name at all.
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv);
 
-// The system pool: `config.system_cpus`, else kubelet's `reservedSystemCPUs` read from
-// `kubelet_config_yaml` (the content of config.kubelet_config_path; a file without the key
-// means no system CPUs), else none. Errors: InvalidArgument naming the kubelet config field.
-absl::StatusOr<CpuSet> ResolveSystemCpus(const AgentConfig& config,
-                                         std::string_view kubelet_config_yaml);
+// The system pool: `config.system_cpus`, else kubelet's `reservedSystemCPUs` (`kubelet`, parsed
+// from config.kubelet_config_path; default-constructed when there is none), else none.
+CpuSet ResolveSystemCpus(const AgentConfig& config, const KubeletConfig& kubelet);
 
 }  // namespace huygens::agent
 

@@ -110,7 +110,8 @@ TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
        {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig", "mode",
         "systemNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
         "fallbackToCgroupfs", "cgroupRoot", "podSource", "kind", "kubeletUrl", "resyncPeriod",
-        "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint", "checkpoint",
+        "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint",
+        "kubeletMemoryCheckpoint", "checkpoint",
         "metricsAddress"}) {
     EXPECT_THAT(kAgentConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
@@ -176,29 +177,28 @@ TEST(AgentConfig, WithoutANodeNameAnywhereItIsAnError) {
 TEST(ResolveSystemCpus, AnExplicitListWins) {
   AgentConfig c;
   c.system_cpus = CpuSet{0, 1};
-  EXPECT_EQ(ResolveSystemCpus(c, "").value(), (CpuSet{0, 1}));
+  EXPECT_EQ(ResolveSystemCpus(c, {.reserved_system_cpus = CpuSet{5}}), (CpuSet{0, 1}));
 }
 
 TEST(ResolveSystemCpus, KubeletsReservedSystemCpusAreTheSystemPool) {
   AgentConfig c;
   c.kubelet_config_path = "/var/lib/kubelet/config.yaml";
-  const char* kubelet = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-                        "reservedSystemCPUs: \"0,32\"\ncpuManagerPolicy: none\n";
-  EXPECT_EQ(ResolveSystemCpus(c, kubelet).value(), (CpuSet{0, 32}));
+  EXPECT_EQ(ResolveSystemCpus(c, {.reserved_system_cpus = CpuSet{0, 32}}), (CpuSet{0, 32}));
 }
 
 TEST(ResolveSystemCpus, AKubeletConfigWithoutTheKeyMeansNoSystemCpus) {
   AgentConfig c;
   c.kubelet_config_path = "/k.yaml";
-  EXPECT_EQ(ResolveSystemCpus(c, "kind: KubeletConfiguration\n").value(), CpuSet());
+  EXPECT_EQ(ResolveSystemCpus(c, KubeletConfig{}), CpuSet());
 }
 
-TEST(ResolveSystemCpus, ABadKubeletValueNamesTheFileAndField) {
-  AgentConfig c;
-  c.kubelet_config_path = "/k.yaml";
-  auto s = ResolveSystemCpus(c, "reservedSystemCPUs: \"a-b\"\n");
-  ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("/k.yaml: reservedSystemCPUs"));
+TEST(AgentConfig, TheKubeletMemoryCheckpointHasKubeletsPathAndCanBeTurnedOff) {
+  auto c = ParseAgentConfig("nodeName: n1\n", Env({}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->kubelet_memory_checkpoint_path, "/var/lib/kubelet/memory_manager_state");
+  c = ParseAgentConfig("nodeName: n1\nkubeletMemoryCheckpoint: \"\"\n", Env({}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->kubelet_memory_checkpoint_path, "");
 }
 
 }  // namespace

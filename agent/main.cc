@@ -90,20 +90,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!node_name.empty()) config->node_name = node_name;
-  std::string kubelet_yaml;
-  if (!config->kubelet_config_path.empty() && !config->system_cpus.has_value()) {
+  agent::KubeletConfig kubelet;
+  if (!config->kubelet_config_path.empty()) {
     auto text = agent::ReadTextFile(config->kubelet_config_path);
     if (!text.ok()) {
       spdlog::critical("kubeletConfig: {}", Msg(text.status()));
       return 2;
     }
-    kubelet_yaml = *text;
+    auto parsed = agent::ParseKubeletConfig(*text, config->kubelet_config_path);
+    if (!parsed.ok()) {
+      spdlog::critical("{}", Msg(parsed.status()));
+      return 2;
+    }
+    kubelet = *std::move(parsed);
   }
-  auto system_cpus = agent::ResolveSystemCpus(*config, kubelet_yaml);
-  if (!system_cpus.ok()) {
-    spdlog::critical("{}", Msg(system_cpus.status()));
-    return 2;
-  }
+  const CpuSet system_cpus = agent::ResolveSystemCpus(*config, kubelet);
 
   auto topology = DiscoverLive();
   if (!topology.ok()) {
@@ -112,7 +113,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("node {}: {} CPUs online ({}), {} NUMA nodes; system pool {:?}; mode {}",
                config->node_name, topology->NumCpus(), topology->OnlineCpus().ToString(),
-               topology->NumNumaNodes(), system_cpus->ToString(), ToString(config->mode));
+               topology->NumNumaNodes(), system_cpus.ToString(), ToString(config->mode));
 
   auto rest_config = kubeconfig.empty() ? kube::InClusterConfig() : kube::LoadKubeconfig(kubeconfig);
   if (!rest_config.ok()) {
@@ -140,12 +141,13 @@ int main(int argc, char** argv) {
 
   serving::MetricsRegistry metrics;
   auto agent = agent::Agent::Create(
-      *config, *system_cpus,
+      *config, system_cpus,
       {.client = &client,
        .runtime = runtime.get(),
        .clock = RealClock::Get(),
        .topology = std::make_shared<const CpuTopology>(std::move(*topology)),
-       .metrics = &metrics});
+       .metrics = &metrics},
+      kubelet.memory);
   if (!agent.ok()) {
     spdlog::critical("{}", Msg(agent.status()));
     return 2;

@@ -3,7 +3,9 @@
 //
 // What it publishes (docs/agent.md, "What it publishes"):
 //   - the NRT object of topology/nrt.h (BuildNrt) for this node, with `available` reflecting the
-//     exclusive CPUs held now (Huygens allocations and kubelet-bound CPUs alike), the pools in
+//     exclusive CPUs held now (Huygens allocations and kubelet-bound CPUs alike), memory and
+//     hugepages per NUMA node net of kubelet's reservedMemory (allocatable) and of the memory in
+//     use (available; NrtMemory, KubeletMemoryReader), the pools in
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
 //     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1);
 //   - in isolated mode, Node status.capacity and status.allocatable
@@ -50,6 +52,9 @@ struct PublisherOptions {
   NodeMode mode = NodeMode::kAllocatable;
   TopologyPolicy policy = TopologyPolicy::kSingleNumaNode;
   TopologyScope scope = TopologyScope::kContainer;
+  // kubelet's reservedMemory (NUMA id -> resource -> bytes), fitted to the machine
+  // (FitReservedMemory): allocatable = capacity - this. Default none.
+  NumaMemory memory_reserved;
   // At most one NRT write per interval. Default 10 s.
   std::chrono::milliseconds min_interval{10000};
 };
@@ -58,6 +63,9 @@ struct PublisherOptions {
 struct NodePublication {
   CpuSet exclusive;                     // CPUs held exclusively now
   std::map<int, double> capacity;       // NUMA id -> factor in [0, 1]; absent = 1
+  // Memory in use per NUMA id and resource, bytes: available = allocatable - this. Every entry
+  // names a NUMA node and resource the machine has. Default none.
+  NumaMemory memory_used;
 };
 
 enum class PublishResult {
@@ -73,7 +81,7 @@ class Publisher {
   Publisher(kube::Client* client, Clock* clock, PublisherOptions options);
 
   // The NRT object for `publication` (BuildNrt). Errors: BuildNrt's InvalidArgument (e.g. an
-  // exclusive CPU outside the user pool).
+  // exclusive CPU outside the user pool, memory for a NUMA node the machine lacks).
   absl::StatusOr<nlohmann::json> BuildObject(const NodePublication& publication) const;
 
   // Publishes the NRT for `publication` under the write discipline above. Errors: the

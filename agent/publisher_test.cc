@@ -8,7 +8,9 @@
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
+#include "agent/kubelet_memory.h"
 #include "topology/discovery/discovery.h"
+#include "topology/json.h"
 #include "topology/nrt.h"
 
 namespace huygens::agent {
@@ -118,6 +120,81 @@ TEST_F(PublisherTest, AMachineWithAnOfflineCpuPublishesOnlyItsOnlineCpus) {
   EXPECT_EQ(pools->user, topology->OnlineCpus());
   EXPECT_EQ(ZoneCpuAvailable(nrt, 0),
             std::to_string(topology->CpusInNumaNode(0).Intersection(topology->OnlineCpus()).Size()));
+}
+
+// kubelet's memory_manager_state fixtures through KubeletMemoryReader into the published zones.
+// The machine: NUMA node 0 with 2048 bytes (the kubelet unit-test checkpoint's machine), NUMA
+// node 1 with 8 MiB and 2 x 2 MiB hugepages; kubelet's reservedMemory: 512 bytes on node 0.
+struct MemoryFixtureCase {
+  const char* name;
+  std::string fixture;
+  std::string node0_memory_available;
+  std::string reason;  // "" = the checkpoint was used
+};
+void PrintTo(const MemoryFixtureCase& c, std::ostream* os) { *os << c.name; }
+
+class PublisherMemoryTest : public PublisherTest,
+                            public ::testing::WithParamInterface<MemoryFixtureCase> {};
+
+TEST_P(PublisherMemoryTest, ZonesCarryKubeletsMemoryFigures) {
+  const MemoryFixtureCase& c = GetParam();
+  absl::StatusOr<CpuTopology> t = TopologyFromJson(R"({"cpus":[
+      {"id":0,"core":0,"socket":0,"numa":0},{"id":1,"core":1,"socket":1,"numa":1}],
+      "numaNodes":[{"id":0,"memoryBytes":2048},
+                   {"id":1,"memoryBytes":8388608,"hugepages":{"2097152":2}}]})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto topology = std::make_shared<const CpuTopology>(std::move(*t));
+  const NumaMemory reserved = {{0, {{"memory", 512}}}};
+  KubeletMemoryReader reader({.topology = topology,
+                              .policy = KubeletMemoryPolicy::kStatic,
+                              .reserved = reserved,
+                              .checkpoint_path = std::string(HUYGENS_FIXTURES) + "/kubelet/" +
+                                                 c.fixture});
+  const KubeletMemoryUse use = reader.Read();
+  if (c.reason.empty()) {
+    EXPECT_EQ(use.reason, "");
+  } else {
+    EXPECT_THAT(use.reason, ::testing::HasSubstr(c.reason));
+  }
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "mem", .topology = topology, .memory_reserved = reserved});
+  ASSERT_TRUE(publisher.Publish({.memory_used = use.used}).ok());
+  const NrtObject nrt = Stored("mem");
+  ASSERT_EQ(nrt.zones.size(), 2u);
+  EXPECT_EQ(*nrt.zones[0].Resource("memory"),
+            (NrtResource{"memory", "2048", "1536", c.node0_memory_available}));
+  // Node 1: 8 MiB less its 4 MiB of hugepages; the checkpoints say nothing about it.
+  EXPECT_EQ(*nrt.zones[1].Resource("memory"),
+            (NrtResource{"memory", "8388608", "4194304", "4194304"}));
+  EXPECT_EQ(*nrt.zones[1].Resource("hugepages-2Mi"),
+            (NrtResource{"hugepages-2Mi", "4194304", "4194304", "4194304"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    KubeletFixtures, PublisherMemoryTest,
+    ::testing::Values(
+        // machineState 0 memory: allocatable 1536, free 1024 (a 512-byte container).
+        MemoryFixtureCase{"TheStaticCheckpointGivesKubeletsFree",
+                          "memory_manager_state.k8s-unittest.static.json", "1024", ""},
+        // Dummy checksum 1: ignored, nothing lost, available = allocatable.
+        MemoryFixtureCase{"ABadChecksumLeavesAvailableAtAllocatable",
+                          "memory_manager_state.talos-unittest.static-64GiB.json", "1536",
+                          "checksum mismatch"},
+        MemoryFixtureCase{"ANonePolicyFileLeavesAvailableAtAllocatable",
+                          "memory_manager_state.blog.16cpu.none-policy.json", "1536",
+                          "written by policy \"None\""}),
+    [](const ::testing::TestParamInfo<MemoryFixtureCase>& p) { return std::string(p.param.name); });
+
+TEST_F(PublisherTest, MemoryForANumaNodeTheMachineLacksIsAnErrorNamingIt) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "amd", .topology = topology, .min_interval = {}});
+  ASSERT_TRUE(publisher.Publish({}).ok());
+  auto r = publisher.Publish({.memory_used = {{42, {{"memory", 1}}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              ::testing::HasSubstr("memory_used[42][\"memory\"]: NUMA node 42 does not exist"));
+  EXPECT_EQ(Writes(), 1);  // only the first, good publication
 }
 
 TEST_F(PublisherTest, PodChurnUpdatesTheObjectAtMostOncePerInterval) {

@@ -18,21 +18,41 @@ using nlohmann::json;
 
 std::string ZoneName(int numa) { return fmt::format("node-{}", numa); }
 
-// Kubernetes' resource name for a hugepage size: hugepages-2Mi, hugepages-1Gi, ...
+constexpr char kMemoryResource[] = "memory";
+
+// kubelet's resource name for a hugepage size in bytes: "hugepages-" + the size as a canonical
+// binary-SI quantity (2 MiB -> "hugepages-2Mi", 1 GiB -> "hugepages-1Gi", 1 TiB -> "hugepages-
+// 1Ti"). The same rule as alloc/memory_manager.h's HugepageResourceName, which this layer
+// cannot call (it lies above); kept private so that the two never clash.
 std::string HugepageResourceName(uint64_t page_bytes) {
-  constexpr std::pair<uint64_t, const char*> units[] = {
-      {1ull << 30, "Gi"}, {1ull << 20, "Mi"}, {1ull << 10, "Ki"}};
-  for (const auto& [unit, suffix] : units) {
-    if (page_bytes % unit == 0) return fmt::format("hugepages-{}{}", page_bytes / unit, suffix);
+  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int unit = 0;
+  while (page_bytes != 0 && page_bytes % 1024 == 0 && unit < 6) {
+    page_bytes /= 1024;
+    ++unit;
   }
-  return fmt::format("hugepages-{}", page_bytes);
+  return fmt::format("hugepages-{}{}", page_bytes, kSuffix[unit]);
 }
 
 uint64_t SubtractClamped(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-uint64_t Lookup(const std::map<int, uint64_t>& m, int key) {
-  auto it = m.find(key);
-  return it == m.end() ? 0 : it->second;
+uint64_t Lookup(const NumaMemory& m, int numa, const std::string& resource) {
+  auto node = m.find(numa);
+  if (node == m.end()) return 0;
+  auto it = node->second.find(resource);
+  return it == node->second.end() ? 0 : it->second;
+}
+
+absl::Status CheckNumaMemory(const CpuTopology& t, const NumaMemory& m, std::string_view field) {
+  for (const auto& [numa, resources] : m) {
+    for (const auto& [resource, bytes] : resources) {
+      if (std::optional<std::string> why = UnknownNumaMemory(t, numa, resource)) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}[{}][{:?}]: {}", field, numa, resource, *why));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 json Resource(std::string_view name, uint64_t capacity, uint64_t allocatable,
@@ -52,6 +72,44 @@ bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> options
 }
 
 }  // namespace
+
+std::optional<std::string> UnknownNumaMemory(const CpuTopology& t, int numa,
+                                             std::string_view resource) {
+  if (!t.HasNumaNode(numa)) return fmt::format("NUMA node {} does not exist", numa);
+  if (resource == kMemoryResource) return std::nullopt;
+  std::string has = kMemoryResource;
+  for (const auto& [page_bytes, pages] : t.Numa(numa).hugepages) {
+    const std::string name = HugepageResourceName(page_bytes);
+    if (name == resource) return std::nullopt;
+    has += ", " + name;
+  }
+  return fmt::format("NUMA node {} has no {} (it has {})", numa, resource, has);
+}
+
+absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> NrtMemory(
+    const CpuTopology& t, const NumaMemory& memory_reserved, const NumaMemory& memory_used) {
+  HUYGENS_RETURN_IF_ERROR(CheckNumaMemory(t, memory_reserved, "memory_reserved"));
+  HUYGENS_RETURN_IF_ERROR(CheckNumaMemory(t, memory_used, "memory_used"));
+  std::map<int, std::map<std::string, NrtMemoryFigures>> out;
+  for (const NumaNode& node : t.NumaNodes()) {
+    std::map<std::string, NrtMemoryFigures>& zone = out[node.id];
+    const auto figure = [&](const std::string& name, uint64_t capacity, uint64_t also_taken) {
+      NrtMemoryFigures f{.capacity = capacity};
+      f.allocatable = SubtractClamped(
+          SubtractClamped(capacity, Lookup(memory_reserved, node.id, name)), also_taken);
+      f.available = SubtractClamped(f.allocatable, Lookup(memory_used, node.id, name));
+      zone[name] = f;
+    };
+    uint64_t hugepage_bytes = 0;
+    for (const auto& [page_bytes, pages] : node.hugepages) {
+      const uint64_t bytes = page_bytes * pages;
+      hugepage_bytes += bytes;
+      figure(HugepageResourceName(page_bytes), bytes, 0);
+    }
+    figure(kMemoryResource, node.memory_bytes, hugepage_bytes);
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> NrtTopologyPolicy(std::string_view policy, std::string_view scope) {
   if (!IsOneOf(scope, {"container", "pod"})) {
@@ -97,6 +155,7 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
                     in.exclusive_cpus.Difference(user).ToString(), user.ToString()));
   }
 
+  HUYGENS_ASSIGN_OR_RETURN(const auto memory, NrtMemory(t, in.memory_reserved, in.memory_used));
   json zones = json::array();
   for (const NumaNode& node : t.NumaNodes()) {
     json costs = json::array();
@@ -106,20 +165,18 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
     const CpuSet online = t.CpusInNumaNode(node.id);
     const CpuSet allocatable = online.Intersection(user);
     const CpuSet available = allocatable.Difference(in.exclusive_cpus);
-    const uint64_t memory_allocatable =
-        SubtractClamped(node.memory_bytes, Lookup(in.memory_reserved_bytes, node.id));
-    const uint64_t memory_available =
-        SubtractClamped(memory_allocatable, Lookup(in.memory_used_bytes, node.id));
     json resources = json::array();
     resources.push_back(Resource("cpu", static_cast<uint64_t>(online.Size()),
                                  static_cast<uint64_t>(allocatable.Size()),
                                  static_cast<uint64_t>(available.Size())));
-    resources.push_back(
-        Resource("memory", node.memory_bytes, memory_allocatable, memory_available));
-    for (const auto& [page_bytes, pages] : node.hugepages) {
-      const uint64_t bytes = page_bytes * pages;
-      resources.push_back(Resource(HugepageResourceName(page_bytes), bytes, bytes, bytes));
-    }
+    // memory first, then hugepages by page size (NumaNode::hugepages is ordered by size).
+    const std::map<std::string, NrtMemoryFigures>& figures = memory.at(node.id);
+    const auto add = [&](const std::string& name) {
+      const NrtMemoryFigures& f = figures.at(name);
+      resources.push_back(Resource(name, f.capacity, f.allocatable, f.available));
+    };
+    add(kMemoryResource);
+    for (const auto& [page_bytes, pages] : node.hugepages) add(HugepageResourceName(page_bytes));
     json zone = {{"name", ZoneName(node.id)},
                  {"type", "Node"},
                  {"costs", std::move(costs)},

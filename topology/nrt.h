@@ -8,9 +8,10 @@
 //     "SingleNUMANodeContainerLevel");
 //   - `zones`: one per NUMA node (CPU-less ones included), name `node-<id>`, type `Node`, `costs`
 //     [{name: node-<j>, value: distance}] for every NUMA node j, `resources` cpu, memory and
-//     one hugepages-<size> per configured page size, each with capacity/allocatable/available as
-//     Kubernetes quantity strings (cpu as a whole count, memory and hugepages in bytes), and
-//     optional zone `attributes`;
+//     one hugepages-<size> per page size the node lists, each with capacity/allocatable/available
+//     as Kubernetes quantity strings (cpu as a whole count, memory and hugepages in bytes; memory
+//     and hugepages figured as kubelet's memory manager does, NrtMemory), and optional zone
+//     `attributes`;
 //   - annotations `huygens.io/cpu-topology` (the topology JSON of topology/json.h, compact) and
 //     `huygens.io/pools` ({"version":1,"system","user","exclusive" (cpu-lists),"mode"}), from
 //     which the scheduler rebuilds the exact topology and pools (TopologyFromNrt, PoolsFromNrt).
@@ -38,6 +39,38 @@ inline constexpr char kNrtApiVersionV1Alpha1[] = "topology.node.k8s.io/v1alpha1"
 inline constexpr char kNrtKind[] = "NodeResourceTopology";
 // kCpuTopologyAnnotation, kPoolsAnnotation and kCapacityFactorAttribute: base/wire_names.h.
 
+// Bytes per NUMA node id and memory resource name: "memory", or "hugepages-<size>" with the page
+// size as a canonical binary-SI quantity as kubelet names it ("hugepages-2Mi", "hugepages-1Gi",
+// "hugepages-64Ki"). The shape of kubelet's memory manager tables (reservedMemory, machineState
+// memoryMap); the same type as alloc/memory_manager.h's ReservedMemory.
+using NumaMemory = std::map<int, std::map<std::string, uint64_t>>;
+
+// Why (numa, resource) is not a memory resource of `t`, e.g. "NUMA node 7 does not exist" or
+// "NUMA node 0 has no hugepages-1Gi (it has memory, hugepages-2Mi)"; nullopt when it is one:
+// "memory" on every NUMA node, hugepages-<size> on a node that lists that page size (even with
+// 0 pages, as kubelet's machine info does).
+std::optional<std::string> UnknownNumaMemory(const CpuTopology& t, int numa,
+                                             std::string_view resource);
+
+// The figures of one memory resource in one zone, bytes.
+struct NrtMemoryFigures {
+  uint64_t capacity = 0;     // total: MemTotal, or pages x page size
+  uint64_t allocatable = 0;  // capacity - reserved; for memory also minus the node's hugepages
+  uint64_t available = 0;    // allocatable - used
+  friend bool operator==(const NrtMemoryFigures&, const NrtMemoryFigures&) = default;
+};
+
+// Every memory resource of every NUMA node of `t` (NUMA id -> resource name -> figures):
+// "memory" with capacity = NumaNode::memory_bytes, allocatable = capacity - reserved - the bytes
+// of all the node's hugepages (kubelet's memory manager Static policy takes hugepages out of
+// the node's memory: getDefaultMachineState in pkg/kubelet/cm/memorymanager/policy_static.go);
+// each hugepages-<size> with capacity = pages x size, allocatable = capacity - reserved; for
+// all, available = allocatable - used. Every subtraction clamps at 0. Errors: InvalidArgument
+// naming the argument and entry, e.g. `memory_reserved[0]["hugepages-1Gi"]: NUMA node 0 has no
+// hugepages-1Gi (it has memory, hugepages-2Mi)` (UnknownNumaMemory).
+absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> NrtMemory(
+    const CpuTopology& t, const NumaMemory& memory_reserved, const NumaMemory& memory_used);
+
 // What BuildNrt needs to describe one node.
 struct NrtInput {
   std::string node_name;                 // metadata.name; required, non-empty
@@ -51,19 +84,22 @@ struct NrtInput {
   // and scope ("container", "pod"), as kubelet spells them. Defaults are kubelet's.
   std::string policy = "none";
   std::string scope = "container";
-  // Per NUMA node id, memory kept from pods (allocatable = MemTotal - reserved) and memory in
-  // use by pods (available = allocatable - used), bytes. Absent nodes: 0. Values larger than
-  // what they are subtracted from clamp the result at 0.
-  std::map<int, uint64_t> memory_reserved_bytes{};
-  std::map<int, uint64_t> memory_used_bytes{};
+  // Memory kept from pods (kubelet's `reservedMemory`) and memory in use by pods, in bytes, per
+  // NUMA node id and memory resource name ("memory", "hugepages-<size>"; see NumaMemory).
+  // Absent entries: 0. Every entry must name a NUMA node of the topology and a resource that
+  // node has (UnknownNumaMemory); the figures are NrtMemory's.
+  NumaMemory memory_reserved{};
+  NumaMemory memory_used{};
   // Extra zone attributes per NUMA node id (e.g. {"capacityFactor": "0.8"}), written in key
   // order as the zone's `attributes`.
   std::map<int, std::map<std::string, std::string>> zone_attributes{};
 };
 
-// The NRT object for `in`. Errors: InvalidArgument naming the field of NrtInput (empty node name,
-// missing topology, unknown mode/policy/scope, system or exclusive CPUs outside the machine,
-// exclusive CPUs outside the user pool).
+// The NRT object for `in`; each zone's memory resources carry NrtMemory's figures. Errors:
+// InvalidArgument naming the field of NrtInput (empty node name, missing topology, unknown
+// mode/policy/scope, system or exclusive CPUs outside the machine, exclusive CPUs outside the
+// user pool, a memory_reserved or memory_used entry for a NUMA node or memory resource the
+// machine lacks).
 absl::StatusOr<nlohmann::json> BuildNrt(const NrtInput& in);
 
 // The deprecated `topologyPolicies` value for a policy and scope ("single-numa-node" +

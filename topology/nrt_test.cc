@@ -65,8 +65,8 @@ TEST(BuildNrt, DescribesTwoSocketsWithPoolsMemoryAndHugepages) {
   in.exclusive_cpus = {1, 9, 4};
   in.policy = "single-numa-node";
   in.scope = "pod";
-  in.memory_reserved_bytes = {{0, 1ull << 30}};
-  in.memory_used_bytes = {{0, 2ull << 30}};
+  in.memory_reserved = {{0, {{"memory", 1ull << 30}}}};
+  in.memory_used = {{0, {{"memory", 2ull << 30}}}};
   in.zone_attributes = {{1, {{"capacityFactor", "0.8"}}}};
   absl::StatusOr<json> nrt = BuildNrt(in);
   ASSERT_TRUE(nrt.ok()) << nrt.status();
@@ -80,15 +80,15 @@ TEST(BuildNrt, DescribesTwoSocketsWithPoolsMemoryAndHugepages) {
       {"name":"topologyManagerScope","value":"pod"}])"));
 
   // Node 0: CPUs 0-3,8-11; system 0,8 leaves 6 allocatable; 1 and 9 held leave 4 available.
-  // Memory: 16 GiB, minus 1 GiB reserved, minus 2 GiB used. Hugepages: 512 x 2 MiB = 1 GiB and
-  // 2 x 1 GiB = 2 GiB.
+  // Hugepages: 512 x 2 MiB = 1 GiB and 2 x 1 GiB = 2 GiB. Memory: 16 GiB, minus 1 GiB reserved
+  // and the 3 GiB of hugepages = 12 GiB allocatable, minus 2 GiB used = 10 GiB available.
   const json expected_node0 = json::parse(R"({
       "name":"node-0","type":"Node",
       "costs":[{"name":"node-0","value":10},{"name":"node-1","value":21}],
       "resources":[
         {"name":"cpu","capacity":"8","allocatable":"6","available":"4"},
-        {"name":"memory","capacity":"17179869184","allocatable":"16106127360",
-         "available":"13958643712"},
+        {"name":"memory","capacity":"17179869184","allocatable":"12884901888",
+         "available":"10737418240"},
         {"name":"hugepages-2Mi","capacity":"1073741824","allocatable":"1073741824",
          "available":"1073741824"},
         {"name":"hugepages-1Gi","capacity":"2147483648","allocatable":"2147483648",
@@ -159,11 +159,114 @@ TEST(BuildNrt, ReservationsLargerThanTheNodeClampAtZero) {
   const CpuTopology t = testing::OneSocketNoSmt();
   absl::StatusOr<json> nrt = BuildNrt({.node_name = "n",
                                        .topology = &t,
-                                       .memory_reserved_bytes = {{0, 100ull << 30}},
-                                       .memory_used_bytes = {{0, 1}}});
+                                       .memory_reserved = {{0, {{"memory", 100ull << 30}}}},
+                                       .memory_used = {{0, {{"memory", 1}}}}});
   ASSERT_TRUE(nrt.ok()) << nrt.status();
   EXPECT_EQ((*nrt)["zones"][0]["resources"][1]["allocatable"], "0");
   EXPECT_EQ((*nrt)["zones"][0]["resources"][1]["available"], "0");
+}
+
+// ---- Memory figures ---------------------------------------------------------------------------
+
+constexpr uint64_t kMi = 1ull << 20, kGi = 1ull << 30;
+
+struct MemoryCase {
+  const char* name;
+  NumaMemory reserved, used;
+  int numa;
+  std::string resource;
+  NrtMemoryFigures want;
+};
+void PrintTo(const MemoryCase& c, std::ostream* os) { *os << c.name; }
+
+class NrtMemoryFiguresTest : public ::testing::TestWithParam<MemoryCase> {};
+
+// TwoSocketsSmt: node 0 has 16 GiB, 512 x 2 MiB and 2 x 1 GiB hugepages; node 1 16 GiB and
+// 512 x 2 MiB.
+TEST_P(NrtMemoryFiguresTest, FollowKubeletsMemoryManager) {
+  const CpuTopology t = testing::TwoSocketsSmt();
+  const MemoryCase& c = GetParam();
+  absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> got =
+      NrtMemory(t, c.reserved, c.used);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->at(c.numa).at(c.resource), c.want);
+  // BuildNrt writes the same figures into the zone.
+  absl::StatusOr<json> nrt = BuildNrt(
+      {.node_name = "n", .topology = &t, .memory_reserved = c.reserved, .memory_used = c.used});
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  const json* zone = FindByName((*nrt)["zones"], "node-" + std::to_string(c.numa));
+  ASSERT_NE(zone, nullptr);
+  const json* resource = FindByName((*zone)["resources"], c.resource);
+  ASSERT_NE(resource, nullptr);
+  EXPECT_EQ(*resource, json({{"name", c.resource},
+                             {"capacity", std::to_string(c.want.capacity)},
+                             {"allocatable", std::to_string(c.want.allocatable)},
+                             {"available", std::to_string(c.want.available)}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NrtMemory, NrtMemoryFiguresTest,
+    ::testing::Values(
+        MemoryCase{"MemoryLeavesOutTheNodesHugepages", {}, {}, 0, "memory",
+                   {16 * kGi, 13 * kGi, 13 * kGi}},
+        MemoryCase{"MemoryOfANodeWithOnly2MiPagesLeavesOutThoseOnly", {}, {}, 1, "memory",
+                   {16 * kGi, 15 * kGi, 15 * kGi}},
+        MemoryCase{"TwoMebibytePagesWithoutReservationsAreAllAvailable", {}, {}, 0,
+                   "hugepages-2Mi", {kGi, kGi, kGi}},
+        MemoryCase{"ReservedHugepagesLeaveAllocatable",
+                   {{0, {{"hugepages-1Gi", kGi}}}}, {}, 0, "hugepages-1Gi",
+                   {2 * kGi, kGi, kGi}},
+        MemoryCase{"UsedHugepagesLeaveAvailable", {}, {{0, {{"hugepages-2Mi", 100 * kMi}}}}, 0,
+                   "hugepages-2Mi", {kGi, kGi, kGi - 100 * kMi}},
+        MemoryCase{"AHugepageReservationDoesNotTouchMemory",
+                   {{0, {{"hugepages-2Mi", 512 * kMi}}}}, {}, 0, "memory",
+                   {16 * kGi, 13 * kGi, 13 * kGi}},
+        MemoryCase{"ReservedAndUsedMemoryBothCount", {{1, {{"memory", kGi}}}},
+                   {{1, {{"memory", 4 * kGi}}}}, 1, "memory", {16 * kGi, 14 * kGi, 10 * kGi}},
+        MemoryCase{"AnotherNodesReservationDoesNotCount", {{1, {{"memory", kGi}}}}, {}, 0,
+                   "memory", {16 * kGi, 13 * kGi, 13 * kGi}},
+        MemoryCase{"UsedBeyondAllocatableClampsAvailableAtZero",
+                   {{0, {{"hugepages-1Gi", kGi}}}}, {{0, {{"hugepages-1Gi", 5 * kGi}}}}, 0,
+                   "hugepages-1Gi", {2 * kGi, kGi, 0}},
+        MemoryCase{"ReservedBeyondCapacityClampsAllocatableAtZero",
+                   {{0, {{"hugepages-2Mi", 2 * kGi}}}}, {}, 0, "hugepages-2Mi", {kGi, 0, 0}}),
+    [](const ::testing::TestParamInfo<MemoryCase>& p) { return std::string(p.param.name); });
+
+TEST(NrtMemory, HugepagesOfMoreThanTheNodesMemoryLeaveNoMemoryAllocatable) {
+  absl::StatusOr<CpuTopology> big = TopologyFromJson(
+      R"({"cpus":[{"id":0,"core":0,"socket":0,"numa":0}],
+          "numaNodes":[{"id":0,"memoryBytes":1073741824,"hugepages":{"1073741824":2}}]})");
+  ASSERT_TRUE(big.ok()) << big.status();
+  absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> got =
+      NrtMemory(*big, {}, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->at(0).at("memory"), (NrtMemoryFigures{kGi, 0, 0}));
+  EXPECT_EQ(got->at(0).at("hugepages-1Gi"), (NrtMemoryFigures{2 * kGi, 2 * kGi, 2 * kGi}));
+}
+
+TEST(NrtMemory, NamesEachPageSizeAsKubeletDoes) {
+  absl::StatusOr<CpuTopology> t = TopologyFromJson(
+      R"({"cpus":[{"id":0,"core":0,"socket":0,"numa":0}],
+          "numaNodes":[{"id":0,"memoryBytes":1,"hugepages":{"65536":0,"2097152":0,
+              "33554432":0,"1073741824":0,"17179869184":0,"1099511627776":0,"1536":0}}]})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> got =
+      NrtMemory(*t, {}, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::vector<std::string> names;
+  for (const auto& [name, figures] : got->at(0)) names.push_back(name);
+  EXPECT_THAT(names, ElementsAre("hugepages-1536", "hugepages-16Gi", "hugepages-1Gi",
+                                 "hugepages-1Ti", "hugepages-2Mi", "hugepages-32Mi",
+                                 "hugepages-64Ki", "memory"));
+}
+
+TEST(UnknownNumaMemory, NamesWhatTheNodeLacksAndWhatItHas) {
+  const CpuTopology t = testing::TwoSocketsSmt();
+  EXPECT_EQ(UnknownNumaMemory(t, 0, "memory"), std::nullopt);
+  EXPECT_EQ(UnknownNumaMemory(t, 0, "hugepages-1Gi"), std::nullopt);
+  EXPECT_EQ(UnknownNumaMemory(t, 1, "hugepages-1Gi"),
+            "NUMA node 1 has no hugepages-1Gi (it has memory, hugepages-2Mi)");
+  EXPECT_EQ(UnknownNumaMemory(t, 7, "memory"), "NUMA node 7 does not exist");
 }
 
 struct InputErrorCase {
@@ -204,7 +307,20 @@ INSTANTIATE_TEST_SUITE_P(
                          in.system_cpus = {0};
                          in.exclusive_cpus = {0, 1};
                        },
-                       "exclusive_cpus: CPUs \"0\" are not in the user pool"}),
+                       "exclusive_cpus: CPUs \"0\" are not in the user pool"},
+        InputErrorCase{"ReservationOnAnUnknownNumaNode",
+                       [](NrtInput& in) { in.memory_reserved = {{2, {{"memory", 1}}}}; },
+                       "memory_reserved[2][\"memory\"]: NUMA node 2 does not exist"},
+        InputErrorCase{"ReservationOfAPageSizeTheNodeLacks",
+                       [](NrtInput& in) { in.memory_reserved = {{1, {{"hugepages-1Gi", 1}}}}; },
+                       "memory_reserved[1][\"hugepages-1Gi\"]: NUMA node 1 has no "
+                       "hugepages-1Gi (it has memory, hugepages-2Mi)"},
+        InputErrorCase{"UseOfAnUnknownResource",
+                       [](NrtInput& in) { in.memory_used = {{0, {{"hugepages-4Mi", 1}}}}; },
+                       "memory_used[0][\"hugepages-4Mi\"]: NUMA node 0 has no hugepages-4Mi"},
+        InputErrorCase{"UseOnAnUnknownNumaNode",
+                       [](NrtInput& in) { in.memory_used = {{-1, {{"memory", 1}}}}; },
+                       "memory_used[-1][\"memory\"]: NUMA node -1 does not exist"}),
     [](const ::testing::TestParamInfo<InputErrorCase>& p) { return std::string(p.param.name); });
 
 TEST(NrtTopologyPolicy, MatchesNfdNames) {

@@ -252,14 +252,19 @@ TEST_P(FixtureMachine, NrtCarriesTheExactTopologyAndOneZonePerNumaNode) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureMachine, ::testing::ValuesIn(Machines()),
                          [](const auto& param_info) { return param_info.param.name; });
 
+// Unpacks the memorysidecaches dump into a fresh `dir` (its root: dir + "/memorysidecaches").
+bool UnpackMemorySideCaches(const std::string& dir) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()) == 0;
+}
+
 TEST(DiscoverFromFsroot, ReadsAnUnpackedDirectoryLikeItsTarball) {
   // The tarball path and the directory path give the same topology.
   absl::StatusOr<CpuTopology> from_tar = Load("memorysidecaches.tar.bz2");
   ASSERT_TRUE(from_tar.ok()) << from_tar.status();
   const std::string dir = ::testing::TempDir() + "/huygens-unpacked";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   absl::StatusOr<CpuTopology> from_dir = DiscoverFromFsroot(dir);
   ASSERT_TRUE(from_dir.ok()) << from_dir.status();
   EXPECT_TRUE(*from_dir == *from_tar);
@@ -268,9 +273,7 @@ TEST(DiscoverFromFsroot, ReadsAnUnpackedDirectoryLikeItsTarball) {
 
 TEST(DiscoverFromFsroot, ReadsIsolcpusNohzFullAndTheirFlagsFromTheDump) {
   const std::string dir = ::testing::TempDir() + "/huygens-isolated";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   const std::string root = dir + "/memorysidecaches";
   std::ofstream(root + "/proc/cmdline") << "ro isolcpus=managed_irq,domain,2-3,42 nohz_full=2-3\n";
   std::ofstream(root + "/sys/devices/system/cpu/isolated") << "5\n";
@@ -290,14 +293,39 @@ TEST(DiscoverFromFsroot, ReadsIsolcpusNohzFullAndTheirFlagsFromTheDump) {
   std::filesystem::remove_all(dir);
 }
 
+// Hugepages per NUMA node from nodeN/hugepages/hugepages-<kB>kB/nr_hugepages, as cadvisor gives
+// them to kubelet's memory manager: every page size the node lists (0 pages included).
+// memorysidecaches lists 2048 kB and 1048576 kB pages, none configured; here node 0 gets 512 x
+// 2 MiB and node 3 two 1 GiB pages.
+TEST(DiscoverFromFsroot, ReadsEachNodesHugepagesBySize) {
+  absl::StatusOr<CpuTopology> as_dumped = Load("memorysidecaches.tar.bz2");
+  ASSERT_TRUE(as_dumped.ok()) << as_dumped.status();
+  for (int id : as_dumped->NumaNodeIds()) {
+    EXPECT_EQ(as_dumped->Numa(id).hugepages,
+              (std::map<uint64_t, uint64_t>{{2048 * KiB, 0}, {1048576 * KiB, 0}}))
+        << "NUMA node " << id;
+  }
+  const std::string dir = ::testing::TempDir() + "/huygens-hugepages";
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
+  const std::string node = dir + "/memorysidecaches/sys/devices/system/node/";
+  std::ofstream(node + "node0/hugepages/hugepages-2048kB/nr_hugepages") << "512\n";
+  std::ofstream(node + "node3/hugepages/hugepages-1048576kB/nr_hugepages") << "2\n";
+  absl::StatusOr<CpuTopology> t = DiscoverFromFsroot(dir + "/memorysidecaches");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->Numa(0).hugepages,
+            (std::map<uint64_t, uint64_t>{{2048 * KiB, 512}, {1048576 * KiB, 0}}));
+  EXPECT_EQ(t->Numa(3).hugepages,
+            (std::map<uint64_t, uint64_t>{{2048 * KiB, 0}, {1048576 * KiB, 2}}));
+  EXPECT_EQ(t->Numa(0).memory_bytes, 388492316 * KiB);
+  std::filesystem::remove_all(dir);
+}
+
 // An online CPU whose cpuN/ lost its topology/ folder (hwloc then makes no PU for it) is placed
 // from the other sysfs files. memorysidecaches: node1's cpulist names CPUs 1,5,9,...,77 (all
 // in package 1); CPU 45's core_cpus_list is "5,45".
 TEST(DiscoverFromFsroot, PlacesAnOnlineCpuWithoutTopologyFromTheOtherFiles) {
   const std::string dir = ::testing::TempDir() + "/huygens-no-topology";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(std::system(("tar xjf " + kDir + "memorysidecaches.tar.bz2 -C " + dir).c_str()), 0);
+  ASSERT_TRUE(UnpackMemorySideCaches(dir));
   const std::string cpu_dir = dir + "/memorysidecaches/sys/devices/system/cpu/";
   std::filesystem::remove_all(cpu_dir + "cpu5/topology");
   absl::StatusOr<CpuTopology> t = DiscoverFromFsroot(dir);
