@@ -259,17 +259,6 @@ absl::Status Refuse(std::string_view what) {
 
 }  // namespace
 
-std::string HugepageResourceName(uint64_t page_size_bytes) {
-  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  uint64_t v = page_size_bytes;
-  int unit = 0;
-  while (v != 0 && v % 1024 == 0 && unit < 6) {
-    v /= 1024;
-    ++unit;
-  }
-  return fmt::format("hugepages-{}{}", v, kSuffix[unit]);
-}
-
 bool MemoryManagerPlacesPod(const PodSpec& pod) {
   return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&
          pod.pod_cpu_limit_milli == 0;

@@ -58,12 +58,7 @@
 
 namespace huygens {
 
-inline constexpr char kMemoryResource[] = "memory";
-
-// kubelet's resource name for a hugepage size in bytes: "hugepages-" + the size as a binary-SI
-// Kubernetes quantity in canonical form (2 MiB -> "hugepages-2Mi", 1 GiB -> "hugepages-1Gi",
-// 64 KiB -> "hugepages-64Ki"). REQUIRES: page_size_bytes > 0.
-std::string HugepageResourceName(uint64_t page_size_bytes);
+// kMemoryResource and HugepageResourceName (the resource names): topology/topology.h.
 
 // One resource on one NUMA node, in bytes (kubelet's state.MemoryTable).
 struct MemoryTable {

@@ -56,13 +56,6 @@ std::vector<int> Numa(const absl::StatusOr<std::vector<MemoryBlock>>& blocks) {
   return blocks->front().numa_affinity;
 }
 
-TEST(HugepageResourceNameTest, NamesPageSizesAsKubeletDoes) {
-  EXPECT_EQ(HugepageResourceName(2 * kMi), "hugepages-2Mi");
-  EXPECT_EQ(HugepageResourceName(kGi), "hugepages-1Gi");
-  EXPECT_EQ(HugepageResourceName(64 * 1024), "hugepages-64Ki");
-  EXPECT_EQ(HugepageResourceName(1536 * 1024), "hugepages-1536Ki");
-}
-
 TEST(MemoryManagerPolicyTest, InitialStateSubtractsReservedAndHugepagesFromMemory) {
   const MemoryManagerPolicy p = Policy(FourNodes(), {{0, {{"memory", kGi}, {"hugepages-1Gi", kGi}}}});
   const MemoryManagerState s = p.InitialState();

@@ -18,21 +18,6 @@ using nlohmann::json;
 
 std::string ZoneName(int numa) { return fmt::format("node-{}", numa); }
 
-constexpr char kMemoryResource[] = "memory";
-
-// kubelet's resource name for a hugepage size in bytes: "hugepages-" + the size as a canonical
-// binary-SI quantity (2 MiB -> "hugepages-2Mi", 1 GiB -> "hugepages-1Gi", 1 TiB -> "hugepages-
-// 1Ti"). The same rule as alloc/memory_manager.h's HugepageResourceName, which this layer
-// cannot call (it lies above); kept private so that the two never clash.
-std::string HugepageResourceName(uint64_t page_bytes) {
-  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  int unit = 0;
-  while (page_bytes != 0 && page_bytes % 1024 == 0 && unit < 6) {
-    page_bytes /= 1024;
-    ++unit;
-  }
-  return fmt::format("hugepages-{}{}", page_bytes, kSuffix[unit]);
-}
 
 uint64_t SubtractClamped(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 

@@ -350,4 +350,14 @@ CpuTopology CpuTopology::Restrict(const CpuSet& cpus) const {
   return *std::move(t);
 }
 
+std::string HugepageResourceName(uint64_t page_size_bytes) {
+  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  int unit = 0;
+  while (page_size_bytes != 0 && page_size_bytes % 1024 == 0 && unit < 6) {
+    page_size_bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("hugepages-{}{}", page_size_bytes, kSuffix[unit]);
+}
+
 }  // namespace huygens

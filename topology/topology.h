@@ -198,6 +198,16 @@ class CpuTopology {
       die_cpus_;  // online CPUs per unit
 };
 
+// Kubernetes' resource name for regular memory, as kubelet's memory manager and the
+// NodeResourceTopology zones spell it.
+inline constexpr char kMemoryResource[] = "memory";
+
+// Kubernetes' resource name for a hugepage size in bytes: "hugepages-" + the size as a
+// canonical binary-SI quantity (2 MiB -> "hugepages-2Mi", 1 GiB -> "hugepages-1Gi", 64 KiB ->
+// "hugepages-64Ki", 1536 KiB -> "hugepages-1536Ki"), as kubelet names NumaNode::hugepages sizes.
+// REQUIRES: page_size_bytes > 0.
+std::string HugepageResourceName(uint64_t page_size_bytes);
+
 }  // namespace huygens
 
 #endif  // HUYGENS_TOPOLOGY_TOPOLOGY_H_

@@ -396,5 +396,12 @@ TEST(CpuTopologyCreate, EqualSelfAndRemoteDistancesAreAllowed) {
   EXPECT_TRUE(t.ok()) << t.status();
 }
 
+TEST(HugepageResourceNameTest, NamesPageSizesAsKubeletDoes) {
+  EXPECT_EQ(HugepageResourceName(2 * (uint64_t{1} << 20)), "hugepages-2Mi");
+  EXPECT_EQ(HugepageResourceName((uint64_t{1} << 30)), "hugepages-1Gi");
+  EXPECT_EQ(HugepageResourceName(64 * 1024), "hugepages-64Ki");
+  EXPECT_EQ(HugepageResourceName(1536 * 1024), "hugepages-1536Ki");
+}
+
 }  // namespace
 }  // namespace huygens
