@@ -31,7 +31,7 @@ using ::testing::IsEmpty;
 class ExtenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = FakeApiServer::Start();
+    auto server = FakeApiServer::Start(server_options_);
     ASSERT_TRUE(server.ok());
     server_ = *std::move(server);
   }
@@ -143,6 +143,7 @@ class ExtenderTest : public ::testing::Test {
   }
 
   huygens::testing::FakeClock clock_;
+  kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   serving::MetricsRegistry registry_;
@@ -314,13 +315,7 @@ TEST_F(ExtenderTest, DebugLogsNameThePodAndEachNodesFilterVerdictAsStandaloneDoe
 // A server that sends no bookmarks: a quiet watch is heard only when its objects change.
 class QuietServerExtenderTest : public ExtenderTest {
  protected:
-  void SetUp() override {
-    kube::testing::FakeApiServerOptions options;
-    options.bookmark_interval = std::chrono::hours(1);
-    auto server = FakeApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-  }
+  QuietServerExtenderTest() { server_options_.bookmark_interval = std::chrono::hours(1); }
 };
 
 TEST_F(QuietServerExtenderTest, WhileAnInformerIsStaleFilterAndBindAnswerWhyAndBindNothingUntilItIsBack) {

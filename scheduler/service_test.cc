@@ -21,7 +21,6 @@ namespace huygens::scheduler {
 namespace {
 
 using kube::testing::FakeApiServer;
-using kube::testing::FakeApiServerOptions;
 using testing::AddMachine;
 using testing::CheckCluster;
 using testing::GuaranteedPod;
@@ -32,7 +31,7 @@ using ::testing::IsEmpty;
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = FakeApiServer::Start();
+    auto server = FakeApiServer::Start(server_options_);
     ASSERT_TRUE(server.ok());
     server_ = *std::move(server);
   }
@@ -100,6 +99,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   huygens::testing::FakeClock clock_;  // the client's and the service's
+  kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
 };
 
@@ -155,13 +155,7 @@ TEST_F(ServiceTest, AFrozenApiServerConnectionFailsReadinessNamingEachStaleInfor
 // A server that sends no bookmarks: a quiet watch is heard only when its objects change.
 class QuietServerTest : public ServiceTest {
  protected:
-  void SetUp() override {
-    FakeApiServerOptions options;
-    options.bookmark_interval = std::chrono::hours(1);
-    auto server = FakeApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-  }
+  QuietServerTest() { server_options_.bookmark_interval = std::chrono::hours(1); }
 };
 
 TEST_F(QuietServerTest, AStaleCachePausesSchedulingAndItResumesByItselfOnceTheWatchesAreBack) {
