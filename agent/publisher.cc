@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/quantity.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
 #include "kube/resource.h"
@@ -112,8 +113,13 @@ absl::StatusOr<bool> Publisher::PublishExtendedResources(const std::map<std::str
     const std::string value = std::to_string(count);
     wanted[name] = value;
     for (const char* list : {"capacity", "allocatable"}) {
+      // The apiserver stores a quantity in canonical form (1000 reads back "1k"): compared as
+      // amounts, or the Node would be patched at every pass.
       const json l = status.value(list, json::object());
-      if (!l.is_object() || l.value(name, std::string()) != value) says_all = false;
+      const json said = l.is_object() ? l.value(name, json()) : json();
+      absl::StatusOr<int64_t> amount =
+          said.is_string() ? ParseMemoryBytes(said.get<std::string>()) : absl::InvalidArgumentError("absent");
+      if (!amount.ok() || *amount != count) says_all = false;
     }
   }
   if (says_all) {

@@ -225,6 +225,19 @@ TEST_P(PublisherExtendedTest, TheModesExtendedResourceIsAdvertisedOnTheNodeOnce)
   EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 1);
 }
 
+TEST_F(PublisherTest, ANodeThatSaysTheCountInTheApiServersCanonicalFormIsNotPatchedAgain) {
+  // kube-apiserver stores 1000 as "1k".
+  const json said = {{kExclusiveResource, "1k"}};
+  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
+                                        {"metadata", {{"name", "n1"}}},
+                                        {"status", {{"capacity", said}, {"allocatable", said}}}})
+                  .ok());
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  EXPECT_EQ(publisher.PublishExtendedResources({{kExclusiveResource, 1000}}).value(), false);
+  EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Modes, PublisherExtendedTest,
     ::testing::Values(ExtendedCase{"IsolatedModeAdvertisesTheIsolatedCpus", NodeMode::kIsolated,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/extender_opt_in.h"
+#include "base/quantity.h"
 #include "base/wire_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -236,8 +237,11 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   ASSERT_TRUE(server_->Get(testing::kNrtResource, "", "agent-node").has_value())
       << testing::Slurp(work_ / "agent-node-once.log");
   // Allocatable mode publishes the opt-in of extender mode, huygens.io/exclusive, on the Node.
-  EXPECT_EQ(server_->Get("nodes", "", "agent-node")->at("status").at("allocatable").value(kExclusiveResource, ""),
-            std::to_string(kExclusiveResourceCapacity))
+  EXPECT_EQ(ParseMemoryBytes(server_->Get("nodes", "", "agent-node")
+                                 ->at("status")
+                                 .at("allocatable")
+                                 .value(kExclusiveResource, std::string())).value_or(0),
+            kExclusiveResourceCapacity)
       << testing::Slurp(work_ / "agent-node-once.log");
   // Isolated mode publishes huygens.io/isolated-cpu on the Node status (this machine has no
   // isolated CPUs: 0).
