@@ -221,16 +221,18 @@ absl::StatusOr<ReconcileReport> Agent::RunOnce() {
                  report.exclusive.ToString());
     if (metrics_) metrics_->nrt_writes.Inc();
   }
-  if (config_.mode == NodeMode::kIsolated) {
-    const int count = reconciler_->EmptyNode().UserPool().Size();
-    absl::StatusOr<bool> patched = publisher_->PublishIsolatedCpus(count);
-    if (!patched.ok()) {
-      warnings.push_back(fmt::format("node {}: cannot publish {}: {}", config_.node_name,
-                                     kIsolatedCpuResource, Msg(patched.status())));
-      if (metrics_) metrics_->errors.Inc({"node"});
-    } else if (*patched) {
-      spdlog::info("node {}: {} = {}", config_.node_name, kIsolatedCpuResource, count);
-    }
+  // The extended resource of the node's mode: what pods request to go through Huygens.
+  const std::map<std::string, int> extended =
+      config_.mode == NodeMode::kIsolated
+          ? std::map<std::string, int>{{kIsolatedCpuResource, reconciler_->EmptyNode().UserPool().Size()}}
+          : std::map<std::string, int>{{kExclusiveResource, kExclusiveResourceCapacity}};
+  absl::StatusOr<bool> patched = publisher_->PublishExtendedResources(extended);
+  const std::string name = extended.begin()->first;
+  if (!patched.ok()) {
+    warnings.push_back(fmt::format("node {}: cannot publish {}: {}", config_.node_name, name, Msg(patched.status())));
+    if (metrics_) metrics_->errors.Inc({"node"});
+  } else if (*patched) {
+    spdlog::info("node {}: {} = {}", config_.node_name, name, extended.begin()->second);
   }
   report.warnings.insert(report.warnings.end(), warnings.begin(), warnings.end());
   for (const std::string& w : report.warnings) spdlog::warn("{}", w);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/quantity.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
 #include "kube/resource.h"
@@ -103,28 +104,36 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
 
 std::optional<Clock::TimePoint> Publisher::PendingUntil() const { return pending_until_; }
 
-absl::StatusOr<bool> Publisher::PublishIsolatedCpus(int count) {
-  if (isolated_published_ == count) return false;
-  const std::string value = std::to_string(count);
+absl::StatusOr<bool> Publisher::PublishExtendedResources(const std::map<std::string, int>& resources) {
+  if (extended_published_ == resources) return false;
   absl::StatusOr<json> node = client_->Get(kube::Nodes(), "", options_.node_name);
   if (!node.ok()) return node.status();
   const json status = node->value("status", json::object());
-  const auto says = [&](const char* list) {
-    const json l = status.value(list, json::object());
-    return l.is_object() && l.value(kIsolatedCpuResource, std::string()) == value;
-  };
-  if (says("capacity") && says("allocatable")) {
-    isolated_published_ = count;
+  json wanted = json::object();
+  bool says_all = true;
+  for (const auto& [name, count] : resources) {
+    const std::string value = std::to_string(count);
+    wanted[name] = value;
+    for (const char* list : {"capacity", "allocatable"}) {
+      // The apiserver stores a quantity in canonical form (1000 reads back "1k"): compared as
+      // amounts, or the Node would be patched at every pass.
+      const json l = status.value(list, json::object());
+      const json said = l.is_object() ? l.value(name, json()) : json();
+      absl::StatusOr<int64_t> amount =
+          said.is_string() ? ParseMemoryBytes(said.get<std::string>()) : absl::InvalidArgumentError("absent");
+      if (!amount.ok() || *amount != count) says_all = false;
+    }
+  }
+  if (says_all) {
+    extended_published_ = resources;
     return false;
   }
-  const json patch = {{"status",
-                       {{"capacity", {{kIsolatedCpuResource, value}}},
-                        {"allocatable", {{kIsolatedCpuResource, value}}}}}};
+  const json patch = {{"status", {{"capacity", wanted}, {"allocatable", wanted}}}};
   absl::StatusOr<json> patched = client_->rest().Send(
       kube::HttpRequest{"PATCH", kube::Nodes().ObjectPath("", options_.node_name, "status"), {},
                         patch.dump(), "application/merge-patch+json"});
   if (!patched.ok()) return patched.status();
-  isolated_published_ = count;
+  extended_published_ = resources;
   return true;
 }
 

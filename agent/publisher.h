@@ -1,5 +1,6 @@
 // Publisher: writes what the node offers to the API server: its NodeResourceTopology object and,
-// in isolated mode, the huygens.io/isolated-cpu extended resource on the Node's status.
+// the extended resource of its mode on the Node's status (huygens.io/isolated-cpu or
+// huygens.io/exclusive).
 //
 // What it publishes (docs/agent.md, "What it publishes"):
 //   - the NRT object of topology/nrt.h (BuildNrt) for this node, with `available` reflecting the
@@ -9,7 +10,8 @@
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
 //     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1);
 //   - in isolated mode, Node status.capacity and status.allocatable
-//     `huygens.io/isolated-cpu` = the number of CPUs in the user pool.
+//     `huygens.io/isolated-cpu` = the number of CPUs in the user pool; in allocatable mode
+//     `huygens.io/exclusive` = kExclusiveResourceCapacity (the opt-in of extender mode).
 //
 // Write discipline: an object is written only when its content differs from what the server
 // holds (the first call reads the server's copy, so a restarted agent that has nothing new to
@@ -30,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
+#include "base/extender_opt_in.h"
 #include "base/wire_names.h"
 #include "cpuset/cpuset.h"
 #include "kube/client.h"
@@ -91,10 +94,13 @@ class Publisher {
   // When a deferred change becomes writable; nullopt when nothing is pending.
   std::optional<Clock::TimePoint> PendingUntil() const;
 
-  // Isolated mode: sets status.capacity and status.allocatable huygens.io/isolated-cpu on the
-  // Node to `count` when the Node does not already say so. Returns true when it patched.
+  // Sets status.capacity and status.allocatable of each extended resource in `resources` (name
+  // -> count) on the Node, in one patch of the status subresource, when the Node does not
+  // already say so (the way Kubernetes documents advertising an extended resource of a node).
+  // Isolated mode: huygens.io/isolated-cpu = the user pool's size; allocatable mode:
+  // huygens.io/exclusive = kExclusiveResourceCapacity. Returns true when it patched.
   // Errors: the API error (NotFound when the Node does not exist).
-  absl::StatusOr<bool> PublishIsolatedCpus(int count);
+  absl::StatusOr<bool> PublishExtendedResources(const std::map<std::string, int>& resources);
 
  private:
   kube::Client* const client_;
@@ -103,7 +109,7 @@ class Publisher {
   std::optional<nlohmann::json> last_written_;  // the content the server holds, once known
   std::optional<Clock::TimePoint> last_write_time_;
   std::optional<Clock::TimePoint> pending_until_;
-  std::optional<int> isolated_published_;
+  std::optional<std::map<std::string, int>> extended_published_;
 };
 
 }  // namespace huygens::agent

@@ -271,22 +271,57 @@ TEST_F(PublisherTest, AFailedWriteIsReportedAndRetriedByTheNextCall) {
   EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
 }
 
-TEST_F(PublisherTest, IsolatedModeAdvertisesTheIsolatedCpusOnTheNodeOnce) {
+struct ExtendedCase {
+  const char* name;
+  NodeMode mode;
+  std::map<std::string, int> resources;
+};
+
+class PublisherExtendedTest : public PublisherTest, public ::testing::WithParamInterface<ExtendedCase> {};
+
+TEST_P(PublisherExtendedTest, TheModesExtendedResourceIsAdvertisedOnTheNodeOnce) {
+  const ExtendedCase& c = GetParam();
   ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
                                         {"metadata", {{"name", "n1"}}},
                                         {"status", {{"capacity", {{"cpu", "64"}}}}}})
                   .ok());
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
-  Publisher publisher(client_.get(), &clock_,
-                      {.node_name = "n1", .topology = topology, .mode = NodeMode::kIsolated});
-  EXPECT_EQ(publisher.PublishIsolatedCpus(12).value(), true);
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology, .mode = c.mode});
+  EXPECT_EQ(publisher.PublishExtendedResources(c.resources).value(), true);
   const json node = *server_->Get("nodes", "", "n1");
-  EXPECT_EQ(node["status"]["capacity"][kIsolatedCpuResource], "12");
-  EXPECT_EQ(node["status"]["allocatable"][kIsolatedCpuResource], "12");
+  for (const auto& [name, count] : c.resources) {
+    EXPECT_EQ(node["status"]["capacity"][name], std::to_string(count)) << name;
+    EXPECT_EQ(node["status"]["allocatable"][name], std::to_string(count)) << name;
+  }
   EXPECT_EQ(node["status"]["capacity"]["cpu"], "64");
-  EXPECT_EQ(publisher.PublishIsolatedCpus(12).value(), false);
+  EXPECT_EQ(publisher.PublishExtendedResources(c.resources).value(), false);
+  EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 1);
+  // A restarted agent finds the Node saying so already and writes nothing.
+  Publisher restarted(client_.get(), &clock_, {.node_name = "n1", .topology = topology, .mode = c.mode});
+  EXPECT_EQ(restarted.PublishExtendedResources(c.resources).value(), false);
   EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 1);
 }
+
+TEST_F(PublisherTest, ANodeThatSaysTheCountInTheApiServersCanonicalFormIsNotPatchedAgain) {
+  // kube-apiserver stores 1000 as "1k".
+  const json said = {{kExclusiveResource, "1k"}};
+  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
+                                        {"metadata", {{"name", "n1"}}},
+                                        {"status", {{"capacity", said}, {"allocatable", said}}}})
+                  .ok());
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  EXPECT_EQ(publisher.PublishExtendedResources({{kExclusiveResource, 1000}}).value(), false);
+  EXPECT_EQ(server_->RequestCount("patch", "nodes/status"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, PublisherExtendedTest,
+    ::testing::Values(ExtendedCase{"IsolatedModeAdvertisesTheIsolatedCpus", NodeMode::kIsolated,
+                                   {{kIsolatedCpuResource, 12}}},
+                      ExtendedCase{"AllocatableModeAdvertisesTheExclusiveOptIn", NodeMode::kAllocatable,
+                                   {{kExclusiveResource, kExclusiveResourceCapacity}}}),
+    [](const ::testing::TestParamInfo<ExtendedCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace huygens::agent

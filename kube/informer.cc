@@ -173,6 +173,21 @@ absl::Status Informer::WatchOnce() {
   if (!expired.ok()) s = expired;
   if (s.ok()) Heard();  // the server ended the watch
   resume_at_once_ = opened && absl::IsDeadlineExceeded(s) && HttpCode(s) == 0;
+  if (resume_at_once_) {
+    // Routine on a quiet cluster (every idle limit, per informer): said once at info.
+    const std::string line =
+        fmt::format("kube: informer for {}: the watch heard nothing for {} s and was cut at the idle limit; resuming",
+                    resource_.resource, client_->rest().config().watch_idle_timeout.count());
+    if (idle_cut_logged_) {
+      spdlog::debug("{}", line);
+    } else {
+      spdlog::info("{} (later cuts of this informer's watch are logged at debug level)", line);
+      idle_cut_logged_ = true;
+    }
+  } else if (absl::IsDeadlineExceeded(s) && HttpCode(s) == 0) {
+    spdlog::warn("kube: informer for {}: the server did not answer the watch within the idle limit: {}; resuming",
+                 resource_.resource, std::string(s.message()));
+  }
   if (!ResumesWatch(s)) {
     if (IsApiGone(s)) {
       spdlog::info("kube: informer for {}: {}; relisting", resource_.resource, std::string(s.message()));

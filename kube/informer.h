@@ -20,6 +20,10 @@
 // stale_after(): the client's watch idle limit plus kStaleMargin, so a frozen watch is
 // reported from the moment the idle cut should have replaced it and was not.
 //
+// Logging: a watch the server took and the idle limit cut (routine on a quiet cluster, every
+// idle limit) is logged at info the first time per informer, at debug afterwards; a watch the
+// server did not answer within the idle limit, and every other failure, as a warning.
+//
 // Driving: tests call RunOnce() step by step; services call Start()/Stop() (a background thread
 // looping RunOnce with backoff). Handlers run on the thread that runs the step, without the
 // cache lock held (they may read the cache), in event order.
@@ -136,6 +140,9 @@ class Informer {
   // Set by a watch step that the server took and the idle limit then cut: the loop resumes at
   // once, without a backoff (the step thread's only).
   bool resume_at_once_ = false;
+  // Whether an idle cut of a session the server took was logged at info already (later ones
+  // go to debug). The step thread's only.
+  bool idle_cut_logged_ = false;
 
   std::atomic<bool> stop_{false};
   std::thread thread_;

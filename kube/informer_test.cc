@@ -1,5 +1,6 @@
 #include "kube/informer.h"
 
+#include <sstream>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -8,6 +9,8 @@
 #include "base/testing/fake_clock.h"
 #include "kube/testing/tcp_proxy.h"
 #include "kube/testing/test_client.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::kube {
 namespace {
@@ -316,6 +319,31 @@ TEST_F(InformerTest, AWatchTheServerTookIsReopenedAtOnceAfterTheIdleLimitCutsIt)
   // No backoff slept (it would have been 100 + 200 + 400 ms on the fake clock): each cut
   // session had already lasted the idle limit.
   EXPECT_EQ(clock_.Elapsed(), Clock::Duration::zero());
+}
+
+TEST_F(InformerTest, AQuietWatchCutAtTheIdleLimitIsLoggedAtInfoOnceAndAtDebugAfterwards) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  sink->set_pattern("%l %v");
+  const spdlog::level::level_enum before = spdlog::get_level();
+  spdlog::default_logger()->sinks().push_back(sink);
+  spdlog::set_level(spdlog::level::debug);
+  auto client = IdleLimitedClient(server_->url());
+  InformerOptions options = Options();
+  options.watch_timeout = std::chrono::seconds(300);
+  Informer informer(client.get(), Nodes(), options, {}, &clock_);
+  informer.Start();
+  // Three quiet sessions cut at the idle limit (1 s each).
+  ASSERT_TRUE(Eventually([&] { return server_->RequestCount("watch", "nodes") >= 4; }));
+  informer.Stop();
+  spdlog::set_level(before);
+  spdlog::default_logger()->sinks().pop_back();
+  const std::string text = log.str();
+  const std::string cut = "kube: informer for nodes: the watch heard nothing for 1 s and was cut at the idle limit; resuming";
+  EXPECT_THAT(text, HasSubstr("info " + cut + " (later cuts of this informer's watch are logged at debug level)\n"));
+  EXPECT_THAT(text, HasSubstr("debug " + cut + "\n"));
+  EXPECT_EQ(text.find("info " + cut), text.rfind("info " + cut)) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("warning"))) << text;
 }
 
 TEST_F(InformerTest, FailedListsAreRetriedAfterABackoff) {

@@ -176,10 +176,6 @@ void LeaderElector::Run(const std::atomic<bool>& stop) {
   StopLeading();
 }
 
-}  // namespace huygens::kube
-
-namespace huygens::kube {
-
 bool LeaderElector::HoldsLease() const {
   return leading_ && clock_->Now() - last_renew_.load() < config_.renew_deadline;
 }

@@ -202,7 +202,12 @@ absl::Status RestClient::Transfer(const HttpRequest& request, Call& call, bool s
     absl::Status s = rc == CURLE_OPERATION_TIMEDOUT
                          ? absl::DeadlineExceededError(fmt::format("{}: {}", what, curl_easy_strerror(rc)))
                          : absl::UnavailableError(fmt::format("{}: {}", what, curl_easy_strerror(rc)));
-    spdlog::warn("kube: {} failed: {}", what, curl_easy_strerror(rc));
+    if (streaming && rc == CURLE_OPERATION_TIMEDOUT) {
+      // The idle limit cut the stream: routine on a quiet watch; the caller says what it means.
+      spdlog::debug("kube: {} cut at the idle limit: {}", what, curl_easy_strerror(rc));
+    } else {
+      spdlog::warn("kube: {} failed: {}", what, curl_easy_strerror(rc));
+    }
     return s;
   }
   return absl::OkStatus();

@@ -72,7 +72,8 @@ class RestClient {
   // quiet watch sends nothing else for a while); `on_line` gets each newline-terminated line of
   // a 2xx body as it arrives. Returns OK when the server ends the body cleanly, the HTTP error
   // of a non-2xx answer, Unavailable when the stream breaks, Cancelled when `cancel`
-  // becomes true (checked at least once a second) or `on_line` returns false.
+  // becomes true (checked at least once a second) or `on_line` returns false. An idle cut is
+  // logged at debug only (the caller knows whether it is routine); other failures as warnings.
   absl::Status Stream(const HttpRequest& request, const std::function<bool(std::string_view line)>& on_line,
                       const std::atomic<bool>* cancel = nullptr, const std::function<void()>& on_open = {});
 

@@ -54,6 +54,7 @@ kube::InformerHandlers ChangeFeed::HandlersFor(ChangeKind kind) {
 }
 
 void ChangeFeed::StartInformers(kube::Client* client, Clock* clock) {
+  clock_ = clock;
   nodes_ = std::make_unique<kube::Informer>(client, kube::Nodes(), kube::InformerOptions{},
                                             HandlersFor(ChangeKind::kNode), clock);
   nrts_ = std::make_unique<kube::Informer>(client, kube::NodeResourceTopologies(), kube::InformerOptions{},
@@ -73,13 +74,47 @@ void ChangeFeed::StopInformers() {
 
 bool ChangeFeed::Synced() const { return nodes_->HasSynced() && nrts_->HasSynced() && pods_->HasSynced(); }
 
-absl::Status ChangeFeed::Ready() const {
+std::vector<std::string> ChangeFeed::NotReady(std::set<std::string>* names) const {
   std::vector<std::string> reasons;
-  for (const kube::Informer* informer : {nodes_.get(), nrts_.get(), pods_.get()}) {
-    if (absl::Status s = informer->Ready(); !s.ok()) reasons.emplace_back(s.message());
+  for (const auto& [name, informer] : {std::pair{"nodes", nodes_.get()}, std::pair{"noderesourcetopologies", nrts_.get()},
+                                       std::pair{"pods", pods_.get()}}) {
+    if (absl::Status s = informer->Ready(); !s.ok()) {
+      reasons.emplace_back(s.message());
+      if (names != nullptr) names->insert(name);
+    }
   }
+  return reasons;
+}
+
+absl::Status ChangeFeed::Ready() const {
+  std::vector<std::string> reasons = NotReady(nullptr);
   if (reasons.empty()) return absl::OkStatus();
   return absl::UnavailableError(absl::StrJoin(reasons, "; "));
+}
+
+absl::Status ChangeFeed::Current() {
+  std::set<std::string> stale;
+  std::vector<std::string> reasons = NotReady(&stale);
+  std::lock_guard<std::mutex> lock(gate_mu_);
+  if (reasons.empty()) {
+    if (paused_) {
+      const auto paused_for = std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - paused_at_);
+      spdlog::info("scheduling resumed: the {} informer(s) heard from the API server again (paused for {} s)",
+                   absl::StrJoin(paused_by_, ", "), paused_for.count());
+      paused_ = false;
+      paused_by_.clear();
+    }
+    passed_once_ = true;
+    return absl::OkStatus();
+  }
+  const std::string why = absl::StrJoin(reasons, "; ");
+  if (passed_once_ && !paused_) {
+    spdlog::warn("scheduling paused: no pod is reserved or bound until the informers are current again: {}", why);
+    paused_ = true;
+    paused_at_ = clock_->Now();
+  }
+  if (paused_) paused_by_.insert(stale.begin(), stale.end());
+  return absl::UnavailableError(fmt::format("scheduling paused: {}", why));
 }
 
 std::deque<Change> ChangeFeed::Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work) {

@@ -38,6 +38,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -83,6 +84,16 @@ class ChangeFeed {
   // the API server within its stale bound), else Unavailable with each failing informer's
   // reason, joined by "; ". REQUIRES: StartInformers was called.
   absl::Status Ready() const;
+  // Whether new pods may be reserved and bound now (the scheduling loop asks before each
+  // attempt, the extender before each filter and bind): OK while Ready(); else Unavailable
+  // "scheduling paused: " + Ready()'s reasons, so no decision is taken on a cache that may have
+  // missed the API server's changes (a node's CPUs given away, a pod bound elsewhere). It passes
+  // again by itself once the informers have re-listed or resumed their watches.
+  // Logs once (warn) when it starts refusing after having passed, naming the informers that are
+  // not ready, and once (info) when it passes again, naming the informers that were stale and
+  // how long scheduling was paused. Before the first sync it refuses without logging.
+  // REQUIRES: StartInformers was called.
+  absl::Status Current();
 
   // The queued changes, oldest first. When there are none and `wait` > 0, first waits up to
   // `wait` (real time: the poll interval of the scheduling thread) for a change, a Wake or a
@@ -97,12 +108,24 @@ class ChangeFeed {
  private:
   void Push(ChangeKind kind, bool deleted, const nlohmann::json& object);
   kube::InformerHandlers HandlersFor(ChangeKind kind);
+  // The reasons of the informers that are not ready (Informer::Ready), nodes, NRTs, pods in
+  // that order; their resource names go into `names` when it is set.
+  std::vector<std::string> NotReady(std::set<std::string>* names) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Change> changes_;
   bool closed_ = false;
   std::unique_ptr<kube::Informer> nodes_, nrts_, pods_;
+
+  // Current()'s state: whether it passed once, and while it refuses, since when and which
+  // informers were not ready (their resource names, in the order nodes, NRTs, pods).
+  std::mutex gate_mu_;
+  bool passed_once_ = false;
+  bool paused_ = false;
+  Clock* clock_ = nullptr;
+  Clock::TimePoint paused_at_;
+  std::set<std::string> paused_by_;
 };
 
 // Writes that restart handling needs (the service's PodWriter::Undo).

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "gmock/gmock.h"
+#include "base/extender_opt_in.h"
+#include "base/wire_names.h"
 #include "gtest/gtest.h"
 #include "scheduler/config.h"
 #include "sim/cluster_spec.h"
@@ -60,6 +62,14 @@ TEST(Deploy, TheExtenderConfigCallsTheVerbsTheExtenderServesOnItsConfiguredPort)
   EXPECT_EQ(e["bindVerb"].as<std::string>(), "bind");
   EXPECT_TRUE(e["nodeCacheCapable"].as<bool>());
   EXPECT_FALSE(e["ignorable"].as<bool>());
+  // Only the pods that opt in (the resource the agent advertises in each node mode) go through
+  // the extender; kube-scheduler checks the node offers it.
+  std::vector<std::string> managed;
+  for (const YAML::Node& r : e["managedResources"]) {
+    managed.push_back(r["name"].as<std::string>());
+    EXPECT_FALSE(r["ignoredByScheduler"].as<bool>()) << managed.back();
+  }
+  EXPECT_EQ(managed, (std::vector<std::string>{kIsolatedCpuResource, kExclusiveResource}));
   // The applied part holds API objects only (kubectl apply refuses a KubeSchedulerConfiguration):
   // a ConfigMap, a Deployment and a Service (in the order Helm renders them).
   std::map<std::string, YAML::Node> by_kind;

@@ -26,6 +26,19 @@ bool Exclusive(const sched::Pod& pod) {
   return !facts.units.empty();
 }
 
+// The debug lines of a filter answer, as the standalone loop logs an attempt (LogVerdicts): each
+// asked node refused with its reason, or feasible.
+void LogFilterVerdict(const ExtenderArgs& args, const FilterVerdict& verdict) {
+  std::vector<sched::NodeVerdict> verdicts;
+  for (const std::string& name : args.node_names) {
+    sched::NodeVerdict v{.node = name};
+    if (auto f = verdict.failed.find(name); f != verdict.failed.end()) v.refusal = f->second;
+    if (auto f = verdict.failed_unresolvable.find(name); f != verdict.failed_unresolvable.end()) v.refusal = f->second;
+    verdicts.push_back(std::move(v));
+  }
+  LogVerdicts(kube::ObjectKey(args.pod), verdicts);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExtenderHandlers>> ExtenderHandlers::Create(Parts parts) {
@@ -72,7 +85,9 @@ serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
   FilterVerdict verdict;
   std::lock_guard<std::mutex> lock(p_.state->mu);
   auto pod = PreparedPod(args->pod);
-  if (!pod.ok()) {
+  if (absl::Status current = p_.feed->Current(); !current.ok()) {
+    verdict.error = fmt::format("huygens-scheduler: {}", std::string(current.message()));
+  } else if (!pod.ok()) {
     verdict.error = std::string(pod.status().message());
   } else if (!Exclusive(**pod)) {
     verdict.passed = args->node_names;
@@ -103,6 +118,7 @@ serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
     }
   }
   const std::string uid = args->pod["metadata"].value("uid", "");
+  if (verdict.error.empty() && spdlog::should_log(spdlog::level::debug)) LogFilterVerdict(*args, verdict);
   if (verdict.error.empty()) {
     RecordFilter(uid, verdict.passed);
   } else {
@@ -145,6 +161,11 @@ serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   auto args = ParseBindingArgs(body);
   if (!args.ok()) return BadRequest("bind", args.status());
   std::lock_guard<std::mutex> lock(p_.state->mu);
+  if (absl::Status current = p_.feed->Current(); !current.ok()) {
+    const std::string error = fmt::format("huygens-scheduler: pod {}/{} not bound to {}: {}", args->pod_namespace,
+                                          args->pod_name, args->node, std::string(current.message()));
+    return Reply("bind", "error", 200, RenderBindingResult(error));
+  }
   if (!TakeFilterRecord(args->pod_uid, args->node)) {
     const std::string error =
         fmt::format("pod {}/{} (uid {}) was not filtered onto node {} by Huygens: bind is only for a node its "

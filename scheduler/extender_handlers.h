@@ -14,6 +14,10 @@
 //               carrying the allocation, exactly as standalone mode; a failed Binding forgets
 //               the assume, and the reply carries the error. Each filter record serves one
 //               bind (kube-scheduler filters again before it retries).
+// A stale cache pauses the extender as it pauses standalone scheduling: while an informer is not
+// ready (ChangeFeed::Current, the condition that fails /readyz) filter and bind answer with an
+// error that names the stale informers ("huygens-scheduler: scheduling paused: nodes informer
+// heard nothing from the API server for 151 s (bound 150 s)") and change nothing.
 // A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
 // nothing; before the cache has applied every listed object each verb answers with an error.
 //
@@ -55,6 +59,7 @@ class ExtenderHandlers {
     const SchedulerConfig* config;
     const std::vector<ProfileConfig>* profiles;
     CacheSync* state;
+    ChangeFeed* feed;  // whether the cache is current (ChangeFeed::Current)
     SchedulerMap* schedulers;
     BindOutbox* outbox;
     PodWriter* writer;

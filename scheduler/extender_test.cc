@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -12,6 +13,8 @@
 #include "kube/testing/test_client.h"
 #include "scheduler/service.h"
 #include "scheduler/test_cluster.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
 namespace {
@@ -28,7 +31,7 @@ using ::testing::IsEmpty;
 class ExtenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = FakeApiServer::Start();
+    auto server = FakeApiServer::Start(server_options_);
     ASSERT_TRUE(server.ok());
     server_ = *std::move(server);
   }
@@ -43,6 +46,7 @@ class ExtenderTest : public ::testing::Test {
     ServiceOptions options;
     options.config.extender_enabled = true;
     options.identity = "extender";
+    options.clock = &clock_;
     auto service = SchedulerService::Create(client_.get(), options, &registry_);
     ASSERT_TRUE(service.ok()) << service.status();
     service_ = *std::move(service);
@@ -139,6 +143,7 @@ class ExtenderTest : public ::testing::Test {
   }
 
   huygens::testing::FakeClock clock_;
+  kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   serving::MetricsRegistry registry_;
@@ -287,6 +292,51 @@ TEST_F(ExtenderTest, BindIsRefusedForANodeThePodWasNotFilteredOnto) {
   EXPECT_EQ(ScheduleLikeKubeScheduler("big", true), "");
   EXPECT_EQ((*server_->Get("pods", "default", "big"))["spec"].value("nodeName", ""), "n0");
   EXPECT_THAT(registry_.Expose(), HasSubstr("huygens_scheduler_extender_requests_total{verb=\"bind\",result=\"refused\"} 2"));
+}
+
+TEST_F(ExtenderTest, DebugLogsNameThePodAndEachNodesFilterVerdictAsStandaloneDoes) {
+  ASSERT_TRUE(AddMachine(*server_, "small", 4));
+  ASSERT_TRUE(AddMachine(*server_, "big", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 8, "default-scheduler")).ok());
+  StartExtender();
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  const spdlog::level::level_enum before = spdlog::get_level();
+  spdlog::default_logger()->sinks().push_back(sink);
+  spdlog::set_level(spdlog::level::debug);
+  json filtered = Post("/filter", Args(*server_->Get("pods", "default", "a"), true));
+  spdlog::set_level(before);
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_EQ(filtered["nodenames"], json::array({"big"})) << filtered.dump();
+  EXPECT_THAT(log.str(), HasSubstr("pod default/a: node small refused: Insufficient cpu\n"));
+  EXPECT_THAT(log.str(), HasSubstr("pod default/a: node big feasible\n"));
+}
+
+// A server that sends no bookmarks: a quiet watch is heard only when its objects change.
+class QuietServerExtenderTest : public ExtenderTest {
+ protected:
+  QuietServerExtenderTest() { server_options_.bookmark_interval = std::chrono::hours(1); }
+};
+
+TEST_F(QuietServerExtenderTest, WhileAnInformerIsStaleFilterAndBindAnswerWhyAndBindNothingUntilItIsBack) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2, "default-scheduler")).ok());
+  StartExtender();
+  clock_.Advance(std::chrono::minutes(3));  // every informer past its stale bound (150 s)
+  const json pod = *server_->Get("pods", "default", "a");
+  json filtered = Post("/filter", Args(pod, true));
+  ASSERT_TRUE(filtered.contains("error")) << filtered.dump();
+  EXPECT_THAT(filtered["error"].get<std::string>(),
+              HasSubstr("huygens-scheduler: scheduling paused: nodes informer heard nothing from the API server"));
+  json bound = Post("/bind", {{"PodName", "a"}, {"PodNamespace", "default"}, {"PodUID", pod["metadata"]["uid"]},
+                              {"Node", "n0"}});
+  EXPECT_THAT(bound.value("Error", ""), HasSubstr("not bound to n0: scheduling paused: nodes informer heard nothing"));
+  EXPECT_EQ(CheckCluster(*server_).bound, 0);
+
+  server_->DropWatches();  // the watches come back: heard again
+  ASSERT_TRUE(WaitFor([&] { return !Post("/filter", Args(pod, true)).contains("error"); }));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("a", true), "");
+  EXPECT_EQ(CheckCluster(*server_).bound, 1);
 }
 
 TEST_F(ExtenderTest, MalformedRequestsGet400WithAJsonErrorAndChangeNothing) {

@@ -17,8 +17,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "base/extender_opt_in.h"
+#include "base/quantity.h"
+#include "base/wire_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -232,6 +236,13 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   EXPECT_EQ(agent("agent-node", "agent.yaml", true)->Wait(), 1);
   ASSERT_TRUE(server_->Get(testing::kNrtResource, "", "agent-node").has_value())
       << testing::Slurp(work_ / "agent-node-once.log");
+  // Allocatable mode publishes the opt-in of extender mode, huygens.io/exclusive, on the Node.
+  EXPECT_EQ(ParseMemoryBytes(server_->Get("nodes", "", "agent-node")
+                                 ->at("status")
+                                 .at("allocatable")
+                                 .value(kExclusiveResource, std::string())).value_or(0),
+            kExclusiveResourceCapacity)
+      << testing::Slurp(work_ / "agent-node-once.log");
   // Isolated mode publishes huygens.io/isolated-cpu on the Node status (this machine has no
   // isolated CPUs: 0).
   ASSERT_TRUE(testing::CreateReadyNode(*server_, testing::NodeObject("agent-isolated", host_cpus)));
@@ -243,6 +254,7 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   ASSERT_TRUE(isolated.has_value());
   EXPECT_TRUE(isolated->at("status").at("allocatable").contains("huygens.io/isolated-cpu"))
       << testing::Slurp(work_ / "agent-isolated-once.log");
+  EXPECT_FALSE(isolated->at("status").at("allocatable").contains(kExclusiveResource));
 
   // The standalone scheduler with deploy/scheduler/configmap.yaml's configuration (leader
   // election on, as deployed).
@@ -370,8 +382,16 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
 
 // A pod as kube-scheduler sees it: Guaranteed, `cpus` whole CPUs, default scheduler; `patch`
 // (a JSON merge patch) adds nodeSelector, affinity, tolerations.
-json DefaultScheduledPod(const std::string& name, int cpus, const json& patch = json::object()) {
+// A Guaranteed pod of kube-scheduler asking `cpus` whole CPUs; with `opt_in` it requests
+// huygens.io/exclusive (1, in limits and requests), so kube-scheduler sends it through the
+// extender (managedResources of deploy/kube-scheduler/extender-config.yaml).
+json DefaultScheduledPod(const std::string& name, int cpus, const json& patch = json::object(), bool opt_in = true) {
   json pod = testing::GuaranteedPod(name, cpus, "default-scheduler");
+  if (opt_in) {
+    for (const char* list : {"requests", "limits"}) {
+      pod["spec"]["containers"][0]["resources"][list][kExclusiveResource] = "1";
+    }
+  }
   pod.merge_patch(patch);
   return pod;
 }
@@ -391,6 +411,13 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
     // meets the pods in cannot leave a zone-a pod without room: Huygens' scores pack, and may
     // put every unconstrained pod in zone a (with 16-CPU nodes one zone-a pod was left out).
     ASSERT_TRUE(testing::AddMachine(*server_, fmt::format("n{}", i), 24, {}, patch));
+    // What the agent advertises on an allocatable-mode node: the opt-in resource.
+    ASSERT_EQ(bed_.Kubectl(fmt::format("kubectl patch node n{} --subresource=status --type=merge -p "
+                                       "'{{\"status\":{{\"capacity\":{{\"{}\":\"{}\"}},\"allocatable\":{{\"{}\":\"{}\"}}}}}}'",
+                                       i, kExclusiveResource, kExclusiveResourceCapacity, kExclusiveResource,
+                                       kExclusiveResourceCapacity),
+                           kSource),
+              0);
   }
 
   // huygens-scheduler in extender mode with deploy/scheduler/extender.yaml's configuration, on a
@@ -480,6 +507,20 @@ TEST_F(Install, ExtenderModeWithKubeScheduler) {
   // The extender's calls were all allowed (it runs as huygens-scheduler, no Lease).
   EXPECT_EQ(extender->Stop(), 0);
   ExpectNothingRefused(kSchedulerUser);
+
+  // With the extender down, a pod that does not opt in is scheduled by kube-scheduler alone (no
+  // allocation); one that opts in waits for the extender (ignorable: false).
+  ASSERT_TRUE(server_->Create("pods", DefaultScheduledPod("plain", 2, json::object(), /*opt_in=*/false)).ok());
+  ASSERT_TRUE(server_->Create("pods", DefaultScheduledPod("opted-in", 2)).ok());
+  const auto node_of = [&](const char* name) {
+    return server_->Get("pods", "default", name)->at("spec").value("nodeName", "");
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return !node_of("plain").empty(); }, std::chrono::seconds(60)))
+      << testing::Slurp(work_ / "kube-scheduler.log");
+  EXPECT_FALSE(server_->Get("pods", "default", "plain")->at("metadata").value("annotations", json::object())
+                   .contains(kAllocationAnnotation));
+  std::this_thread::sleep_for(std::chrono::seconds(5));  // kube-scheduler tried the opted-in pod meanwhile
+  EXPECT_EQ(node_of("opted-in"), "") << "an opted-in pod was bound without the extender";
 }
 
 }  // namespace

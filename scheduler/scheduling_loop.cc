@@ -28,13 +28,7 @@ void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerCo
   }
 }
 
-namespace {
-
-// The debug lines of one attempt of `pod` (namespace/name): each visited node's verdict (refused
-// with the filter's reason, or feasible with its score), then the outcome: the chosen node with
-// the NUMA nodes and cpusets, or why not.
-void LogAttempt(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts,
-                const sched::ScheduleResult& result) {
+void LogVerdicts(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts) {
   for (const sched::NodeVerdict& v : verdicts) {
     if (!v.refusal.empty()) {
       spdlog::debug("pod {}: node {} refused: {}", pod, v.node, v.refusal);
@@ -44,6 +38,15 @@ void LogAttempt(const std::string& pod, const std::vector<sched::NodeVerdict>& v
       spdlog::debug("pod {}: node {} feasible", pod, v.node);
     }
   }
+}
+
+namespace {
+
+// The debug lines of one attempt of `pod` (namespace/name): each visited node's verdict
+// (LogVerdicts), then the outcome: the chosen node with the NUMA nodes and cpusets, or why not.
+void LogAttempt(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts,
+                const sched::ScheduleResult& result) {
+  LogVerdicts(pod, verdicts);
   switch (result.outcome) {
     case sched::ScheduleResult::Outcome::kScheduled:
       spdlog::debug("pod {}: chose node {} ({} of {} visited nodes feasible): {}", pod, result.node,
@@ -164,7 +167,9 @@ void SchedulingLoop::Run() {
   while (true) {
     if (p_.feed->Closed()) return;
     bool ready = p_.feed->Synced();  // read before draining: every listed object is then applied
-    bool active = ready && *p_.leading && !extender && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
+    // A stale informer pauses scheduling (logged by the feed) until it re-lists or resumes.
+    bool current = ready && p_.feed->Current().ok();
+    bool active = current && *p_.leading && !extender && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
     std::deque<Change> batch = p_.feed->Take(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20),
                                              [this] { return p_.binders->HasDone(); });
     {
@@ -178,7 +183,7 @@ void SchedulingLoop::Run() {
     if (ready) p_.state->set_ready();
     std::lock_guard<std::mutex> lock(p_.state->mu);
     SettleBinds();
-    if (ready && *p_.leading && !extender && !p_.binders->Full()) ScheduleNext();
+    if (current && *p_.leading && !extender && !p_.binders->Full()) ScheduleNext();
     sched::SchedulingQueue& queue = p_.state->queue();
     p_.metrics->pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
     p_.metrics->pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));

@@ -1,6 +1,7 @@
 // SchedulingLoop: the scheduler service's scheduling thread. Each turn it applies the informers'
-// changes to the CacheSync, settles the binding cycles that finished, and (when synced, leading
-// and in standalone mode) runs one attempt: Pop -> ScheduleOne -> Reserve (assume) -> the
+// changes to the CacheSync, settles the binding cycles that finished, and (when every informer
+// is current (ChangeFeed::Current: synced, not stale), leading and in standalone mode) runs one
+// attempt: Pop -> ScheduleOne -> Reserve (assume) -> the
 // Binding, which carries huygens.io/allocation, on the BinderPool while the loop goes on.
 //
 // An attempt's outcomes: scheduled (counted when its binding cycle ends); unschedulable (a
@@ -8,6 +9,11 @@
 // change); error (event, backoff). A failed Binding keeps the assume (it may have landed) and
 // requeues with backoff; the next attempt binds again with the same allocation (the finish
 // path, also taken for a pending pod whose annotation is honoured after a restart).
+//
+// A stale cache pauses scheduling: while an informer is not ready (the condition that fails
+// /readyz) no pod is popped, reserved or bound; binding cycles already handed to the binders
+// finish. Scheduling resumes by itself once the informers re-list or resume (logged once each way
+// by the feed).
 //
 // Time: queue times, attempt latencies and liveness come from the injected Clock; only the
 // idle poll (20 ms, when there is nothing to do) is real time.
@@ -41,6 +47,12 @@ const ProfileConfig* ProfileFor(const std::vector<ProfileConfig>& profiles, cons
 // The pod as `profile` schedules it: the profile's default topology and bind policies where the
 // pod names none, and no exclusive CPUs in `config`'s system pool namespaces.
 void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerConfig& config);
+
+// Logs at debug level each visited node's verdict for `pod` (namespace/name), one line each:
+// "pod default/a: node n1 refused: Insufficient cpu", "pod default/a: node n2 feasible, score 57"
+// (the weighted total the choice compared), "pod default/a: node n2 feasible". The standalone
+// loop logs every attempt so, and the extender its filter verdicts.
+void LogVerdicts(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts);
 
 class SchedulingLoop {
  public:

@@ -92,6 +92,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
         .config = &impl->options.config,
         .profiles = &impl->profiles,
         .state = impl->state.get(),
+        .feed = &impl->feed,
         .schedulers = &impl->schedulers,
         .outbox = &impl->outbox,
         .writer = impl->writer.get(),

@@ -21,6 +21,10 @@
 // precondition and the pod is scheduled afresh. So kill -9 at any point loses nothing and never
 // double-allocates.
 //
+// Stale cache: while an informer has not synced or is stale (the condition that fails Ready()),
+// no pod is reserved or bound (standalone and extender mode alike); scheduling resumes by itself
+// after the re-list. The pause and the resume are logged once each, naming the informers.
+//
 // Leader election (optional): only the holder of the Lease schedules; a leader that cannot renew
 // stops before the lease can expire for others (kube/leader_election.h). Standbys keep their
 // informers and cache warm.
@@ -85,7 +89,8 @@ class SchedulerService {
   //               annotation and forgets the assume, and the reply carries the error.
   // Answers the request in its form (nodenames or nodes). A malformed body gets HTTP 400 with
   // {"error": ...} ({"Error": ...} for bind) and changes nothing; before the informers have
-  // synced every verb answers with an error. In extender mode the service does not schedule
+  // synced every verb answers with an error, and while one is stale (Ready() fails) filter and
+  // bind answer with an error naming it. In extender mode the service does not schedule
   // from its own queue; with leader election (leaderElection.leaderElect, the default) several
   // replicas may run: only the leader answers, a standby answers every verb with HTTP 503 and
   // should be kept out of the Service by readiness (Leading()).

@@ -31,7 +31,7 @@ using ::testing::IsEmpty;
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = FakeApiServer::Start();
+    auto server = FakeApiServer::Start(server_options_);
     ASSERT_TRUE(server.ok());
     server_ = *std::move(server);
   }
@@ -99,6 +99,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   huygens::testing::FakeClock clock_;  // the client's and the service's
+  kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
 };
 
@@ -149,6 +150,52 @@ TEST_F(ServiceTest, AFrozenApiServerConnectionFailsReadinessNamingEachStaleInfor
   (*proxy)->Thaw();
   EXPECT_TRUE(WaitFor([&] { return service->Ready().ok(); })) << service->Ready();
   service->Stop();
+}
+
+// A server that sends no bookmarks: a quiet watch is heard only when its objects change.
+class QuietServerTest : public ServiceTest {
+ protected:
+  QuietServerTest() { server_options_.bookmark_interval = std::chrono::hours(1); }
+};
+
+TEST_F(QuietServerTest, AStaleCachePausesSchedulingAndItResumesByItselfOnceTheWatchesAreBack) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return service->Ready().ok(); })) << service->Ready();
+
+  // Every informer is past its stale bound (the default idle limit, 120 s, + the margin).
+  clock_.Advance(std::chrono::minutes(3));
+  ASSERT_TRUE(WaitFor([&] { return log.str().find("scheduling paused") != std::string::npos; })) << log.str();
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  // The pods informer heard the pod and the loop queued it; the node's informers are still stale.
+  ASSERT_TRUE(WaitFor([&] {
+    return registry.Expose().find("huygens_scheduler_pending_pods{queue=\"active\"} 1") != std::string::npos;
+  })) << registry.Expose();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Bound(), 0) << "bound from a stale cache";
+  EXPECT_THAT(std::string(service->Ready().message()), HasSubstr("nodes informer heard nothing"));
+
+  // The watches break and come back (as after a frozen connection was cut): heard again.
+  server_->DropWatches();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; })) << log.str();
+  service->Stop();
+  spdlog::default_logger()->sinks().pop_back();
+  const std::string text = log.str();
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        "scheduling paused: no pod is reserved or bound until the informers are current again: "
+                        "nodes informer heard nothing from the API server for 18[0-9] s \\(bound 150 s\\); "
+                        "noderesourcetopologies informer heard nothing"));
+  EXPECT_THAT(text, HasSubstr("scheduling resumed: the noderesourcetopologies, nodes, pods informer(s) heard from the "
+                              "API server again (paused for "));
+  // Once each way.
+  EXPECT_EQ(text.find("scheduling paused"), text.rfind("scheduling paused"));
+  EXPECT_EQ(text.find("scheduling resumed"), text.rfind("scheduling resumed"));
 }
 
 TEST_F(ServiceTest, MetricsCarryTheBuildInfoWithTheVersion) {

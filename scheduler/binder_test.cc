@@ -1,0 +1,72 @@
+#include "scheduler/binder.h"
+
+#include <memory>
+#include <string>
+
+#include "base/testing/fake_clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/test_client.h"
+#include "scheduler/event_sink.h"
+#include "scheduler/test_cluster.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using kube::testing::FakeApiServer;
+using testing::GuaranteedPod;
+
+constexpr char kAllocation[] =
+    R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
+
+struct FenceCase {
+  const char* name;
+  bool may_bind;           // what the lease fence answers
+  int bindings_sent;       // Binding requests the API server received
+  bool bound;              // the pod ends on n0 with the allocation
+  absl::StatusCode code;   // FinishBind's answer
+};
+
+class PodWriterFenceTest : public ::testing::TestWithParam<FenceCase> {};
+
+TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSent) {
+  const FenceCase& c = GetParam();
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(testing::AddMachine(**server, "n0", 16));
+  auto created = (*server)->Create("pods", GuaranteedPod("p", 2));
+  ASSERT_TRUE(created.ok()) << created.status();
+  huygens::testing::FakeClock clock;
+  auto client = kube::testing::ClientFor(**server, &clock);
+  serving::MetricsRegistry registry;
+  ServiceMetrics metrics = ServiceMetrics::Register(registry);
+  EventSink events(client.get(), "test", &clock);
+  int asked = 0;
+  PodWriter writer(client.get(), &events, &metrics, [&] {
+    ++asked;
+    return c.may_bind;
+  });
+
+  absl::Status s = writer.FinishBind(*created, "n0", kAllocation);
+
+  EXPECT_EQ(s.code(), c.code) << s;
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ((*server)->RequestCount("create", "pods/binding"), c.bindings_sent);
+  const nlohmann::json pod = *(*server)->Get("pods", "default", "p");
+  EXPECT_EQ(pod["spec"].value("nodeName", "") == "n0", c.bound);
+  EXPECT_EQ(pod["metadata"].value("annotations", nlohmann::json::object()).contains(kAllocationAnnotation), c.bound);
+  EXPECT_EQ(writer.bound(), c.bound ? 1 : 0);
+  if (!c.may_bind) EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("no longer holds its leader lease"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PodWriterFenceTest,
+    ::testing::Values(
+        FenceCase{"AHolderOfTheLeaseSendsTheBindingWithTheAllocation", true, 1, true, absl::StatusCode::kOk},
+        FenceCase{"ALeaderThatNoLongerHoldsTheLeaseSendsNoBindingAtAll", false, 0, false,
+                  absl::StatusCode::kFailedPrecondition}),
+    [](const ::testing::TestParamInfo<FenceCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace huygens::scheduler
