@@ -59,16 +59,22 @@ struct Agent::Metrics {
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet system_cpus,
                                                      AgentDeps deps,
                                                      KubeletMemorySettings memory) {
+  std::vector<std::string> left_out;
+  NumaMemory reserved = FitReservedMemory(memory.reserved, *deps.topology, left_out);
+  // The reconciler accounts Huygens' pods' memory by the memory manager's rules on their mems
+  // (None: Huygens placed it); AddHuygensMemoryUsed publishes it when kubelet's checkpoint does
+  // not already count it.
   auto reconciler = Reconciler::Create({.node_name = config.node_name,
                                         .topology = deps.topology,
                                         .system_cpus = system_cpus,
                                         .mode = config.mode,
                                         .system_namespaces = config.system_namespaces,
-                                        .checkpoint_path = config.checkpoint_path},
+                                        .checkpoint_path = config.checkpoint_path,
+                                        .memory_manager = MemoryManagerConfig{
+                                            .static_policy = false,
+                                            .reserved_memory = reserved}},
                                        deps.runtime, deps.client, deps.clock);
   if (!reconciler.ok()) return reconciler.status();
-  std::vector<std::string> left_out;
-  NumaMemory reserved = FitReservedMemory(memory.reserved, *deps.topology, left_out);
   for (const std::string& line : left_out) {
     spdlog::warn("kubelet config {}: {}", config.kubelet_config_path, line);
   }
@@ -85,6 +91,9 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
                        .mode = config.mode,
                        .policy = config.topology_policy,
                        .scope = config.topology_scope,
+                       .memory_manager_policy = memory.policy == KubeletMemoryPolicy::kStatic
+                                                    ? "Static"
+                                                    : "None",
                        .memory_reserved = std::move(reserved),
                        .min_interval = config.nrt_min_interval});
   std::unique_ptr<Agent> agent(
@@ -193,8 +202,12 @@ std::map<int, double> Agent::ReadCapacity(std::vector<std::string>& warnings) {
   return known;
 }
 
-void Agent::AddHuygensMemoryUsed(const ReconcileReport& /*report*/, NumaMemory& /*used*/) const {
-  // Issue 18: memory held by Huygens allocations is added here (see agent.h).
+void Agent::AddHuygensMemoryUsed(const ReconcileReport& report, bool from_checkpoint,
+                                 NumaMemory& used) const {
+  if (from_checkpoint) return;  // kubelet's Static policy already counts every Guaranteed pod
+  for (const auto& [numa, resources] : report.memory_held) {
+    for (const auto& [resource, bytes] : resources) used[numa][resource] += bytes;
+  }
 }
 
 absl::StatusOr<ReconcileReport> Agent::RunOnce() {
@@ -209,7 +222,7 @@ absl::StatusOr<ReconcileReport> Agent::RunOnce() {
   ReconcileReport report = reconciler_->Reconcile(input);
   const std::map<int, double> capacity = ReadCapacity(warnings);
   KubeletMemoryUse memory = memory_->Read();  // logs its reason once per change
-  AddHuygensMemoryUsed(report, memory.used);
+  AddHuygensMemoryUsed(report, memory.from_checkpoint, memory.used);
   absl::StatusOr<PublishResult> published = publisher_->Publish(
       {.exclusive = report.exclusive, .capacity = capacity, .memory_used = std::move(memory.used)});
   if (!published.ok()) {

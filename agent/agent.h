@@ -90,12 +90,13 @@ class Agent {
   absl::StatusOr<std::vector<nlohmann::json>> ListPods();
   std::optional<KubeletCpuCheckpoint> ReadKubeletCheckpoint(std::vector<std::string>& warnings);
   std::map<int, double> ReadCapacity(std::vector<std::string>& warnings);
-  // HOOK (issue 18): adds to `used` (NUMA id -> resource name -> bytes, the memory and hugepages
-  // in use that kubelet's checkpoint reports) the memory held by Huygens allocations on this
-  // node, so that the published available is net of both. Today it adds nothing: the accounting
-  // of Huygens' memory allocations (alloc/memory_manager.h) is to be wired here. Every entry it
-  // adds must name a NUMA node and resource the machine has (UnknownNumaMemory).
-  void AddHuygensMemoryUsed(const ReconcileReport& report, NumaMemory& used) const;
+  // Adds to `used` (NUMA id -> resource name -> bytes in use) the memory and hugepages that
+  // Huygens' Guaranteed pods hold on this node (ReconcileReport::memory_held: their requests on
+  // their containers' mems, by the memory manager's rules), unless `from_checkpoint`: kubelet's
+  // Static memory manager then counts every Guaranteed pod already, Huygens' included. The
+  // entries name the machine's own NUMA nodes and page sizes (they come from its topology).
+  void AddHuygensMemoryUsed(const ReconcileReport& report, bool from_checkpoint,
+                            NumaMemory& used) const;
   void Record(const ReconcileReport& report);
   void Wake();
 

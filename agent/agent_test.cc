@@ -236,6 +236,34 @@ TEST_F(AgentTest, MemoryZonesFollowKubeletsMemoryManagerAndABadCheckpointLosesNo
                                        std::to_string(62 * kGi), std::to_string(62 * kGi)}));
 }
 
+TEST_F(AgentTest, UnderNoneTheMemoryOfHuygensPodsIsTakenFromTheirMemsZones) {
+  constexpr uint64_t kGi = 1ull << 30;
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "big"}, {"namespace", "default"}, {"uid", "big-uid"}}},
+              {"spec",
+               {{"nodeName", "n1"},
+                {"containers",
+                 {{{"name", "app"},
+                   {"resources",
+                    {{"limits", {{"cpu", "2"}, {"memory", "4Gi"}}},
+                     {"requests", {{"cpu", "2"}, {"memory", "4Gi"}}}}}}}}}}};
+  pod["metadata"]["annotations"][kAllocationAnnotation] = Allocation("1-2");
+  auto stored = server_->Create("pods", pod);
+  ASSERT_TRUE(stored.ok());
+  runtime_->AddPodContainer((*stored)["metadata"]["uid"].get<std::string>(), "default", "big",
+                            "app");
+  auto agent = NewAgent(nullptr, {.policy = KubeletMemoryPolicy::kNone, .reserved = {}});
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(agent->RunOnce().ok());
+  auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  ASSERT_NE(nrt->Attribute(kMemoryManagerPolicyAttribute), nullptr);
+  EXPECT_EQ(*nrt->Attribute(kMemoryManagerPolicyAttribute), "None");
+  EXPECT_EQ(nrt->zones.at(0).Resource("memory")->available, std::to_string(60 * kGi));
+  EXPECT_EQ(nrt->zones.at(1).Resource("memory")->available, std::to_string(64 * kGi));
+}
+
 TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {
   auto agent = NewAgent();
   std::atomic<bool> stop{false};

@@ -55,6 +55,9 @@ struct PublisherOptions {
   NodeMode mode = NodeMode::kAllocatable;
   TopologyPolicy policy = TopologyPolicy::kSingleNumaNode;
   TopologyScope scope = TopologyScope::kContainer;
+  // kubelet's memory manager policy as the NRT attribute memoryManagerPolicy ("None" |
+  // "Static"); "" writes none. Default "".
+  std::string memory_manager_policy;
   // kubelet's reservedMemory (NUMA id -> resource -> bytes), fitted to the machine
   // (FitReservedMemory): allocatable = capacity - this. Default none.
   NumaMemory memory_reserved;

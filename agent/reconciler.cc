@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<Reconciler>> Reconciler::Create(ReconcilerOptions
   config.name = options.node_name;
   config.mode = options.mode;
   config.system_cpus = options.system_cpus;
+  config.memory_manager = options.memory_manager;
   absl::StatusOr<NodeState> empty = NodeState::Create(options.topology, config);
   if (!empty.ok()) return empty.status();
   std::unique_ptr<Reconciler> r(
@@ -169,6 +170,13 @@ void Reconciler::AdmitPods(const ReconcileInput& input, Pass& pass, ReconcileRep
                   ToString(status.state), status.reason);
   }
   report.exclusive = state.ExclusiveCpus();
+  if (const MemoryManagerState* memory = state.Memory()) {
+    for (const auto& [numa, node] : memory->machine) {
+      for (const auto& [resource, table] : node.memory_map) {
+        if (table.reserved > 0) report.memory_held[numa][resource] = table.reserved;
+      }
+    }
+  }
 }
 
 // Actual state and convergence (rule 3): every running container of a known pod to its target.

@@ -75,6 +75,10 @@ struct ReconcilerOptions {
   std::vector<std::string> system_namespaces{"kube-system"};
   // The agent's checkpoint file; "" = keep none. Default "".
   std::string checkpoint_path;
+  // Memory accounting of the admitted pods (NodeConfig::memory_manager): when set, each pass
+  // reports the memory and hugepages Huygens' Guaranteed pods hold per NUMA node
+  // (ReconcileReport::memory_held), recorded on their containers' mems. Default: none.
+  std::optional<MemoryManagerConfig> memory_manager;
 };
 
 struct ReconcileInput {
@@ -101,6 +105,9 @@ struct ReconcileReport {
   std::vector<double> apply_latency_seconds;  // per successful UpdateCpuset, on the clock
   std::vector<PodOutcome> pods;  // Huygens and kubelet-bound pods, by uid
   CpuSet exclusive;              // every exclusive CPU (for the NRT)
+  // With ReconcilerOptions::memory_manager: bytes held by the admitted pods, NUMA id -> resource
+  // name ("memory", "hugepages-2Mi", ...) -> bytes; entries with 0 bytes left out.
+  std::map<int, std::map<std::string, uint64_t>> memory_held;
   bool runtime_ok = true;        // ListContainers succeeded
   std::vector<std::string> warnings;  // kubelet checkpoint violations, unreadable pods, ...
 };

@@ -31,6 +31,9 @@ inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
 // absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs
 // are shared with other VMs on the host). Written by the agent, honoured by the scheduler.
 inline constexpr char kCapacityFactorAttribute[] = "huygens.io/capacity-factor";
+// NodeResourceTopology object attribute: kubelet's --memory-manager-policy ("None" | "Static"),
+// named like the topologyManagerPolicy attribute it sits beside.
+inline constexpr char kMemoryManagerPolicyAttribute[] = "memoryManagerPolicy";
 
 }  // namespace huygens
 

@@ -5,6 +5,7 @@
 
 #include "alloc/pod.h"
 #include "base/json_fields.h"
+#include "base/quantity.h"
 #include "base/status.h"
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
@@ -208,6 +209,41 @@ absl::StatusOr<sched::Node> NodeFromJson(const json& object) {
   return node;
 }
 
+// The node's memory manager from its NRT: the policy attribute, and per NUMA zone the memory
+// kubelet reserves, read back from the zone's capacity and allocatable (allocatable = capacity
+// - reserved, for memory also minus the zone's hugepages: topology/nrt.h, NrtMemory).
+absl::StatusOr<MemoryManagerConfig> MemoryManagerFromNrt(const NrtObject& nrt,
+                                                         const CpuTopology& topology,
+                                                         const std::string& policy) {
+  if (policy != "None" && policy != "Static") {
+    return absl::InvalidArgumentError(fmt::format(
+        "NodeResourceTopology {:?}: attributes.{}: {:?} is not None or Static", nrt.name,
+        kMemoryManagerPolicyAttribute, policy));
+  }
+  MemoryManagerConfig out{.static_policy = policy == "Static"};
+  for (const NrtZone& zone : nrt.zones) {
+    const std::optional<int> numa = zone.NumaId();
+    if (!numa.has_value() || !topology.HasNumaNode(*numa)) continue;
+    uint64_t hugepages = 0;
+    for (const auto& [page, pages] : topology.Numa(*numa).hugepages) hugepages += page * pages;
+    for (const NrtResource& r : zone.resources) {
+      if (r.name != kMemoryResource && !r.name.starts_with("hugepages-")) continue;
+      const std::string field = fmt::format("zone {:?}: resource {}", zone.name, r.name);
+      absl::StatusOr<int64_t> capacity = ParseMemoryBytes(r.capacity);
+      absl::StatusOr<int64_t> allocatable = ParseMemoryBytes(r.allocatable);
+      if (!capacity.ok() || !allocatable.ok()) {
+        return absl::InvalidArgumentError(fmt::format(
+            "NodeResourceTopology {:?}: {}: capacity {:?} / allocatable {:?} are not quantities",
+            nrt.name, field, r.capacity, r.allocatable));
+      }
+      const int64_t taken = r.name == kMemoryResource ? static_cast<int64_t>(hugepages) : 0;
+      const int64_t reserved = *capacity - *allocatable - taken;
+      if (reserved > 0) out.reserved_memory[*numa][r.name] = static_cast<uint64_t>(reserved);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& object,
                                                                   NumaStrategy numa_strategy,
                                                                   const CpuSet& huygens_held) {
@@ -245,6 +281,9 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
       }
       if (factor < 1) config.capacity[*numa] = factor;
     }
+  }
+  if (const std::string* m = nrt.Attribute(kMemoryManagerPolicyAttribute)) {
+    HUYGENS_ASSIGN_OR_RETURN(config.memory_manager, MemoryManagerFromNrt(nrt, topology, *m));
   }
   HUYGENS_ASSIGN_OR_RETURN(NodeState state,
                            NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));

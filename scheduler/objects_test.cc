@@ -59,5 +59,46 @@ TEST(NodeStateFromNrt, AFactorOutsideZeroToOneIsAnErrorNamingTheZoneAndAttribute
   }
 }
 
+TEST(NodeStateFromNrt, TheMemoryManagerPolicyAndReservedMemoryRoundTripThroughTheZones) {
+  CpuTopology machine = testing::DualSocketHT();
+  std::vector<NumaNode> nodes = machine.NumaNodes();
+  nodes[1].hugepages = {{uint64_t{1} << 30, 2}};
+  const CpuTopology topo = *CpuTopology::Create(machine.Cpus(), nodes, machine.Machine());
+  NrtInput in;
+  in.node_name = "n1";
+  in.topology = &topo;
+  in.system_cpus = CpuSet{0};
+  in.policy = "single-numa-node";
+  in.memory_manager_policy = "Static";
+  in.memory_reserved = {{0, {{"memory", uint64_t{1} << 30}}},
+                        {1, {{"memory", uint64_t{512} << 20}, {"hugepages-1Gi", uint64_t{1} << 30}}}};
+  in.memory_used = {{0, {{"memory", uint64_t{2} << 30}}}};  // what pods use is not reserved
+  absl::StatusOr<nlohmann::json> nrt = BuildNrt(in);
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  absl::StatusOr<std::shared_ptr<const NodeState>> state =
+      NodeStateFromNrt(*nrt, NumaStrategy::kMostAllocated, CpuSet{});
+  ASSERT_TRUE(state.ok()) << state.status();
+  ASSERT_TRUE((*state)->Config().memory_manager.has_value());
+  EXPECT_TRUE((*state)->Config().memory_manager->static_policy);
+  EXPECT_EQ((*state)->Config().memory_manager->reserved_memory, in.memory_reserved);
+  ASSERT_NE((*state)->Memory(), nullptr);
+
+  // Without the attribute memory is not modelled; an unknown policy is an error naming it.
+  in.memory_manager_policy.clear();
+  absl::StatusOr<std::shared_ptr<const NodeState>> plain =
+      NodeStateFromNrt(*BuildNrt(in), NumaStrategy::kMostAllocated, CpuSet{});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->Memory(), nullptr);
+  nlohmann::json bad = *nrt;
+  for (auto& a : bad["attributes"]) {
+    if (a["name"] == kMemoryManagerPolicyAttribute) a["value"] = "static-ish";
+  }
+  absl::StatusOr<std::shared_ptr<const NodeState>> refused =
+      NodeStateFromNrt(bad, NumaStrategy::kMostAllocated, CpuSet{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr(kMemoryManagerPolicyAttribute));
+}
+
 }  // namespace
 }  // namespace huygens::scheduler

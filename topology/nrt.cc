@@ -179,6 +179,15 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
                       {"user", user.ToString()},
                       {"exclusive", in.exclusive_cpus.ToString()},
                       {"mode", in.mode}};
+  json attributes = json::array({NameValue("topologyManagerPolicy", in.policy),
+                                 NameValue("topologyManagerScope", in.scope)});
+  if (!in.memory_manager_policy.empty()) {
+    if (in.memory_manager_policy != "None" && in.memory_manager_policy != "Static") {
+      return absl::InvalidArgumentError(fmt::format(
+          "NrtInput.memory_manager_policy: {:?} is not None or Static", in.memory_manager_policy));
+    }
+    attributes.push_back(NameValue(kMemoryManagerPolicyAttribute, in.memory_manager_policy));
+  }
   return json{
       {"apiVersion", kNrtApiVersion},
       {"kind", kNrtKind},
@@ -187,8 +196,7 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
         {"annotations",
          {{kCpuTopologyAnnotation, ToJsonString(t)}, {kPoolsAnnotation, pools.dump()}}}}},
       {"topologyPolicies", json::array({legacy_policy})},
-      {"attributes", json::array({NameValue("topologyManagerPolicy", in.policy),
-                                  NameValue("topologyManagerScope", in.scope)})},
+      {"attributes", std::move(attributes)},
       {"zones", std::move(zones)}};
 }
 

@@ -3,7 +3,8 @@
 // What it is: the CRD object `topology.node.k8s.io/v1alpha2`, kind `NodeResourceTopology`, one
 // per node and named after it, in the shape NFD's topology-updater and the scheduler-plugins
 // NodeResourceTopologyMatch plugin use (DESIGN.md, "Contracts on the wire"):
-//   - `attributes`: topologyManagerPolicy and topologyManagerScope; the deprecated
+//   - `attributes`: topologyManagerPolicy and topologyManagerScope (and memoryManagerPolicy when
+//     known: kMemoryManagerPolicyAttribute); the deprecated
 //     `topologyPolicies` list holds the matching single value (e.g.
 //     "SingleNUMANodeContainerLevel");
 //   - `zones`: one per NUMA node (CPU-less ones included), name `node-<id>`, type `Node`, `costs`
@@ -84,6 +85,10 @@ struct NrtInput {
   // and scope ("container", "pod"), as kubelet spells them. Defaults are kubelet's.
   std::string policy = "none";
   std::string scope = "container";
+  // Kubelet's memory manager policy ("None" or "Static", as kubelet spells
+  // --memory-manager-policy), written as the object attribute `memoryManagerPolicy` so that the
+  // scheduler knows who places a Guaranteed pod's memory. Empty (default): not written.
+  std::string memory_manager_policy;
   // Memory kept from pods (kubelet's `reservedMemory`) and memory in use by pods, in bytes, per
   // NUMA node id and memory resource name ("memory", "hugepages-<size>"; see NumaMemory).
   // Absent entries: 0. Every entry must name a NUMA node of the topology and a resource that
