@@ -96,8 +96,10 @@ absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopolog
 // the zones' available cpu (Run::NrtOf): attributes topologyManagerPolicy / topologyManagerScope
 // from the group, no topologyManagerMaxNUMANodes (readers take 8); one zone per NUMA node, costs
 // from the NUMA distances; memory: the node's allocatable memory shared among the zones in
-// proportion to their online CPUs, and available = allocatable (the kubelet model has no memory
-// manager: with its policy None, pods hold no NUMA memory in the podresources API).
+// proportion to their online CPUs, and available = allocatable (the zones do not follow the
+// memory manager's NUMA state, even on groups whose kubelet runs the Static memory manager: not
+// modelled yet, see docs/simulate.md; with policy None pods hold no NUMA memory in the
+// podresources API).
 // `zone_user_cpus` gets each zone's user-pool CPUs.
 sched::NodeTopology NrtTemplate(const NodeGroupSpec& g, const CpuTopology& topo,
                                 const CpuSet& user_pool, std::vector<CpuSet>& zone_user_cpus) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/example.h"
@@ -502,22 +503,31 @@ ClusterSpec MemoryCluster(const std::string& policy, const std::string& tm) {
 )");
 }
 
+// Simulates `count` Guaranteed pods "big" of 2 CPUs and `memory` each (all arriving at once,
+// never leaving), then the pods of `more` (workload YAML list items), on MemoryCluster(policy,
+// tm), checking every invariant after every event; `retries` re-creations after a rejection.
+absl::StatusOr<Report> SimulateBigPods(const std::string& policy, const std::string& tm,
+                                       int count, const std::string& memory, int retries = 3,
+                                       const std::string& more = "") {
+  const WorkloadSpec workload = Workload(fmt::format(R"(pods:
+  - name: big
+    count: {}
+    containers: [{{name: a, requests: {{cpu: 2, memory: {}}}, limits: {{cpu: 2, memory: {}}}}}]
+{})",
+                                                     count, memory, memory, more));
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  options.max_admission_retries = retries;
+  return Simulate(MemoryCluster(policy, tm), GenerateArrivals(workload, 1), options);
+}
+
 TEST(SimulatorMemoryTest, KubeletsStaticMemoryManagerRejectsWhatNoNumaNodeHoldsAndHuygensWaits) {
   // Three pods of 18Gi: the node has 54Gi of memory but each NUMA node only 27Gi, so the
   // third fits the node and no NUMA node. The NUMA-blind scheduler binds it and kubelet rejects
   // it for memory; Huygens keeps it pending. kubelet's reason: no NUMA set qualifies, so the
   // memory manager gives no hint (an empty map: "no preference"), the topology manager admits
   // on the CPU hint, and the memory manager's Allocate then fails (UnexpectedAdmissionError).
-  const WorkloadSpec workload = Workload(R"(pods:
-  - name: big
-    count: 3
-    containers: [{name: a, requests: {cpu: 2, memory: 18Gi}, limits: {cpu: 2, memory: 18Gi}}]
-)");
-  SimulationOptions options = FakeClockOptions();
-  options.check_every_event = true;
-  options.max_admission_retries = 1;
-  auto report = Simulate(MemoryCluster("Static", "single-numa-node"),
-                         GenerateArrivals(workload, 1), options);
+  auto report = SimulateBigPods("Static", "single-numa-node", 3, "18Gi", /*retries=*/1);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->huygens.scheduled, 2);
   EXPECT_EQ(report->huygens.unschedulable, 1);
@@ -536,15 +546,7 @@ TEST(SimulatorMemoryTest, KubeletsStaticMemoryManagerRejectsWhatNoNumaNodeHoldsA
 TEST(SimulatorMemoryTest, MemoryOnlyTwoNumaNodesHoldIsATopologyAffinityErrorUnderSingleNumaNode) {
   // 40Gi: only NUMA nodes 0 and 1 together hold it, a hint that is not preferred, so the merge
   // with the memory hints is refused while the CPU hints alone would have been admitted.
-  const WorkloadSpec workload = Workload(R"(pods:
-  - name: huge
-    count: 1
-    containers: [{name: a, requests: {cpu: 2, memory: 40Gi}, limits: {cpu: 2, memory: 40Gi}}]
-)");
-  SimulationOptions options = FakeClockOptions();
-  options.max_admission_retries = 0;
-  auto report = Simulate(MemoryCluster("Static", "single-numa-node"),
-                         GenerateArrivals(workload, 1), options);
+  auto report = SimulateBigPods("Static", "single-numa-node", 1, "40Gi", /*retries=*/0);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->huygens.unschedulable, 1);
   EXPECT_EQ(report->huygens.admission_rejected, 0);
@@ -579,15 +581,7 @@ TEST(SimulatorMemoryTest, KubeletWithoutTopologyAlignmentPutsMemoryAwayFromTheCp
   // Topology manager none: kubelet packs the CPUs on NUMA node 0 and gives each pod's memory
   // to the first NUMA node that holds it, so the second 20Gi pod gets NUMA node 1's memory
   // beside NUMA node 0's CPUs. Huygens puts the CPUs where the memory goes.
-  const WorkloadSpec workload = Workload(R"(pods:
-  - name: big
-    count: 2
-    containers: [{name: a, requests: {cpu: 2, memory: 20Gi}, limits: {cpu: 2, memory: 20Gi}}]
-)");
-  SimulationOptions options = FakeClockOptions();
-  options.check_every_event = true;
-  auto report =
-      Simulate(MemoryCluster("Static", "none"), GenerateArrivals(workload, 1), options);
+  auto report = SimulateBigPods("Static", "none", 2, "20Gi");
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->huygens.scheduled, 2);
   EXPECT_EQ(report->huygens.remote_memory_pods, 0);
@@ -597,18 +591,9 @@ TEST(SimulatorMemoryTest, KubeletWithoutTopologyAlignmentPutsMemoryAwayFromTheCp
 }
 
 TEST(SimulatorMemoryTest, UnderTheNonePolicyKubeletPinsNoMemoryAndHuygensPinsItLocally) {
-  const WorkloadSpec workload = Workload(R"(pods:
-  - name: big
-    count: 2
-    containers: [{name: a, requests: {cpu: 2, memory: 20Gi}, limits: {cpu: 2, memory: 20Gi}}]
-  - name: shared
-    count: 1
+  auto report = SimulateBigPods("None", "none", 2, "20Gi", 3, R"(  - name: shared
     containers: [{name: a, requests: {cpu: 500m, memory: 1Gi}}]
 )");
-  SimulationOptions options = FakeClockOptions();
-  options.check_every_event = true;
-  auto report =
-      Simulate(MemoryCluster("None", "none"), GenerateArrivals(workload, 1), options);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->huygens.scheduled, 3);
   EXPECT_EQ(report->huygens.remote_memory_pods, 0);
@@ -619,13 +604,7 @@ TEST(SimulatorMemoryTest, UnderTheNonePolicyKubeletPinsNoMemoryAndHuygensPinsItL
 }
 
 TEST(SimulatorMemoryTest, TheMemoryFiguresAppearOnlyWhenAGroupModelsMemory) {
-  const WorkloadSpec workload = Workload(R"(pods:
-  - name: big
-    count: 3
-    containers: [{name: a, requests: {cpu: 2, memory: 18Gi}, limits: {cpu: 2, memory: 18Gi}}]
-)");
-  auto report = Simulate(MemoryCluster("Static", "single-numa-node"),
-                         GenerateArrivals(workload, 1), FakeClockOptions());
+  auto report = SimulateBigPods("Static", "single-numa-node", 3, "18Gi");
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json j = ReportToJson(*report, false);
   EXPECT_EQ(j["baseline"]["memoryAdmissionRejected"], 4);
@@ -638,6 +617,10 @@ TEST(SimulatorMemoryTest, TheMemoryFiguresAppearOnlyWhenAGroupModelsMemory) {
 
   const ClusterSpec plain = Cluster(R"(nodeGroups:
   - {name: n, count: 1, topology: {synthetic: "package:1 numa:2 core:8 pu:2"}, systemCpuCount: 2}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: big
+    containers: [{name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}}]
 )");
   report = Simulate(plain, GenerateArrivals(workload, 1), FakeClockOptions());
   ASSERT_TRUE(report.ok()) << report.status();
