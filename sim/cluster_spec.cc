@@ -223,19 +223,23 @@ absl::Status ParseMemoryManager(const YamlReader& r, const YAML::Node& node,
   const int64_t online = topo.OnlineCpus().Size();
   for (NumaNode& n : numa) {
     const int64_t cpus = n.cpus.IntersectionSize(topo.OnlineCpus());
-    if (total != static_cast<uint64_t>(g.memory_bytes)) {
-      n.memory_bytes = static_cast<uint64_t>(g.memory_bytes * cpus / online);
+    if (total != static_cast<uint64_t>(g.memory_bytes) && online > 0) {
+      // memory * cpus / online without overflowing.
+      n.memory_bytes = static_cast<uint64_t>(g.memory_bytes / online * cpus +
+                                             g.memory_bytes % online * cpus / online);
     }
     if (cpus == 0) continue;
-    uint64_t huge = 0;
     for (const auto& [size, count] : pages) {
       n.hugepages[size] = count;
     }
-    for (const auto& [size, count] : n.hugepages) huge += size * count;
-    if (huge > n.memory_bytes) {
-      return r.Error(node["hugepages"] ? node["hugepages"] : node, field + ".hugepages",
-                     fmt::format("{} bytes of hugepages exceed NUMA node {}'s memory of {} bytes",
-                                 huge, n.id, n.memory_bytes));
+    uint64_t huge = 0;  // bytes of hugepages, kept <= memory_bytes (checked before adding)
+    for (const auto& [size, count] : n.hugepages) {
+      if (size != 0 && count > (n.memory_bytes - huge) / size) {
+        return r.Error(node["hugepages"] ? node["hugepages"] : node, field + ".hugepages",
+                       fmt::format("the hugepages exceed NUMA node {}'s memory of {} bytes", n.id,
+                                   n.memory_bytes));
+      }
+      huge += size * count;
     }
   }
   auto rebuilt = CpuTopology::Create(topo.Cpus(), std::move(numa), topo.Machine());

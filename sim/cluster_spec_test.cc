@@ -188,8 +188,12 @@ TEST(ClusterSpecTest, BadInputIsReportedWithFileLineAndField) {
       {"more hugepages than a NUMA node's memory",
        "nodeGroups:\n  - name: a\n    topology: {synthetic: \"package:1 numa:2 core:2 pu:1\"}\n    memory: 8Gi\n"
        "    memoryManager: {hugepages: {1Gi: 5}}\n",
-       "nodeGroups[0].memoryManager.hugepages: 5368709120 bytes of hugepages exceed NUMA node 0's "
-       "memory of 4294967296 bytes"},
+       "nodeGroups[0].memoryManager.hugepages: the hugepages exceed NUMA node 0's memory of "
+       "4294967296 bytes"},
+      {"so many hugepages that their bytes would overflow",
+       "nodeGroups:\n  - name: a\n    topology: {synthetic: \"package:1 numa:2 core:2 pu:1\"}\n"
+       "    memoryManager: {hugepages: {1Gi: 1099511627776}}\n",
+       "nodeGroups[0].memoryManager.hugepages: the hugepages exceed NUMA node 0's memory"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
