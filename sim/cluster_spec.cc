@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "alloc/memory_manager.h"
 #include "fmt/format.h"
 #include "sim/csv.h"
 #include "base/yaml_reader.h"
@@ -153,12 +154,113 @@ absl::Status ParseEnum(const YamlReader& r, const YAML::Node& node, const std::s
   return r.Error(node, field, fmt::format("unknown value {:?} (one of {})", *text, known));
 }
 
+// The hugepage sizes a spec may name ("2Mi", "1Gi"): size key -> page size in bytes.
+const std::map<std::string, uint64_t>& HugepageSizes() {
+  static const auto* sizes =
+      new std::map<std::string, uint64_t>{{"2Mi", uint64_t{2} << 20}, {"1Gi", uint64_t{1} << 30}};
+  return *sizes;
+}
+
+// `memoryManager` of a group (see NodeGroupSpec::memory_manager and docs/simulate.md): sets
+// g.memory_manager and rebuilds g.topology with the modelled per-NUMA memory and hugepages.
+// Needs g.topology and g.memory_bytes.
+absl::Status ParseMemoryManager(const YamlReader& r, const YAML::Node& node,
+                                const std::string& field, NodeGroupSpec& g) {
+  if (auto st = r.CheckMap(node, field, {"policy", "reservedMemory", "hugepages"}); !st.ok()) {
+    return st;
+  }
+  MemoryManagerConfig config;
+  if (auto p = node["policy"]) {
+    auto st = ParseEnum<bool>(r, p, field + ".policy", {{"None", false}, {"Static", true}},
+                              config.static_policy);
+    if (!st.ok()) return st;
+  }
+  // Resource names a reservation may carry.
+  std::vector<std::string> resources = {kMemoryResource};
+  for (const auto& [key, size] : HugepageSizes()) resources.push_back(HugepageResourceName(size));
+  if (auto list = node["reservedMemory"]) {
+    if (auto st = r.CheckSequence(list, field + ".reservedMemory"); !st.ok()) return st;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string f = fmt::format("{}.reservedMemory[{}]", field, i);
+      if (auto st = r.CheckMap(list[i], f, {"numaNode", "limits"}); !st.ok()) return st;
+      if (!list[i]["numaNode"]) return r.Error(list[i], f + ".numaNode", "required");
+      auto numa = r.Int(list[i]["numaNode"], f + ".numaNode", 0, 63);
+      if (!numa.ok()) return numa.status();
+      if (config.reserved_memory.contains(static_cast<int>(*numa))) {
+        return r.Error(list[i]["numaNode"], f + ".numaNode",
+                       fmt::format("NUMA node {} is listed twice", *numa));
+      }
+      std::map<std::string, uint64_t>& limits = config.reserved_memory[static_cast<int>(*numa)];
+      const YAML::Node l = list[i]["limits"];
+      if (!l) return r.Error(list[i], f + ".limits", "required");
+      if (auto st = r.CheckMap(l, f + ".limits", {"memory", "hugepages-2Mi", "hugepages-1Gi"});
+          !st.ok()) {
+        return st;
+      }
+      for (const std::string& res : resources) {
+        if (!l[res]) continue;
+        auto bytes = r.Memory(l[res], f + ".limits." + res);
+        if (!bytes.ok()) return bytes.status();
+        limits[res] = static_cast<uint64_t>(*bytes);
+      }
+    }
+  }
+  std::map<uint64_t, uint64_t> pages;  // page size -> pages per NUMA node
+  if (auto h = node["hugepages"]) {
+    if (auto st = r.CheckMap(h, field + ".hugepages", {"2Mi", "1Gi"}); !st.ok()) return st;
+    for (const auto& [key, size] : HugepageSizes()) {
+      if (!h[key]) continue;
+      auto n = r.Int(h[key], field + ".hugepages." + key, 0, int64_t{1} << 40);
+      if (!n.ok()) return n.status();
+      pages[size] = static_cast<uint64_t>(*n);
+    }
+  }
+  // The modelled machine: per-NUMA memory from the group's `memory`, then the hugepages.
+  const CpuTopology& topo = *g.topology;
+  std::vector<NumaNode> numa = topo.NumaNodes();
+  uint64_t total = 0;
+  for (const NumaNode& n : numa) total += n.memory_bytes;
+  const int64_t online = topo.OnlineCpus().Size();
+  for (NumaNode& n : numa) {
+    const int64_t cpus = n.cpus.IntersectionSize(topo.OnlineCpus());
+    if (total != static_cast<uint64_t>(g.memory_bytes) && online > 0) {
+      // memory * cpus / online without overflowing.
+      n.memory_bytes = static_cast<uint64_t>(g.memory_bytes / online * cpus +
+                                             g.memory_bytes % online * cpus / online);
+    }
+    if (cpus == 0) continue;
+    for (const auto& [size, count] : pages) {
+      n.hugepages[size] = count;
+    }
+    uint64_t huge = 0;  // bytes of hugepages, kept <= memory_bytes (checked before adding)
+    for (const auto& [size, count] : n.hugepages) {
+      if (size != 0 && count > (n.memory_bytes - huge) / size) {
+        return r.Error(node["hugepages"] ? node["hugepages"] : node, field + ".hugepages",
+                       fmt::format("the hugepages exceed NUMA node {}'s memory of {} bytes", n.id,
+                                   n.memory_bytes));
+      }
+      huge += size * count;
+    }
+  }
+  auto rebuilt = CpuTopology::Create(topo.Cpus(), std::move(numa), topo.Machine());
+  if (!rebuilt.ok()) return r.Error(node, field, Msg(rebuilt.status()));
+  auto policy = MemoryManagerPolicy::Create(*rebuilt, config.reserved_memory,
+                                            /*require_system_reserved=*/config.static_policy);
+  if (!policy.ok()) {
+    return r.Error(node["reservedMemory"] ? node["reservedMemory"] : node,
+                   field + ".reservedMemory", Msg(policy.status()));
+  }
+  g.topology = std::make_shared<const CpuTopology>(*std::move(rebuilt));
+  g.memory_manager = std::move(config);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& r, const YAML::Node& node,
                                          const std::string& field, const std::string& base_dir) {
   if (auto st = r.CheckMap(node, field,
                            {"name", "count", "topology", "systemCpus", "systemCpuCount", "mode",
                             "topologyPolicy", "topologyScope", "numaStrategy", "bindPolicy",
-                            "labels", "taints", "memory", "maxPods"});
+                            "labels", "taints", "memory", "maxPods", "memoryManager"});
       !st.ok()) {
     return st;
   }
@@ -285,6 +387,9 @@ absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& r, const YAML::Node& 
     auto n = r.Int(m, field + ".maxPods", 1, 100000);
     if (!n.ok()) return n.status();
     g.max_pods = *n;
+  }
+  if (auto m = node["memoryManager"]) {
+    if (auto st = ParseMemoryManager(r, m, field + ".memoryManager", g); !st.ok()) return st;
   }
   return g;
 }

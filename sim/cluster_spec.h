@@ -63,6 +63,13 @@ struct NodeGroupSpec {
   // CPU (a real machine), else 4 GiB per CPU (synthetic machines and presets).
   int64_t memory_bytes = 0;
   int64_t max_pods = 110;  // kubelet's maxPods, default 110
+  // YAML `memoryManager`: the group models memory and hugepages per NUMA node. nullopt
+  // (default, key absent): memory is not modelled (CPUs only, as before). Set: kubelet's
+  // --memory-manager-policy (static_policy: Static; false: None) and --reserved-memory; the
+  // Huygens run gives it to NodeState (NodeConfig::memory_manager), the kubelet model of the
+  // nrt and baseline runs runs the memory manager when the policy is Static. The topology's
+  // NUMA nodes then carry the modelled memory and hugepages (see ParseClusterSpec).
+  std::optional<MemoryManagerConfig> memory_manager;
 };
 
 struct ClusterSpec {
@@ -78,10 +85,16 @@ std::vector<std::string> PresetNames();
 // Errors: NotFound naming the preset and listing the known names.
 absl::StatusOr<CpuTopology> PresetTopology(std::string_view name);
 
-// Parses a cluster spec. `file_name` is used in messages and to resolve relative topology
+// Parses a cluster spec. A group with `memoryManager` gets per-NUMA memory: when the group's
+// `memory` differs from the machine's NUMA memory total (synthetic machines, presets, an
+// overridden `memory`), that memory is shared among the NUMA nodes with CPUs in proportion to
+// their online CPUs; `memoryManager.hugepages` then sets the pages of each size on every such
+// NUMA node. `file_name` is used in messages and to resolve relative topology
 // files. Errors: InvalidArgument "FILE:LINE:COL: FIELD: problem" for unknown fields, wrong
 // units, negative counts, bad enum values, topology files that do not load, system CPUs outside
-// the machine.
+// the machine, a memory manager kubelet would refuse (Static without reserved `memory`, a
+// reservation on an unknown NUMA node or above the node's total), hugepages larger than a
+// NUMA node's memory.
 absl::StatusOr<ClusterSpec> ParseClusterSpec(std::string_view yaml, std::string_view file_name);
 
 // Reads and parses a cluster spec file. Errors: NotFound when the file cannot be read; else as

@@ -164,6 +164,36 @@ TEST(ClusterSpecTest, BadInputIsReportedWithFileLineAndField) {
       {"a YAML syntax error", "nodeGroups: [\n", "c.yaml:2:1: YAML syntax error"},
       {"no node at all", "nodeGroups:\n  - {name: a, count: 0, topology: {preset: xeon-8480-2s}}\n",
        "c.yaml:2:3: nodeGroups: the cluster has no node"},
+      {"an unknown memory manager policy",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager: {policy: static}\n",
+       "c.yaml:4:29: nodeGroups[0].memoryManager.policy: unknown value \"static\" (one of None, Static)"},
+      {"a Static memory manager without reserved memory",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager: {policy: Static}\n",
+       "nodeGroups[0].memoryManager.reservedMemory: "},
+      {"reserved memory on a NUMA node the machine lacks",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager:\n"
+       "      reservedMemory: [{numaNode: 5, limits: {memory: 1Gi}}]\n",
+       "c.yaml:5:23: nodeGroups[0].memoryManager.reservedMemory: "},
+      {"a reservation of an unknown resource",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager:\n"
+       "      reservedMemory: [{numaNode: 0, limits: {cpu: 1}}]\n",
+       "nodeGroups[0].memoryManager.reservedMemory[0].limits.cpu: unknown field"},
+      {"a NUMA node reserved twice",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager:\n"
+       "      reservedMemory: [{numaNode: 0, limits: {memory: 1Gi}}, {numaNode: 0, limits: {memory: 1Gi}}]\n",
+       "nodeGroups[0].memoryManager.reservedMemory[1].numaNode: NUMA node 0 is listed twice"},
+      {"a hugepage size Linux on x86 does not have",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    memoryManager: {hugepages: {4Mi: 1}}\n",
+       "nodeGroups[0].memoryManager.hugepages.4Mi: unknown field"},
+      {"more hugepages than a NUMA node's memory",
+       "nodeGroups:\n  - name: a\n    topology: {synthetic: \"package:1 numa:2 core:2 pu:1\"}\n    memory: 8Gi\n"
+       "    memoryManager: {hugepages: {1Gi: 5}}\n",
+       "nodeGroups[0].memoryManager.hugepages: the hugepages exceed NUMA node 0's memory of "
+       "4294967296 bytes"},
+      {"so many hugepages that their bytes would overflow",
+       "nodeGroups:\n  - name: a\n    topology: {synthetic: \"package:1 numa:2 core:2 pu:1\"}\n"
+       "    memoryManager: {hugepages: {1Gi: 1099511627776}}\n",
+       "nodeGroups[0].memoryManager.hugepages: the hugepages exceed NUMA node 0's memory"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -172,6 +202,42 @@ TEST(ClusterSpecTest, BadInputIsReportedWithFileLineAndField) {
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(spec.status().message()), HasSubstr(c.expected));
   }
+}
+
+TEST(ClusterSpecTest, AMemoryManagerGivesEveryNumaNodeItsShareOfMemoryAndTheHugepages) {
+  auto spec = ParseClusterSpec(R"(nodeGroups:
+  - name: a
+    topology: {synthetic: "package:2 numa:2 core:4 pu:2"}
+    memory: 64Gi
+    memoryManager:
+      policy: Static
+      hugepages: {1Gi: 2, 2Mi: 512}
+      reservedMemory:
+        - {numaNode: 1, limits: {memory: 512Mi, hugepages-2Mi: 4Mi}}
+  - name: b
+    topology: {synthetic: "package:1 numa:2 core:2 pu:1"}
+    memoryManager: {}
+  - name: c
+    topology: {synthetic: "package:1 numa:2 core:2 pu:1"}
+)",
+                               "c.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const NodeGroupSpec& a = spec->groups[0];
+  ASSERT_TRUE(a.memory_manager.has_value());
+  EXPECT_TRUE(a.memory_manager->static_policy);
+  EXPECT_EQ(a.memory_manager->reserved_memory,
+            (ReservedMemory{{1, {{"memory", uint64_t{512} << 20}, {"hugepages-2Mi", uint64_t{4} << 20}}}}));
+  ASSERT_EQ(a.topology->NumaNodes().size(), 4u);
+  for (const NumaNode& n : a.topology->NumaNodes()) {
+    EXPECT_EQ(n.memory_bytes, uint64_t{16} << 30) << "NUMA node " << n.id;
+    EXPECT_EQ(n.hugepages, (std::map<uint64_t, uint64_t>{{uint64_t{2} << 20, 512},
+                                                         {uint64_t{1} << 30, 2}}))
+        << "NUMA node " << n.id;
+  }
+  // `memoryManager: {}` is the None policy: memory modelled, nothing reserved.
+  ASSERT_TRUE(spec->groups[1].memory_manager.has_value());
+  EXPECT_FALSE(spec->groups[1].memory_manager->static_policy);
+  EXPECT_FALSE(spec->groups[2].memory_manager.has_value()) << "no key: memory not modelled";
 }
 
 TEST(NodeListTest, NodesOfOneSizeAndMemoryFormOneGroup) {

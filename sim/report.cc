@@ -14,7 +14,8 @@ namespace {
 
 double Round(double v, double scale) { return std::round(v * scale) / scale; }
 
-nlohmann::json RunToJson(const RunReport& r, bool detail) {
+// `memory`: Report::memory_modelled (the memory keys appear only then).
+nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory) {
   nlohmann::json j;
   j["scheduled"] = r.scheduled;
   j["unschedulable"] = r.unschedulable;
@@ -22,6 +23,11 @@ nlohmann::json RunToJson(const RunReport& r, bool detail) {
   j["admissionRejected"] = r.admission_rejected;
   j["admissionRejectedReasons"] = r.admission_rejected_reasons;
   j["admissionFailedPods"] = r.admission_failed_pods;
+  if (memory) {
+    j["memoryAdmissionRejected"] = r.memory_admission_rejected;
+    j["remoteMemoryPods"] = r.remote_memory_pods;
+    j["memoryUnpinnedPods"] = r.memory_unpinned_pods;
+  }
   j["resizes"] = r.resizes;
   j["resizesRefused"] = r.resizes_refused;
   j["resizeRefusedReasons"] = r.resize_refused_reasons;
@@ -184,6 +190,11 @@ std::vector<Row> SummaryRows(const Report& rep) {
   rows.push_back(both("unschedulable at end", [](const RunReport& r) { return fmt::format("{}", r.unschedulable); }));
   rows.push_back(both("rejected at admission", [](const RunReport& r) { return fmt::format("{}", r.admission_rejected); }));
   rows.push_back(both("given up after re-creation", [](const RunReport& r) { return fmt::format("{}", r.admission_failed_pods); }));
+  if (rep.memory_modelled) {
+    rows.push_back(both("rejected for memory", [](const RunReport& r) { return fmt::format("{}", r.memory_admission_rejected); }));
+    rows.push_back(both("remote-memory pods", [](const RunReport& r) { return fmt::format("{}", r.remote_memory_pods); }));
+    rows.push_back(both("memory not pinned (None)", [](const RunReport& r) { return fmt::format("{}", r.memory_unpinned_pods); }));
+  }
   rows.push_back(both("resizes refused / tried", [](const RunReport& r) { return fmt::format("{} / {}", r.resizes_refused, r.resizes); }));
   rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
   rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
@@ -217,6 +228,7 @@ nlohmann::json ReportToJson(const Report& rep, bool detail) {
                       {"numaNodesPerNode", g.numa_nodes_per_node},
                       {"topologyPolicy", g.topology_policy},
                       {"topologyScope", g.topology_scope}});
+    if (rep.memory_modelled) groups.back()["memoryManager"] = g.memory_manager;
   }
   j["cluster"] = {{"source", rep.cluster_source},
                   {"nodes", rep.nodes},
@@ -225,9 +237,11 @@ nlohmann::json ReportToJson(const Report& rep, bool detail) {
                   {"cpuMapSampleNodes", rep.cpu_map_sample_nodes}};
   j["workload"] = {{"source", rep.workload_source}, {"seed", rep.seed}};
   j["nrtScoring"] = rep.has_baseline ? nlohmann::json(rep.nrt_scoring) : nlohmann::json(nullptr);
-  j["huygens"] = RunToJson(rep.huygens, detail);
-  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail) : nlohmann::json(nullptr);
-  j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail) : nlohmann::json(nullptr);
+  const bool memory = rep.memory_modelled;
+  j["huygens"] = RunToJson(rep.huygens, detail, memory);
+  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail, memory) : nlohmann::json(nullptr);
+  j["baseline"] =
+      rep.has_baseline ? RunToJson(rep.baseline, detail, memory) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -293,9 +307,10 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt
                       Escape(rep.workload_source), rep.seed);
   html += "<table><tr><th>group</th><th>nodes</th><th>shape</th><th>CPUs</th><th>NUMA</th><th>policy</th></tr>";
   for (const Report::Group& g : rep.groups) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}{}</td></tr>",
                         Escape(g.name), g.count, Escape(g.shape), g.cpus_per_node,
-                        g.numa_nodes_per_node, g.topology_policy, g.topology_scope);
+                        g.numa_nodes_per_node, g.topology_policy, g.topology_scope,
+                        g.memory_manager.empty() ? "" : ", memory manager " + g.memory_manager);
   }
   html += "</table><h2>Huygens vs. nrt and baseline</h2><table><tr><th></th><th>huygens</th>"
           "<th>nrt</th><th>baseline</th></tr>";
@@ -309,6 +324,14 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt
       "NodeResourceTopology; baseline is the stock NUMA-blind scheduler. Both are followed by "
       "kubelet's topology manager and static CPU manager on the chosen node.</p>",
       rep.has_baseline ? Escape(rep.nrt_scoring) : std::string("-"));
+  if (rep.memory_modelled) {
+    html += "<p>Memory (groups with a memory manager): <i>rejected for memory</i> counts "
+            "kubelet rejections the memory manager caused (the CPU hints alone would have been "
+            "admitted, or its Allocate failed); <i>remote-memory pods</i> are exclusive pods with "
+            "memory on a NUMA node none of their CPUs is on; <i>memory not pinned</i> counts "
+            "exclusive pods on nodes whose kubelet runs the memory manager None (nothing sets "
+            "their cpuset.mems; Huygens sets it itself).</p>";
+  }
   html += "<h2>Over time</h2><p class=\"key\"><span style=\"background:#1565c0\"></span>huygens"
           "<span style=\"background:#2e7d32\"></span>nrt"
           "<span style=\"background:#e65100\"></span>baseline</p>";

@@ -76,6 +76,18 @@ struct RunReport {
   int admission_rejected = 0;       // kubelet rejections (TopologyAffinityError and others)
   std::map<std::string, int> admission_rejected_reasons;
   int admission_failed_pods = 0;    // pods given up after the last re-creation was rejected
+  // Of admission_rejected, those memory caused (nodes whose kubelet runs the memory manager
+  // Static): the merge of the CPU hints alone would have admitted the pod, or the memory
+  // manager's Allocate failed.
+  int memory_admission_rejected = 0;
+  // Memory placement of the exclusive pods on nodes that model memory (groups with
+  // `memoryManager`; both 0 elsewhere). Remote: some container's memory NUMA nodes (its mems:
+  // Huygens' allocation, or kubelet's Static memory manager blocks) are not all among the
+  // NUMA nodes of its exclusive CPUs. Unpinned: kubelet runs the memory manager None, so
+  // nothing pins the pod's memory (the kernel's first-touch policy decides; nrt and baseline
+  // runs only, since Huygens writes the mems itself).
+  int remote_memory_pods = 0;
+  int memory_unpinned_pods = 0;
   int resizes = 0;                  // in-place resizes of running pods' containers, tried
   int resizes_refused = 0;          // of those, refused (the container kept its CPUs)
   std::map<std::string, int> resize_refused_reasons;  // reason -> refusals
@@ -110,6 +122,7 @@ struct Report {
   int64_t cpus = 0;             // logical CPUs in the cluster
   struct Group {
     std::string name, shape, topology_policy, topology_scope;
+    std::string memory_manager;  // "None", "Static", or "" when the group does not model memory
     int count = 0, cpus_per_node = 0, numa_nodes_per_node = 0;
   };
   std::vector<Group> groups;
@@ -119,6 +132,9 @@ struct Report {
   std::string nrt_scoring;      // its scoring strategy, e.g. "LeastAllocated"
   RunReport baseline;
   bool has_baseline = true;     // false: neither nrt nor baseline ran
+  // Some group models memory (`memoryManager`): the table, JSON and HTML carry the memory
+  // figures (memory rejections, remote-memory and unpinned pods); absent otherwise.
+  bool memory_modelled = false;
 };
 
 // JSON, top-level keys "version", "cluster", "workload", "nrtScoring", "huygens", "nrt",

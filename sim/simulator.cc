@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "alloc/hints.h"
+#include "alloc/memory_manager.h"
 #include "alloc/merge.h"
 #include "alloc/static_policy.h"
 #include "alloc/take.h"
@@ -38,6 +39,8 @@ struct GroupModel {
   CpuSet user_pool;
   // Baseline and NRT runs: kubelet.
   std::optional<StaticPolicy> kubelet;
+  // Baseline and NRT runs, groups whose kubelet runs the memory manager Static: its policy.
+  std::optional<MemoryManagerPolicy> kubelet_memory;
   std::vector<int> numa_ids;
   std::map<int, std::map<int, int>> distances;
   // NRT run: the node's NodeResourceTopology but for the zones' available cpu, and each zone's
@@ -51,6 +54,7 @@ struct NodeModel {
   int group = 0;
   std::unique_ptr<CpuLedger> ledger;
   std::optional<CpuManagerState> kubelet_state;  // baseline only
+  std::optional<MemoryManagerState> kubelet_memory;  // with GroupModel::kubelet_memory
 };
 
 struct PodRecord {
@@ -92,8 +96,10 @@ absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopolog
 // the zones' available cpu (Run::NrtOf): attributes topologyManagerPolicy / topologyManagerScope
 // from the group, no topologyManagerMaxNUMANodes (readers take 8); one zone per NUMA node, costs
 // from the NUMA distances; memory: the node's allocatable memory shared among the zones in
-// proportion to their online CPUs, and available = allocatable (the kubelet model has no memory
-// manager: with its policy None, pods hold no NUMA memory in the podresources API).
+// proportion to their online CPUs, and available = allocatable (the zones do not follow the
+// memory manager's NUMA state, even on groups whose kubelet runs the Static memory manager: not
+// modelled yet, see docs/simulate.md; with policy None pods hold no NUMA memory in the
+// podresources API).
 // `zone_user_cpus` gets each zone's user-pool CPUs.
 sched::NodeTopology NrtTemplate(const NodeGroupSpec& g, const CpuTopology& topo,
                                 const CpuSet& user_pool, std::vector<CpuSet>& zone_user_cpus) {
@@ -155,6 +161,14 @@ absl::StatusOr<GroupModel> BuildGroup(const NodeGroupSpec& g, bool baseline) {
           fmt::format("node group {}: kubelet static policy: {}", g.name, Msg(policy.status())));
     }
     m.kubelet = *std::move(policy);
+    if (g.memory_manager && g.memory_manager->static_policy) {
+      auto memory = MemoryManagerPolicy::Create(topo, g.memory_manager->reserved_memory);
+      if (!memory.ok()) {
+        return absl::InvalidArgumentError(fmt::format("node group {}: kubelet memory manager: {}",
+                                                      g.name, Msg(memory.status())));
+      }
+      m.kubelet_memory = *std::move(memory);
+    }
   }
   return m;
 }
@@ -192,8 +206,13 @@ class Run {
   // attempt; Attempt completes it with the outcome.
   absl::StatusOr<PodExplanation> Explain(const sched::PodPtr& pod);
   // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`. Returns the
-  // rejection reason, or "" when admitted (and `held` set).
-  std::string Admit(int pod_index, int node, CpuSet& held);
+  // rejection reason, or "" when admitted (and `held` set). `memory_caused`: the rejection is
+  // the memory manager's (RunReport::memory_admission_rejected).
+  std::string Admit(int pod_index, int node, CpuSet& held, bool& memory_caused);
+  // Nodes that model memory: counts an exclusive pod just placed as remote-memory or
+  // memory-unpinned (RunReport). `allocation`: Huygens' (nullopt in the kubelet runs).
+  void CountMemoryPlacement(int pod_index, int node,
+                            const std::optional<PodAllocation>& allocation);
   absl::Status Place(int pod_index, int node, const CpuSet& held,
                      const std::optional<PodAllocation>& allocation);
   absl::Status Depart(int pod_index);
@@ -290,6 +309,19 @@ absl::Status Run::BuildCluster() {
       node.labels = g.labels;
       node.taints = g.taints;
       node.allocatable.memory_bytes = g.memory_bytes;
+      if (g.memory_manager) {
+        // kubelet's allocatable memory leaves out the hugepages and the reserved memory.
+        for (const NumaNode& n : m.topology->NumaNodes()) {
+          for (const auto& [size, pages] : n.hugepages) {
+            node.allocatable.memory_bytes -= static_cast<int64_t>(size * pages);
+          }
+        }
+        for (const auto& [numa, resources] : g.memory_manager->reserved_memory) {
+          auto it = resources.find(kMemoryResource);
+          if (it != resources.end()) node.allocatable.memory_bytes -= static_cast<int64_t>(it->second);
+        }
+        node.allocatable.memory_bytes = std::max<int64_t>(0, node.allocatable.memory_bytes);
+      }
       node.allocatable.pods = g.max_pods;
       if (g.mode == NodeMode::kIsolated && !kubelet_admits()) {
         node.allocatable.cpu_milli = int64_t{m.system_cpus.Size()} * 1000;
@@ -299,6 +331,7 @@ absl::Status Run::BuildCluster() {
       }
       if (kubelet_admits()) {
         nm.kubelet_state = m.kubelet->InitialState();
+        if (m.kubelet_memory) nm.kubelet_memory = m.kubelet_memory->InitialState();
         if (which_ == Scheduler::kNrt) node.nrt = NrtOf(nm);
       } else {
         NodeConfig config;
@@ -309,6 +342,7 @@ absl::Status Run::BuildCluster() {
         config.topology_scope = g.topology_scope;
         config.default_bind_policy = g.bind_policy;
         config.numa_strategy = g.numa_strategy;
+        config.memory_manager = g.memory_manager;
         auto state = NodeState::Create(m.topology, std::move(config));
         if (!state.ok()) {
           return absl::InvalidArgumentError(
@@ -353,7 +387,7 @@ absl::Status Run::PublishNrt(int node_idx) {
   return cache_.UpdateNode(std::move(node));
 }
 
-std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
+std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_caused) {
   NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
   const GroupModel& g = groups_[static_cast<size_t>(node.group)];
   const StaticPolicy& policy = *g.kubelet;
@@ -362,14 +396,40 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
   const TopologyScope scope = g.spec->topology_scope;
   const TopologyPolicy tm_policy = g.spec->topology_policy;
   std::vector<std::string> done;
+  // The memory manager (Static policy only): kubelet's third hint provider, after the device
+  // manager (none here) and the CPU manager.
+  const MemoryManagerPolicy* memory = g.kubelet_memory ? &*g.kubelet_memory : nullptr;
+  MemoryManagerState* memory_state = node.kubelet_memory ? &*node.kubelet_memory : nullptr;
+  const int memory_sets = MemoryHintSetLimit(static_cast<int>(g.numa_ids.size()));
+  memory_caused = false;
   auto undo = [&] {
-    for (const std::string& c : done) policy.RemoveContainer(state, pod.uid, c);
+    for (const std::string& c : done) {
+      policy.RemoveContainer(state, pod.uid, c);
+      if (memory != nullptr) memory->RemoveContainer(*memory_state, pod.uid, c);
+    }
   };
-  auto merge = [&](int cpus) -> absl::StatusOr<MergeResult> {
+  // `container` "": the pod (scope pod). `with_memory` false: the CPU hints alone (to tell
+  // whether memory caused a rejection).
+  auto merge = [&](int cpus, const std::string& container,
+                   bool with_memory) -> absl::StatusOr<MergeResult> {
     std::vector<std::map<std::string, ProviderHints>> providers = {
         CpuProviderHints(policy.Topology(), policy.AvailableCpus(state),
                          policy.ReusableCpus(state, pod), cpus)};
+    if (memory != nullptr && with_memory) {
+      providers.push_back(container.empty()
+                              ? memory->PodHints(*memory_state, pod, memory_sets)
+                              : memory->ContainerHints(*memory_state, pod, container, memory_sets));
+    }
     return MergeHints(tm_policy, {}, g.numa_ids, g.distances, providers);
+  };
+  // A merge that does not admit: TopologyAffinityError, the memory manager's when the CPU hints
+  // alone would have been admitted.
+  auto refuse = [&](int cpus, const std::string& container) -> std::string {
+    if (memory != nullptr) {
+      auto cpu_only = merge(cpus, container, /*with_memory=*/false);
+      memory_caused = cpu_only.ok() && cpu_only->admit;
+    }
+    return "TopologyAffinityError";
   };
   auto allocate = [&](const std::string& container,
                       const MergeResult& merged) -> std::string {
@@ -378,6 +438,14 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
     auto cpus = policy.Allocate(state, pod, container, affinity);
     if (!cpus.ok()) return "UnexpectedAdmissionError";
     done.push_back(container);
+    if (memory != nullptr) {
+      // kubelet hands the memory manager the merged hint as it is (no affinity included).
+      auto blocks = memory->Allocate(*memory_state, pod, container, merged.hint);
+      if (!blocks.ok()) {
+        memory_caused = true;
+        return "UnexpectedAdmissionError";
+      }
+    }
     return "";
   };
   std::vector<std::string> order;
@@ -385,9 +453,10 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
   for (const ContainerSpec& c : pod.containers) order.push_back(c.name);
   if (scope == TopologyScope::kPod) {
     const std::vector<AdmissionUnit> units = AdmissionUnits(pod, scope);
-    auto merged = merge(units.empty() ? 0 : units.front().cpus);
+    const int cpus = units.empty() ? 0 : units.front().cpus;
+    auto merged = merge(cpus, "", /*with_memory=*/true);
     if (!merged.ok()) return "UnexpectedAdmissionError";
-    if (!merged->admit) return "TopologyAffinityError";
+    if (!merged->admit) return refuse(cpus, "");
     for (const std::string& c : order) {
       if (std::string why = allocate(c, *merged); !why.empty()) {
         undo();
@@ -396,14 +465,15 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held) {
     }
   } else {
     for (const AdmissionUnit& unit : AdmissionUnits(pod, scope)) {
-      auto merged = merge(unit.cpus);
+      auto merged = merge(unit.cpus, unit.container, /*with_memory=*/true);
       if (!merged.ok()) {
         undo();
         return "UnexpectedAdmissionError";
       }
       if (!merged->admit) {
+        std::string why = refuse(unit.cpus, unit.container);  // before undo: the same state
         undo();
-        return "TopologyAffinityError";
+        return why;
       }
       if (std::string why = allocate(unit.container, *merged); !why.empty()) {
         undo();
@@ -475,6 +545,7 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
   ++running_;
   ++report_.scheduled;
   if (!held.Empty()) {
+    if (g.spec->memory_manager) CountMemoryPlacement(pod_index, node_idx, allocation);
     ++report_.exclusive_pods;
     const int n = static_cast<int>(topo.NumaNodesOf(held).size());
     numa_sum_ += n;
@@ -494,6 +565,40 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
     }
   }
   return absl::OkStatus();
+}
+
+void Run::CountMemoryPlacement(int pod_index, int node_idx,
+                               const std::optional<PodAllocation>& allocation) {
+  const NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
+  const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+  const CpuTopology& topo = *g.topology;
+  const std::string& uid = pods_[static_cast<size_t>(pod_index)].pod->Uid();
+  // Whether memory on `mems` is remote for CPUs `cpus`: some memory NUMA node holds none of them.
+  auto remote = [&](const CpuSet& cpus, const std::vector<int>& mems) {
+    const std::vector<int> cpu_numa = topo.NumaNodesOf(cpus);
+    return std::ranges::any_of(
+        mems, [&](int m) { return std::find(cpu_numa.begin(), cpu_numa.end(), m) == cpu_numa.end(); });
+  };
+  bool is_remote = false;
+  if (!kubelet_admits()) {
+    if (!allocation) return;
+    for (const ContainerAllocation& c : allocation->containers) {
+      if (!c.exclusive) continue;
+      if (remote(c.cpuset, std::vector<int>(c.mems.begin(), c.mems.end()))) is_remote = true;
+    }
+  } else if (!node.kubelet_memory) {
+    ++report_.memory_unpinned_pods;  // kubelet's memory manager None: nothing pins the memory
+    return;
+  } else {
+    auto it = node.kubelet_state->assignments.find(uid);
+    if (it == node.kubelet_state->assignments.end()) return;
+    for (const auto& [container, cpus] : it->second) {
+      if (remote(cpus, MemoryManagerPolicy::MemoryNumaNodes(*node.kubelet_memory, uid, container))) {
+        is_remote = true;
+      }
+    }
+  }
+  if (is_remote) ++report_.remote_memory_pods;
 }
 
 absl::Status Run::Rehold(int pod_index, const CpuSet& held) {
@@ -555,6 +660,10 @@ absl::Status Run::Depart(int pod_index) {
     for (const auto* list : {&rec.pod->spec.init_containers, &rec.pod->spec.containers}) {
       for (const ContainerSpec& c : *list) {
         policy.RemoveContainer(*node.kubelet_state, rec.pod->Uid(), c.name);
+        if (node.kubelet_memory) {
+          groups_[static_cast<size_t>(node.group)].kubelet_memory->RemoveContainer(
+              *node.kubelet_memory, rec.pod->Uid(), c.name);
+        }
       }
     }
     if (which_ == Scheduler::kNrt) {
@@ -651,10 +760,12 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
       const int node_idx = node_index_.at(result.node);
       CpuSet held;
       if (kubelet_admits()) {
-        const std::string why = Admit(pod_index, node_idx, held);
+        bool memory_caused = false;
+        const std::string why = Admit(pod_index, node_idx, held, memory_caused);
         if (!why.empty()) {
           ++report_.admission_rejected;
           ++report_.admission_rejected_reasons[why];
+          if (memory_caused) ++report_.memory_admission_rejected;
           if (auto st = cache_.RemovePod(uid); !st.ok()) {
             return absl::InternalError(fmt::format("rejected pod {}: {}", uid, Msg(st)));
           }
@@ -958,6 +1069,10 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
     rg.shape = g.shape;
     rg.topology_policy = ToString(g.topology_policy);
     rg.topology_scope = ToString(g.topology_scope);
+    if (g.memory_manager) {
+      rg.memory_manager = g.memory_manager->static_policy ? "Static" : "None";
+      report.memory_modelled = true;
+    }
     rg.count = g.count;
     rg.cpus_per_node = g.topology->NumCpus();
     rg.numa_nodes_per_node = static_cast<int>(g.topology->NumaNodeIdsWithCpus().size());

@@ -7,12 +7,18 @@
 //   - Simulated time only: events (arrivals, departures, kubelet re-creations, queue wakeups)
 //     are processed in time order, ties in a fixed order; the only wall-clock use is the
 //     injected monotonic clock around Scheduler::ScheduleOne for latency and throughput.
-//   - Huygens run: sched::HuygensProfile over a ClusterCache whose nodes carry NodeState;
-//     Reserve computes the exact cpusets.
+//   - Huygens run: sched::HuygensProfile over a ClusterCache whose nodes carry NodeState
+//     (with NodeConfig::memory_manager from the group's memoryManager); Reserve computes the
+//     exact cpusets and, on such nodes, the memory NUMA nodes.
 //   - Baseline run: sched::DefaultProfile over NUMA-blind nodes; a scheduled pod is then
 //     admitted by a model of the node's kubelet: topology manager (alloc/hints.h CPU hints,
 //     alloc/merge.h merge, the node's policy and scope) and the static CPU manager
 //     (alloc/static_policy.h, reservedSystemCPUs = the node's system CPUs, no policy options).
+//     On groups whose kubelet runs the memory manager Static (NodeGroupSpec::memory_manager),
+//     kubelet's memory manager (alloc/memory_manager.h) is a second hint provider merged with
+//     the CPU hints, and allocates each container's memory with the merged hint after its CPUs;
+//     RunReport counts the rejections it causes and the exclusive pods whose memory lies off
+//     their CPUs' NUMA nodes (remote) or is not pinned (policy None), in every run.
 //     A rejected pod (TopologyAffinityError, or an allocation error) is removed from the node;
 //     like a ReplicaSet, a replacement is created after `admission_retry_delay_us`, at most
 //     `max_admission_retries` times; then the pod counts as failed.

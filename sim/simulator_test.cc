@@ -1,8 +1,10 @@
 #include "sim/simulator.h"
 
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/example.h"
@@ -480,6 +482,173 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   EXPECT_TRUE(alone["nrtScoring"].is_null());
   EXPECT_TRUE(alone["baseline"].is_null());
   EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nscheduled +4 +- +-\n"));
+}
+
+// Two NUMA nodes of 32Gi (1Gi reserved on each, 4 x 1Gi hugepages on each: 27Gi of memory
+// left per NUMA node), kubelet's memory manager `policy`, topology manager `tm`.
+ClusterSpec MemoryCluster(const std::string& policy, const std::string& tm) {
+  return Cluster(R"(nodeGroups:
+  - name: m
+    count: 1
+    topology: {synthetic: "package:1 numa:2 core:8 pu:2"}
+    systemCpuCount: 2
+    topologyPolicy: )" + tm + R"(
+    memory: 64Gi
+    memoryManager:
+      policy: )" + policy + R"(
+      hugepages: {1Gi: 4}
+      reservedMemory:
+        - {numaNode: 0, limits: {memory: 1Gi}}
+        - {numaNode: 1, limits: {memory: 1Gi}}
+)");
+}
+
+// Simulates `count` Guaranteed pods "big" of 2 CPUs and `memory` each (all arriving at once,
+// never leaving), then the pods of `more` (workload YAML list items), on MemoryCluster(policy,
+// tm), checking every invariant after every event; `retries` re-creations after a rejection.
+absl::StatusOr<Report> SimulateBigPods(const std::string& policy, const std::string& tm,
+                                       int count, const std::string& memory, int retries = 3,
+                                       const std::string& more = "") {
+  const WorkloadSpec workload = Workload(fmt::format(R"(pods:
+  - name: big
+    count: {}
+    containers: [{{name: a, requests: {{cpu: 2, memory: {}}}, limits: {{cpu: 2, memory: {}}}}}]
+{})",
+                                                     count, memory, memory, more));
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  options.max_admission_retries = retries;
+  return Simulate(MemoryCluster(policy, tm), GenerateArrivals(workload, 1), options);
+}
+
+TEST(SimulatorMemoryTest, KubeletsStaticMemoryManagerRejectsWhatNoNumaNodeHoldsAndHuygensWaits) {
+  // Three pods of 18Gi: the node has 54Gi of memory but each NUMA node only 27Gi, so the
+  // third fits the node and no NUMA node. The NUMA-blind scheduler binds it and kubelet rejects
+  // it for memory; Huygens keeps it pending. kubelet's reason: no NUMA set qualifies, so the
+  // memory manager gives no hint (an empty map: "no preference"), the topology manager admits
+  // on the CPU hint, and the memory manager's Allocate then fails (UnexpectedAdmissionError).
+  auto report = SimulateBigPods("Static", "single-numa-node", 3, "18Gi", /*retries=*/1);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 2);
+  EXPECT_EQ(report->huygens.unschedulable, 1);
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->huygens.remote_memory_pods, 0);
+  for (const RunReport* run : {&report->baseline, &report->nrt}) {
+    SCOPED_TRACE(run->scheduler);
+    EXPECT_EQ(run->scheduled, 2);
+    EXPECT_EQ(run->admission_rejected, 2) << "the pod and its one re-creation";
+    EXPECT_EQ(run->memory_admission_rejected, 2);
+    EXPECT_EQ(run->admission_rejected_reasons.at("UnexpectedAdmissionError"), 2);
+    EXPECT_EQ(run->remote_memory_pods, 0) << "single-numa-node keeps what it admits aligned";
+  }
+}
+
+TEST(SimulatorMemoryTest, MemoryOnlyTwoNumaNodesHoldIsATopologyAffinityErrorUnderSingleNumaNode) {
+  // 40Gi: only NUMA nodes 0 and 1 together hold it, a hint that is not preferred, so the merge
+  // with the memory hints is refused while the CPU hints alone would have been admitted.
+  auto report = SimulateBigPods("Static", "single-numa-node", 1, "40Gi", /*retries=*/0);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.unschedulable, 1);
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->baseline.admission_rejected_reasons,
+            (std::map<std::string, int>{{"TopologyAffinityError", 1}}));
+  EXPECT_EQ(report->baseline.memory_admission_rejected, 1);
+}
+
+TEST(SimulatorMemoryTest, KubeletGivesMemoryBackWhenAPodLeaves) {
+  // The same pods one after the other: each leaves before the next arrives, so kubelet admits
+  // all of them only if it frees the memory of the pods that left.
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: big
+    count: 6
+    arrivalsPerSecond: 0.1
+    lifetime: {distribution: fixed, value: 1s}
+    containers: [{name: a, requests: {cpu: 2, memory: 20Gi, hugepages-1Gi: 3Gi}, limits: {cpu: 2, memory: 20Gi, hugepages-1Gi: 3Gi}}]
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report = Simulate(MemoryCluster("Static", "single-numa-node"),
+                         GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const RunReport* run : {&report->huygens, &report->nrt, &report->baseline}) {
+    SCOPED_TRACE(run->scheduler);
+    EXPECT_EQ(run->scheduled, 6);
+    EXPECT_EQ(run->admission_rejected, 0);
+  }
+}
+
+TEST(SimulatorMemoryTest, KubeletWithoutTopologyAlignmentPutsMemoryAwayFromTheCpus) {
+  // Topology manager none: kubelet packs the CPUs on NUMA node 0 and gives each pod's memory
+  // to the first NUMA node that holds it, so the second 20Gi pod gets NUMA node 1's memory
+  // beside NUMA node 0's CPUs. Huygens puts the CPUs where the memory goes.
+  auto report = SimulateBigPods("Static", "none", 2, "20Gi");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 2);
+  EXPECT_EQ(report->huygens.remote_memory_pods, 0);
+  EXPECT_EQ(report->baseline.scheduled, 2);
+  EXPECT_EQ(report->baseline.admission_rejected, 0);
+  EXPECT_EQ(report->baseline.remote_memory_pods, 1);
+}
+
+TEST(SimulatorMemoryTest, UnderTheNonePolicyKubeletPinsNoMemoryAndHuygensPinsItLocally) {
+  auto report = SimulateBigPods("None", "none", 2, "20Gi", 3, R"(  - name: shared
+    containers: [{name: a, requests: {cpu: 500m, memory: 1Gi}}]
+)");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 3);
+  EXPECT_EQ(report->huygens.remote_memory_pods, 0);
+  EXPECT_EQ(report->huygens.memory_unpinned_pods, 0);
+  EXPECT_EQ(report->baseline.scheduled, 3);
+  EXPECT_EQ(report->baseline.memory_unpinned_pods, 2) << "the exclusive pods only";
+  EXPECT_EQ(report->baseline.remote_memory_pods, 0);
+}
+
+TEST(SimulatorMemoryTest, TheMemoryFiguresAppearOnlyWhenAGroupModelsMemory) {
+  auto report = SimulateBigPods("Static", "single-numa-node", 3, "18Gi");
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json j = ReportToJson(*report, false);
+  EXPECT_EQ(j["baseline"]["memoryAdmissionRejected"], 4);
+  EXPECT_EQ(j["huygens"]["remoteMemoryPods"], 0);
+  EXPECT_EQ(j["nrt"]["memoryUnpinnedPods"], 0);
+  EXPECT_EQ(j["cluster"]["groups"][0]["memoryManager"], "Static");
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nrejected for memory +0 +4 +4\n"));
+  EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nremote-memory pods +0 +0 +0\n"));
+  EXPECT_THAT(ReportToHtml(*report), ::testing::HasSubstr("<td>rejected for memory</td><td>0</td>"));
+
+  const ClusterSpec plain = Cluster(R"(nodeGroups:
+  - {name: n, count: 1, topology: {synthetic: "package:1 numa:2 core:8 pu:2"}, systemCpuCount: 2}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: big
+    containers: [{name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}}]
+)");
+  report = Simulate(plain, GenerateArrivals(workload, 1), FakeClockOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const nlohmann::json p = ReportToJson(*report, false);
+  EXPECT_FALSE(p["huygens"].contains("remoteMemoryPods"));
+  EXPECT_FALSE(p["cluster"]["groups"][0].contains("memoryManager"));
+  EXPECT_THAT(ReportToTable(*report), ::testing::Not(::testing::HasSubstr("remote-memory")));
+}
+
+// The memory example under sim/testdata/memory (docs/simulate.md): memory-heavy, hugepage and
+// CPU pods on Static-policy nodes under single-numa-node and none.
+TEST(SimulatorMemoryTest, OnTheMemoryExampleHuygensHasNoRejectionAndNoRemoteMemory) {
+  const std::string dir = std::string(HUYGENS_SOURCE_DIR) + "/sim/testdata/memory/";
+  auto cluster = LoadClusterSpec(dir + "cluster.yaml");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto workload = LoadWorkloadSpec(dir + "workload.yaml");
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report = Simulate(*cluster, GenerateArrivals(*workload, *workload->seed), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->huygens.remote_memory_pods, 0);
+  EXPECT_EQ(report->huygens.memory_unpinned_pods, 0);
+  EXPECT_GT(report->baseline.memory_admission_rejected, 0);
+  EXPECT_GT(report->baseline.remote_memory_pods, 0);
+  EXPECT_GE(report->huygens.scheduled, report->baseline.scheduled);
+  std::cerr << ReportToTable(*report);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -67,9 +68,27 @@ absl::Status ParseLifetime(const YamlReader& r, const YAML::Node& node, const st
   return st;
 }
 
+// `requests` or `limits`: cpu, memory and hugepages-2Mi / hugepages-1Gi (bytes, into
+// `hugepages` by resource name).
 absl::Status ParseResources(const YamlReader& r, const YAML::Node& node, const std::string& field,
-                            int64_t& cpu, int64_t& memory) {
-  if (auto st = r.CheckMap(node, field, {"cpu", "memory"}); !st.ok()) return st;
+                            int64_t& cpu, int64_t& memory,
+                            std::map<std::string, int64_t>& hugepages) {
+  if (auto st = r.CheckMap(node, field, {"cpu", "memory", "hugepages-2Mi", "hugepages-1Gi"});
+      !st.ok()) {
+    return st;
+  }
+  for (const auto& [name, page] : {std::pair{"hugepages-2Mi", int64_t{2} << 20},
+                                    std::pair{"hugepages-1Gi", int64_t{1} << 30}}) {
+    if (auto h = node[name]) {
+      auto v = r.Memory(h, field + "." + name);
+      if (!v.ok()) return v.status();
+      if (*v % page != 0) {
+        return r.Error(h, field + "." + name,
+                       fmt::format("{} bytes is not a whole number of pages", *v));
+      }
+      hugepages[name] = *v;
+    }
+  }
   if (auto c = node["cpu"]) {
     auto v = r.Cpu(c, field + ".cpu");
     if (!v.ok()) return v.status();
@@ -109,12 +128,22 @@ absl::StatusOr<ContainerSpec> ParseContainer(const YamlReader& r, const YAML::No
   }
   if (auto v = node["requests"]) {
     auto st = ParseResources(r, v, field + ".requests", c.cpu_request_milli,
-                             c.memory_request_bytes);
+                             c.memory_request_bytes, c.hugepages_request_bytes);
     if (!st.ok()) return st;
   }
   if (auto v = node["limits"]) {
-    auto st = ParseResources(r, v, field + ".limits", c.cpu_limit_milli, c.memory_limit_bytes);
+    // Kubernetes: hugepages requests equal their limits; a limit alone sets the request.
+    std::map<std::string, int64_t> hugepage_limits;
+    auto st = ParseResources(r, v, field + ".limits", c.cpu_limit_milli, c.memory_limit_bytes,
+                             hugepage_limits);
     if (!st.ok()) return st;
+    for (const auto& [resource, bytes] : hugepage_limits) {
+      auto [it, fresh] = c.hugepages_request_bytes.emplace(resource, bytes);
+      if (!fresh && it->second != bytes) {
+        return r.Error(v[resource], field + ".limits." + resource,
+                       "must equal the hugepages request");
+      }
+    }
     // Kubernetes defaults a missing request to the limit.
     const YAML::Node requests = node["requests"];
     if (v["cpu"] && !(requests && requests["cpu"])) c.cpu_request_milli = c.cpu_limit_milli;
@@ -126,6 +155,13 @@ absl::StatusOr<ContainerSpec> ParseContainer(const YamlReader& r, const YAML::No
     }
     if (c.memory_limit_bytes > 0 && c.memory_request_bytes > c.memory_limit_bytes) {
       return r.Error(v["memory"], field + ".limits.memory", "below the memory request");
+    }
+  }
+  for (const auto& [resource, bytes] : c.hugepages_request_bytes) {
+    const YAML::Node limits = node["limits"];
+    if (!(limits && limits[resource])) {
+      return r.Error(node["requests"][resource], field + ".requests." + resource,
+                     "hugepages need an equal limit (Kubernetes requires it)");
     }
   }
   if (auto v = node["isolatedCpus"]) {

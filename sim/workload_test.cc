@@ -60,6 +60,23 @@ TEST(WorkloadSpecTest, TemplatesAreParsedWithKubernetesDefaults) {
   EXPECT_EQ(spec->templates[1].lifetime.kind, Lifetime::Kind::kForever);
 }
 
+TEST(WorkloadSpecTest, HugepagesAreRequestedByTheirLimits) {
+  auto spec = ParseWorkloadSpec(R"(pods:
+  - name: dpdk
+    containers:
+      - {name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi, hugepages-1Gi: 2Gi}}
+      - {name: b, requests: {hugepages-2Mi: 64Mi}, limits: {hugepages-2Mi: 64Mi}}
+)",
+                                "w.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const auto& containers = spec->templates[0].pod.spec.containers;
+  ASSERT_EQ(containers.size(), 2u);
+  EXPECT_EQ(containers[0].hugepages_request_bytes,
+            (std::map<std::string, int64_t>{{"hugepages-1Gi", int64_t{2} << 30}}));
+  EXPECT_EQ(containers[1].hugepages_request_bytes,
+            (std::map<std::string, int64_t>{{"hugepages-2Mi", int64_t{64} << 20}}));
+}
+
 TEST(WorkloadSpecTest, ResizesAreParsedAndCopiedToEveryPodOfTheTemplate) {
   auto spec = ParseWorkloadSpec(R"(pods:
   - name: a
@@ -121,6 +138,18 @@ TEST(WorkloadSpecTest, BadInputIsReportedWithFileLineAndField) {
       {"a duplicate container", "pods:\n  - name: a\n    containers: [{name: c}, {name: c}]\n",
        "w.yaml:3:36: pods[0].containers[1].name: duplicate container name"},
       {"no pods key", "seed: 1\n", "w.yaml:1:1: pods: required"},
+      {"a hugepages request without a limit",
+       "pods:\n  - name: a\n    containers:\n      - {name: c, requests: {hugepages-2Mi: 2Mi}}\n",
+       "w.yaml:4:45: pods[0].containers[0].requests.hugepages-2Mi: hugepages need an equal limit"},
+      {"a hugepages limit other than the request",
+       "pods:\n  - name: a\n    containers:\n      - {name: c, requests: {hugepages-1Gi: 1Gi}, limits: {hugepages-1Gi: 2Gi}}\n",
+       "pods[0].containers[0].limits.hugepages-1Gi: must equal the hugepages request"},
+      {"hugepages in a wrong unit",
+       "pods:\n  - name: a\n    containers:\n      - {name: c, limits: {hugepages-1Gi: 2}}\n",
+       "pods[0].containers[0].limits.hugepages-1Gi: 2 bytes is not a whole number of pages"},
+      {"a hugepage size the spec does not know",
+       "pods:\n  - name: a\n    containers:\n      - {name: c, limits: {hugepages-4Mi: 4Mi}}\n",
+       "pods[0].containers[0].limits.hugepages-4Mi: unknown field"},
       {"a resize of an init container",
        "pods:\n  - name: a\n    containers: [{name: i, init: true}, {name: c}]\n"
        "    resizes: [{after: 1s, container: i, cpu: 2}]\n",
