@@ -64,6 +64,9 @@ class ContainerdE2eTest : public ::testing::Test {
     auto server = kube::testing::FakeApiServer::Start();
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
+    // The node object: the agent advertises its mode's extended resource on it.
+    ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
+                                         {"metadata", {{"name", "e2e"}}}}).ok());
     client_ = kube::testing::ClientFor(*server_, RealClock::Get());
     dir_ = std::filesystem::path(env_->dir()) / "agent";
     std::filesystem::create_directories(dir_);
