@@ -85,6 +85,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       .metrics = &impl->metrics,
       .leading = &impl->leading,
       .clock = impl->clock,
+      .client = client,
   });
   if (extender) {
     auto handlers = ExtenderHandlers::Create(ExtenderHandlers::Parts{
