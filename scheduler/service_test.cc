@@ -410,7 +410,8 @@ TEST_F(ServiceTest, ANewLeaderWritesEveryPendingPodFirstSoTheDeposedLeadersLateB
   service->Start();
   ASSERT_TRUE(Eventually([&] { return Counted(registry, "unschedulable"); }));
   const nlohmann::json fenced = *server_->Get("pods", "default", "late");
-  EXPECT_FALSE(fenced["metadata"]["annotations"].value(kSchedulerFenceAnnotation, "").empty());
+  EXPECT_FALSE(
+      fenced["metadata"].value("annotations", nlohmann::json::object()).value(kSchedulerFenceAnnotation, "").empty());
   EXPECT_NE(fenced["metadata"]["resourceVersion"], read_rv);
 
   absl::Status late = client->Bind("default", "late", "small", uid,
