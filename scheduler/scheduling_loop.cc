@@ -184,6 +184,10 @@ bool SchedulingLoop::WriteFence() {
   std::set<std::string> wait;
   int written = 0;
   for (const json& pod : pending->items) {
+    if (!*p_.leading || Term() != fence_term_) {
+      spdlog::warn("takeover fence: leadership changed while writing; abandoned");
+      return false;
+    }
     const json& meta = pod["metadata"];
     const std::string ns = meta.value("namespace", "");
     const std::string name = meta.value("name", "");
@@ -236,8 +240,10 @@ void SchedulingLoop::Run() {
           fence_written_ = false;
           fence_wait_.clear();
         }
-      } else if (!fence_written_ && current && p_.clock->Now() >= fence_retry_at_) {
+      } else if ((!fence_written_ || fence_term_ != Term()) && current && p_.clock->Now() >= fence_retry_at_) {
         // A new term: a fresh token, so a pod fenced in an earlier term is written again.
+        fence_written_ = false;
+        fence_term_ = Term();
         fence_token_ = fmt::format("{:016x}", std::random_device{}() * 4294967296ULL + std::random_device{}());
         if (!WriteFence()) fence_retry_at_ = p_.clock->Now() + std::chrono::seconds(1);
       }

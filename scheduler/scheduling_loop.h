@@ -88,6 +88,9 @@ class SchedulingLoop {
     Clock* clock;
     // For the takeover fence's list and writes; nullptr: no fence (tests of the loop alone).
     kube::Client* client = nullptr;
+    // Counts the terms this process started leading (each is fenced anew, even when leadership
+    // was lost and won back while a fence was being written); nullptr: one term.
+    const std::atomic<int64_t>* term = nullptr;
   };
   explicit SchedulingLoop(Parts parts) : p_(parts) { Touch(); }
 
@@ -110,13 +113,17 @@ class SchedulingLoop {
   // deleted.
   void ObserveFence(const Change& c);
   // Whether the fence of the current term is complete: written, and seen by the informer.
-  bool Fenced() const { return p_.client == nullptr || (fence_written_ && fence_wait_.empty()); }
+  bool Fenced() const {
+    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty());
+  }
+  int64_t Term() const { return p_.term != nullptr ? p_.term->load() : 0; }
 
   const Parts p_;
-  // Takeover fence state (scheduling thread only): whether this term's fence writes are done,
-  // the term's token, the pods whose fence write the informer has not shown yet (uid), and when
+  // Takeover fence state (scheduling thread only): whether the fence writes of term fence_term_
+  // are done, its token, the pods whose fence write the informer has not shown yet (uid), and when
   // a failed fence may be tried again.
   bool fence_written_ = false;
+  int64_t fence_term_ = -1;  // the term whose fence fence_written_ speaks of
   std::string fence_token_;
   std::set<std::string> fence_wait_;
   Clock::TimePoint fence_retry_at_{};
