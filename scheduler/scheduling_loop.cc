@@ -181,7 +181,7 @@ bool SchedulingLoop::WriteFence() {
     spdlog::warn("takeover fence: listing the pending pods failed: {}", std::string(pending.status().message()));
     return false;
   }
-  std::set<std::string> wait;
+  std::map<std::string, std::pair<std::string, std::string>> wait;
   int written = 0;
   for (const json& pod : pending->items) {
     if (!*p_.leading || Term() != fence_term_) {
@@ -204,14 +204,41 @@ bool SchedulingLoop::WriteFence() {
       return false;
     }
     ++written;
-    wait.insert((*r)["metadata"].value("uid", ""));
+    wait[(*r)["metadata"].value("uid", "")] = {ns, name};
   }
   spdlog::info("takeover fence: wrote {} pending pods (token {}); scheduling once the informer has seen them", written,
                fence_token_);
   std::lock_guard<std::mutex> lock(p_.state->mu);
   fence_wait_ = std::move(wait);
   fence_written_ = true;
+  fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
   return true;
+}
+
+void SchedulingLoop::RecheckFence() {
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    waiting.assign(fence_wait_.begin(), fence_wait_.end());
+  }
+  spdlog::warn("takeover fence: the informer has not shown {} fenced pod(s) after 10 s; reading them",
+               waiting.size());
+  for (const auto& [uid, where] : waiting) {
+    auto pod = p_.client->Get(kube::Pods(), where.first, where.second);
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    if (!pod.ok()) {
+      // Gone: nothing can bind it any more. Other errors: try again at the next recheck.
+      if (kube::IsApiNotFound(pod.status())) fence_wait_.erase(uid);
+      continue;
+    }
+    if ((*pod)["metadata"].value("uid", "") != uid) {
+      fence_wait_.erase(uid);  // a new pod of the same name: the fenced one is gone
+      continue;
+    }
+    const Change c{.kind = ChangeKind::kPod, .deleted = false, .object = *std::move(pod)};
+    p_.state->Apply(c);
+    ObserveFence(c);
+  }
 }
 
 void SchedulingLoop::ObserveFence(const Change& c) {
@@ -247,6 +274,11 @@ void SchedulingLoop::Run() {
         fence_token_ = fmt::format("{:016x}", std::random_device{}() * 4294967296ULL + std::random_device{}());
         if (!WriteFence()) fence_retry_at_ = p_.clock->Now() + std::chrono::seconds(1);
       }
+    }
+    if (p_.client != nullptr && !extender && *p_.leading && fence_written_ && fence_term_ == Term() &&
+        !fence_wait_.empty() && p_.clock->Now() >= fence_recheck_at_) {
+      RecheckFence();
+      fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
     }
     const bool may_schedule = current && *p_.leading && !extender && Fenced();
     bool active = may_schedule && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();

@@ -112,6 +112,12 @@ class SchedulingLoop {
   // Drops from fence_wait_ the pod of `c` once the informer shows it with the token, bound, or
   // deleted.
   void ObserveFence(const Change& c);
+  // The fence's guard against an informer that never shows a write (an event lost around a
+  // watch cut): every 10 s of waiting, each pod still awaited is read from the API server (a
+  // quorum read) and applied to the cache as the informer would, then judged as ObserveFence
+  // judges an event. The cache so learns of a Binding that landed before the fence write before
+  // any CPU is reused. Scheduling thread only.
+  void RecheckFence();
   // Whether the fence of the current term is complete: written, and seen by the informer.
   bool Fenced() const {
     return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty());
@@ -125,7 +131,8 @@ class SchedulingLoop {
   bool fence_written_ = false;
   int64_t fence_term_ = -1;  // the term whose fence fence_written_ speaks of
   std::string fence_token_;
-  std::set<std::string> fence_wait_;
+  std::map<std::string, std::pair<std::string, std::string>> fence_wait_;  // uid -> ns, name
+  Clock::TimePoint fence_recheck_at_{};
   Clock::TimePoint fence_retry_at_{};
   std::atomic<Clock::Duration::rep> last_progress_{0};
 };
