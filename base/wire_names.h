@@ -16,6 +16,11 @@ inline constexpr char kAffinityGroupAnnotation[] = "huygens.io/affinity-group";
 
 // Pod annotation set by the scheduler before binding (JSON, node/allocation.h).
 inline constexpr char kAllocationAnnotation[] = "huygens.io/allocation";
+// Pod annotation a scheduler that starts leading writes on every pending pod before it binds
+// anything (plain text: a token of that term). The write moves the pod's resourceVersion, so a
+// Binding the previous leader still has on the wire (it carries the older resourceVersion as a
+// precondition) is refused by the apiserver (scheduler/scheduling_loop.h).
+inline constexpr char kSchedulerFenceAnnotation[] = "huygens.io/scheduler-fence";
 // Pod annotation set by the agent (JSON, agent/status.h).
 inline constexpr char kAllocationStatusAnnotation[] = "huygens.io/allocation-status";
 

@@ -141,12 +141,14 @@ absl::StatusOr<json> Client::JsonPatchWithRetry(const ResourceRef& r, std::strin
 }
 
 absl::Status Client::Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid,
-                          const std::map<std::string, std::string>& annotations) {
+                          const std::map<std::string, std::string>& annotations,
+                          std::string_view resource_version) {
   json binding = {{"apiVersion", "v1"},
                   {"kind", "Binding"},
                   {"metadata", {{"name", pod}, {"namespace", ns}}},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
   if (!pod_uid.empty()) binding["metadata"]["uid"] = pod_uid;
+  if (!resource_version.empty()) binding["metadata"]["resourceVersion"] = resource_version;
   if (!annotations.empty()) binding["metadata"]["annotations"] = annotations;
   return Send(HttpRequest{"POST", Pods().ObjectPath(ns, pod, "binding"), {}, binding.dump(), "application/json"})
       .status();

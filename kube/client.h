@@ -106,12 +106,18 @@ class Client {
   absl::StatusOr<nlohmann::json> JsonPatchWithRetry(const ResourceRef& r, std::string_view ns,
                                                     std::string_view name, const JsonPatchFn& make_operations);
 
-  // POST pods/<name>/binding with target Node `node`. A non-empty `pod_uid` is a precondition.
-  // `annotations` ride on the Binding's metadata: the apiserver merges them onto the pod in the
-  // same write as spec.nodeName (BindingREST), so the pod is never seen bound without them.
-  // Errors: Conflict when the pod is already bound or its uid differs, NotFound when it is gone.
+  // POST pods/<name>/binding with target Node `node`. A non-empty `pod_uid` is a precondition,
+  // and so is a non-empty `resource_version`: the apiserver applies the Binding only while the
+  // pod's metadata.resourceVersion is that one (BindingREST.setPodNodeAndMetadata in
+  // pkg/registry/core/pod/storage/storage.go takes the Binding's uid and resourceVersion as
+  // preconditions), so any write to the pod after the caller read it voids the Binding, however
+  // late it arrives. `annotations` ride on the Binding's metadata: the apiserver merges them onto
+  // the pod in the same write as spec.nodeName, so the pod is never seen bound without them.
+  // Errors: Conflict when the pod is already bound, its uid differs or its resourceVersion moved;
+  // NotFound when it is gone.
   absl::Status Bind(std::string_view ns, std::string_view pod, std::string_view node, std::string_view pod_uid = "",
-                    const std::map<std::string, std::string>& annotations = {});
+                    const std::map<std::string, std::string>& annotations = {},
+                    std::string_view resource_version = "");
 
   // Opens a watch, calls `on_open` (if set) once the server has answered 2xx (RestClient::Stream),
   // and calls `on_event` for each event until the server ends the stream (OK),

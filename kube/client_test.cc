@@ -243,6 +243,25 @@ TEST_F(ClientTest, BindWithAnotherPodsUidConflictsAndChangesNothing) {
   EXPECT_EQ((*server_->Get("pods", "default", "a"))["spec"].value("nodeName", ""), "");
 }
 
+TEST_F(ClientTest, BindWithAStaleResourceVersionConflictsAndChangesNothing) {
+  // The apiserver-enforced fence: a write to the pod after the Binding's author read it (here a
+  // label, as a new leader's fence write) voids the Binding, however late it arrives.
+  ASSERT_TRUE(client_->Create(Pods(), "default", PodObject("a")).ok());
+  auto before = client_->Get(Pods(), "default", "a");
+  ASSERT_TRUE(before.ok());
+  const std::string rv = (*before)["metadata"]["resourceVersion"];
+  const std::string uid = (*before)["metadata"]["uid"];
+  ASSERT_TRUE(client_->MergePatch(Pods(), "default", "a", json{{"metadata", {{"labels", {{"fence", "1"}}}}}}).ok());
+  absl::Status s = client_->Bind("default", "a", "n1", uid, {{"huygens.io/allocation", "{\"version\":1}"}}, rv);
+  EXPECT_EQ(HttpCode(s), 409) << s;
+  auto after = client_->Get(Pods(), "default", "a");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)["spec"].value("nodeName", ""), "");
+  EXPECT_FALSE((*after)["metadata"].value("annotations", json::object()).contains("huygens.io/allocation"));
+  // With the current resourceVersion the same Binding lands.
+  EXPECT_TRUE(client_->Bind("default", "a", "n1", uid, {}, std::string((*after)["metadata"]["resourceVersion"])).ok());
+}
+
 TEST(ApiErrorTest, ANonStatusBodyIsQuotedWithoutSplittingACharacter) {
   // 199 ASCII bytes then "€" (3 bytes): the 200-byte quote leaves it out whole.
   const absl::Status s = ApiError(502, std::string(199, 'x') + "\xE2\x82\xAC tail", "GET pods");

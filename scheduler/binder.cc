@@ -73,7 +73,8 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
     spdlog::warn("pod {}/{}: not binding to {}: this scheduler no longer holds its leader lease", ns, name, node);
     return absl::FailedPreconditionError("not bound: this scheduler no longer holds its leader lease");
   }
-  absl::Status s = client_->Bind(ns, name, node, uid, annotations);
+  const std::string rv = object["metadata"].value("resourceVersion", "");
+  absl::Status s = client_->Bind(ns, name, node, uid, annotations, rv);
   if (s.ok()) {
     ++bound_;
     const std::string placement = Placement(allocation);
@@ -92,6 +93,15 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
          (*current)["metadata"].value("annotations", json::object()).value(kAllocationAnnotation, "") == *allocation)) {
       ++bound_;  // an earlier attempt landed
       return absl::OkStatus();
+    }
+    if (current.ok() || kube::IsApiNotFound(current.status())) {
+      // The pod moved on since `object` was read (another writer, a new leader's fence write, a
+      // Binding by someone else): this Binding, and every earlier attempt of it still on the
+      // wire, can never land, since they carry the same resourceVersion.
+      spdlog::warn("pod {}/{}: lost the race for {}: the pod changed since it was read at resourceVersion {} ({}); "
+                   "dropping this decision",
+                   ns, name, node, rv, std::string(s.message()));
+      return absl::AbortedError(fmt::format("lost the race for pod {}/{}: {}", ns, name, std::string(s.message())));
     }
   }
   spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));

@@ -11,8 +11,13 @@
 //               (at once) takes it.
 //
 // Rules: a pod is never bound without its allocation, nor annotated by us without being bound
-// (the allocation rides on the Binding's metadata). A failed Binding is retried by the caller
-// with the same allocation; a Binding whose answer was lost but that landed is detected on 409.
+// (the allocation rides on the Binding's metadata). Each Binding carries the pod's
+// resourceVersion as the decision read it, so the apiserver refuses it (409) once anyone wrote
+// the pod since; a new leader writes every pending pod before it binds anything
+// (SchedulingLoop's takeover fence), which voids the Bindings a deposed leader still has on the
+// wire. A failed Binding is retried by the caller with the same allocation; a Binding whose
+// answer was lost but that landed is detected on 409; a 409 on a pod that is not ours is a lost
+// race (Aborted): the caller forgets the allocation.
 #ifndef HUYGENS_SCHEDULER_BINDER_H_
 #define HUYGENS_SCHEDULER_BINDER_H_
 
@@ -66,8 +71,13 @@ class PodWriter {
 
   // Creates the Binding of `object` (a Pod) to `node`, carrying `allocation` (nullopt: none) on
   // the Binding's metadata, so the apiserver sets spec.nodeName and the annotation in one
-  // write. OK when the pod is done (bound by us, or gone, or an earlier attempt landed: 409 with
-  // the pod on `node` with `allocation`); else the error, logged and counted. A success is
+  // write. The Binding carries `object`'s uid and resourceVersion as preconditions (the fence
+  // the apiserver enforces, kube::Client::Bind): it lands only on the pod as the decision read
+  // it. OK when the pod is done (bound by us, or gone, or an earlier attempt landed: 409 with
+  // the pod on `node` with `allocation`); Aborted when the race is lost (409 and the pod is not
+  // ours: it changed since `object` was read, so no attempt of this Binding can land; the
+  // caller forgets the decision and decides afresh from the pod's next version); else the
+  // error, logged and counted. A success is
   // logged (info) and posted as the event "Scheduled", both naming the node, the NUMA nodes and
   // the cpusets: "Successfully assigned default/p to n1: NUMA node 0, cpuset 4-7 (app 4-7)"
   // (node/allocation.h, DescribeAllocation).

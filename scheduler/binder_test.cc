@@ -26,11 +26,12 @@ struct FenceCase {
   int bindings_sent;       // Binding requests the API server received
   bool bound;              // the pod ends on n0 with the allocation
   absl::StatusCode code;   // FinishBind's answer
+  bool written_since = false;  // another writer (a new leader's fence) wrote the pod after it was read
 };
 
 class PodWriterFenceTest : public ::testing::TestWithParam<FenceCase> {};
 
-TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSent) {
+TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSentAndTheResourceVersionWhetherItLands) {
   const FenceCase& c = GetParam();
   auto server = FakeApiServer::Start();
   ASSERT_TRUE(server.ok()) << server.status();
@@ -48,6 +49,13 @@ TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSent) {
     return c.may_bind;
   });
 
+  if (c.written_since) {
+    ASSERT_TRUE(client
+                    ->MergePatch(kube::Pods(), "default", "p",
+                                 nlohmann::json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, "t"}}}}}})
+                    .ok());
+  }
+
   absl::Status s = writer.FinishBind(*created, "n0", kAllocation);
 
   EXPECT_EQ(s.code(), c.code) << s;
@@ -57,6 +65,7 @@ TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSent) {
   EXPECT_EQ(pod["spec"].value("nodeName", "") == "n0", c.bound);
   EXPECT_EQ(pod["metadata"].value("annotations", nlohmann::json::object()).contains(kAllocationAnnotation), c.bound);
   EXPECT_EQ(writer.bound(), c.bound ? 1 : 0);
+  if (c.written_since) EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("lost the race for pod default/p"));
   if (!c.may_bind) EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("no longer holds its leader lease"));
 }
 
@@ -65,7 +74,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         FenceCase{"AHolderOfTheLeaseSendsTheBindingWithTheAllocation", true, 1, true, absl::StatusCode::kOk},
         FenceCase{"ALeaderThatNoLongerHoldsTheLeaseSendsNoBindingAtAll", false, 0, false,
-                  absl::StatusCode::kFailedPrecondition}),
+                  absl::StatusCode::kFailedPrecondition},
+        // The apiserver's fence: the Binding carries the resourceVersion the decision read.
+        FenceCase{"ABindingOnAPodWrittenSinceItWasReadIsRefusedAsALostRace", true, 1, false,
+                  absl::StatusCode::kAborted, true}),
     [](const ::testing::TestParamInfo<FenceCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

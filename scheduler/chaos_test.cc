@@ -22,12 +22,12 @@
 //     with as many CPUs no pod holds) is bound.
 // A failure names the seed and the event index of the first sight of each problem.
 //
-// Partitions are drawn only with HUYGENS_CHAOS_PARTITIONS=1: they find a fault not fixed yet. A
-// leader's Binding that passed the lease fence (PodWriter's may_bind) but sits in the frozen
-// connection reaches the apiserver after the thaw, when the next leader may have given its CPUs
-// to another pod (seed 7, 800 events: two pods on one CPU, and the audit check's "bound by ...
-// while ... held the Lease"). A client-side check cannot fence a request the network delays; it
-// needs a fence the apiserver checks (docs/testbed.md, "Chaos run").
+// Partitions found a fault (docs/testbed.md, "Chaos run"): a leader's Binding that passed the
+// lease check (PodWriter's may_bind) but sat in the frozen connection reached the apiserver
+// after the thaw, when the next leader may have given its CPUs to another pod. The apiserver now
+// fences it: each Binding carries the pod's resourceVersion as a precondition, and a new leader
+// writes every pending pod before it binds (scheduler/scheduling_loop.h), so the late Binding
+// gets 409. Partitions are part of the default mix since.
 //
 // Size and seed: HUYGENS_CHAOS_EVENTS (default kDefaultEvents, about 65 s on the 2-core CI
 // machine) and HUYGENS_CHAOS_SEED (default 1). The figures of a run are printed at the
@@ -391,11 +391,8 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
     return std::max(0, static_cast<int>(it - event_started_.begin()) - 1);
   }
 
-  // The weight of `k` in this run: partitions only with HUYGENS_CHAOS_PARTITIONS=1 (see the file
-  // comment: a known open fault).
-  static int Weight(const KindInfo& k) {
-    return k.kind == Kind::kPartitionReplica && EnvOr("HUYGENS_CHAOS_PARTITIONS", 0) == 0 ? 0 : k.weight;
-  }
+  // The weight of `k` in this run.
+  static int Weight(const KindInfo& k) { return k.weight; }
 
   Kind Draw() {
     int total = 0;

@@ -221,6 +221,7 @@ std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
   if (undone) return "the pod's recorded allocation could not be honoured and was removed; retry";
   if (entry != nullptr && entry->node == args.node) {
     absl::Status s = p_.writer->FinishBind(object, args.node, AllocationValue(*entry));
+    if (absl::IsAborted(s)) (void)p_.state->cache().ForgetPod(args.pod_uid);  // lost the race
     if (!s.ok()) return fmt::format("creating the Binding: {}", std::string(s.message()));
     if (entry->assumed) (void)p_.state->cache().FinishBinding(args.pod_uid);
     return "";

@@ -3,8 +3,13 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <random>
 
 #include "absl/base/internal/raw_logging.h"
+#include "base/wire_names.h"
+#include "fmt/format.h"
+#include "kube/api_error.h"
+#include "kube/resource.h"
 #include "node/allocation.h"
 #include "scheduler/objects.h"
 #include "spdlog/spdlog.h"
@@ -98,12 +103,14 @@ void SchedulingLoop::ScheduleNext() {
   if (entry != nullptr) {
     spdlog::debug("pod {}: holds an allocation on node {} already (its annotation, or ours in flight); binding it",
                   key, entry->node);
-    if (p_.writer->FinishBind(object, entry->node, AllocationValue(*entry)).ok()) {
+    absl::Status bound = p_.writer->FinishBind(object, entry->node, AllocationValue(*entry));
+    if (bound.ok()) {
       (void)cache.FinishBinding(uid);
       queue.Done(uid);
       observe("scheduled");
       p_.metrics->e2e_latency->Observe({}, absl::ToDoubleSeconds(QueueTime(*p_.clock) - popped->first_seen));
     } else {
+      if (absl::IsAborted(bound)) (void)cache.ForgetPod(uid);  // lost the race: decide afresh
       queue.AddFailed(*std::move(popped), false, QueueTime(*p_.clock));
       observe("error");
     }
@@ -148,17 +155,101 @@ void SchedulingLoop::ScheduleNext() {
 // Settles finished binding cycles (CacheSync::mu held): a failed Binding keeps the assume and
 // requeues with backoff; the finish path binds again with the same allocation. The assume is
 // not forgotten, since a Binding whose answer was lost may still have landed: its CPUs are not
-// handed to another pod until the pod's own update or deletion settles it.
+// handed to another pod until the pod's own update or deletion settles it. A lost race is
+// forgotten (see below).
 void SchedulingLoop::SettleBinds() {
   std::deque<BinderPool::InFlight> done = p_.binders->TakeDone();
   for (BinderPool::InFlight& f : done) {
     const std::string uid = f.task.object["metadata"].value("uid", "");
     if (!f.outcome.ok()) {
+      // A lost race (the pod changed under the Binding's resourceVersion precondition): no
+      // attempt of that Binding can land, so its CPUs are free again; the pod is decided afresh.
+      if (absl::IsAborted(f.outcome)) (void)p_.state->cache().ForgetPod(uid);
       p_.writer->Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.message()));
       p_.state->queue().AddFailed(std::move(f.popped), false, QueueTime(*p_.clock));
     } else {
       p_.state->queue().Done(uid);
     }
+  }
+}
+
+bool SchedulingLoop::WriteFence() {
+  kube::ListOptions options;
+  options.field_selector = "spec.nodeName=";
+  auto pending = p_.client->List(kube::Pods(), "", options);  // no resourceVersion: a quorum read
+  if (!pending.ok()) {
+    spdlog::warn("takeover fence: listing the pending pods failed: {}", std::string(pending.status().message()));
+    return false;
+  }
+  std::map<std::string, std::pair<std::string, std::string>> wait;
+  int written = 0;
+  for (const json& pod : pending->items) {
+    if (!*p_.leading || Term() != fence_term_) {
+      spdlog::warn("takeover fence: leadership changed while writing; abandoned");
+      return false;
+    }
+    const json& meta = pod["metadata"];
+    const std::string ns = meta.value("namespace", "");
+    const std::string name = meta.value("name", "");
+    if (ProfileFor(*p_.profiles, pod.value("spec", json::object()).value("schedulerName", "default-scheduler")) ==
+        nullptr) {
+      continue;  // not ours: no leader of ours binds it
+    }
+    auto r = p_.client->MergePatch(kube::Pods(), ns, name,
+                                   json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, fence_token_}}}}}});
+    if (!r.ok() && kube::IsApiNotFound(r.status())) continue;  // gone: nothing to bind
+    if (!r.ok()) {
+      p_.writer->ApiError("patch", r.status());
+      spdlog::warn("takeover fence: writing pod {}/{} failed: {}", ns, name, std::string(r.status().message()));
+      return false;
+    }
+    ++written;
+    wait[(*r)["metadata"].value("uid", "")] = {ns, name};
+  }
+  spdlog::info("takeover fence: wrote {} pending pods (token {}); scheduling once the informer has seen them", written,
+               fence_token_);
+  std::lock_guard<std::mutex> lock(p_.state->mu);
+  fence_wait_ = std::move(wait);
+  fence_written_ = true;
+  fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
+  return true;
+}
+
+void SchedulingLoop::RecheckFence() {
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    waiting.assign(fence_wait_.begin(), fence_wait_.end());
+  }
+  spdlog::warn("takeover fence: the informer has not shown {} fenced pod(s) after 10 s; reading them",
+               waiting.size());
+  for (const auto& [uid, where] : waiting) {
+    auto pod = p_.client->Get(kube::Pods(), where.first, where.second);
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    if (!pod.ok()) {
+      // Gone: nothing can bind it any more. Other errors: try again at the next recheck.
+      if (kube::IsApiNotFound(pod.status())) fence_wait_.erase(uid);
+      continue;
+    }
+    if ((*pod)["metadata"].value("uid", "") != uid) {
+      fence_wait_.erase(uid);  // a new pod of the same name: the fenced one is gone
+      continue;
+    }
+    const Change c{.kind = ChangeKind::kPod, .deleted = false, .object = *std::move(pod)};
+    p_.state->Apply(c);
+    ObserveFence(c);
+  }
+}
+
+void SchedulingLoop::ObserveFence(const Change& c) {
+  if (c.kind != ChangeKind::kPod || fence_wait_.empty()) return;
+  const json& meta = c.object["metadata"];
+  auto it = fence_wait_.find(meta.value("uid", ""));
+  if (it == fence_wait_.end()) return;
+  if (c.deleted || !c.object.value("spec", json::object()).value("nodeName", "").empty() ||
+      meta.value("annotations", json::object()).value(kSchedulerFenceAnnotation, "") == fence_token_) {
+    fence_wait_.erase(it);
+    if (fence_wait_.empty()) spdlog::info("takeover fence: complete; scheduling");
   }
 }
 
@@ -169,7 +260,28 @@ void SchedulingLoop::Run() {
     bool ready = p_.feed->Synced();  // read before draining: every listed object is then applied
     // A stale informer pauses scheduling (logged by the feed) until it re-lists or resumes.
     bool current = ready && p_.feed->Current().ok();
-    bool active = current && *p_.leading && !extender && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
+    if (p_.client != nullptr && !extender) {
+      if (!*p_.leading) {
+        if (fence_written_ || !fence_wait_.empty()) {
+          std::lock_guard<std::mutex> lock(p_.state->mu);
+          fence_written_ = false;
+          fence_wait_.clear();
+        }
+      } else if ((!fence_written_ || fence_term_ != Term()) && current && p_.clock->Now() >= fence_retry_at_) {
+        // A new term: a fresh token, so a pod fenced in an earlier term is written again.
+        fence_written_ = false;
+        fence_term_ = Term();
+        fence_token_ = fmt::format("{:016x}", std::random_device{}() * 4294967296ULL + std::random_device{}());
+        if (!WriteFence()) fence_retry_at_ = p_.clock->Now() + std::chrono::seconds(1);
+      }
+    }
+    if (p_.client != nullptr && !extender && *p_.leading && fence_written_ && fence_term_ == Term() &&
+        !fence_wait_.empty() && p_.clock->Now() >= fence_recheck_at_) {
+      RecheckFence();
+      fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
+    }
+    const bool may_schedule = current && *p_.leading && !extender && Fenced();
+    bool active = may_schedule && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
     std::deque<Change> batch = p_.feed->Take(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20),
                                              [this] { return p_.binders->HasDone(); });
     {
@@ -177,13 +289,14 @@ void SchedulingLoop::Run() {
       for (const Change& c : batch) {
         if (p_.feed->Closed()) return;  // a stop does not wait for a relist's thousands of changes
         p_.state->Apply(c);
+        ObserveFence(c);
       }
     }
     Touch();
     if (ready) p_.state->set_ready();
     std::lock_guard<std::mutex> lock(p_.state->mu);
     SettleBinds();
-    if (current && *p_.leading && !extender && !p_.binders->Full()) ScheduleNext();
+    if (may_schedule && !p_.binders->Full()) ScheduleNext();
     sched::SchedulingQueue& queue = p_.state->queue();
     p_.metrics->pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
     p_.metrics->pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));

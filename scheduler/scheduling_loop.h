@@ -8,7 +8,22 @@
 // FailedScheduling event with kube-scheduler's FitError text; the pod waits for a cluster
 // change); error (event, backoff). A failed Binding keeps the assume (it may have landed) and
 // requeues with backoff; the next attempt binds again with the same allocation (the finish
-// path, also taken for a pending pod whose annotation is honoured after a restart).
+// path, also taken for a pending pod whose annotation is honoured after a restart). A lost race
+// (PodWriter::FinishBind's Aborted: the pod changed under the Binding's resourceVersion
+// precondition, so no attempt of it can land) forgets the assume instead; the pod is decided
+// afresh after backoff.
+//
+// Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
+// pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this
+// process starts leading (standalone mode) it first writes every pending pod of its profiles
+// that a quorum read lists, setting huygens.io/scheduler-fence to a token of the new term, and
+// schedules nothing until its pod informer has shown each of those pods with that token (or
+// bound, or gone). Why: a deposed leader's Binding that passed its client-side lease check can
+// sit in a frozen connection and land later; the fence write moves the pod's resourceVersion, so
+// that Binding is refused (409) whenever it arrives, and a Binding that landed before the fence
+// write is in the cache before this leader reuses any CPU. Without it the new leader could give
+// the CPUs to another pod first and the late Binding would hold them twice. A failed list or
+// write is retried (once a second) and scheduling stays paused until the fence is complete.
 //
 // A stale cache pauses scheduling: while an informer is not ready (the condition that fails
 // /readyz) no pod is popped, reserved or bound; binding cycles already handed to the binders
@@ -24,11 +39,13 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "kube/client.h"
 #include "sched/pod.h"
 #include "sched/scheduler.h"
 #include "scheduler/binder.h"
@@ -69,6 +86,11 @@ class SchedulingLoop {
     const ServiceMetrics* metrics;
     const std::atomic<bool>* leading;
     Clock* clock;
+    // For the takeover fence's list and writes; nullptr: no fence (tests of the loop alone).
+    kube::Client* client = nullptr;
+    // Counts the terms this process started leading (each is fenced anew, even when leadership
+    // was lost and won back while a fence was being written); nullptr: one term.
+    const std::atomic<int64_t>* term = nullptr;
   };
   explicit SchedulingLoop(Parts parts) : p_(parts) { Touch(); }
 
@@ -84,8 +106,34 @@ class SchedulingLoop {
  private:
   void ScheduleNext();
   void SettleBinds();
+  // The takeover fence's writes (no lock held): lists the pending pods (quorum read) and writes
+  // the term's token on each of ours; true when all are written (fence_wait_ then holds them).
+  bool WriteFence();
+  // Drops from fence_wait_ the pod of `c` once the informer shows it with the token, bound, or
+  // deleted.
+  void ObserveFence(const Change& c);
+  // The fence's guard against an informer that never shows a write (an event lost around a
+  // watch cut): every 10 s of waiting, each pod still awaited is read from the API server (a
+  // quorum read) and applied to the cache as the informer would, then judged as ObserveFence
+  // judges an event. The cache so learns of a Binding that landed before the fence write before
+  // any CPU is reused. Scheduling thread only.
+  void RecheckFence();
+  // Whether the fence of the current term is complete: written, and seen by the informer.
+  bool Fenced() const {
+    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty());
+  }
+  int64_t Term() const { return p_.term != nullptr ? p_.term->load() : 0; }
 
   const Parts p_;
+  // Takeover fence state (scheduling thread only): whether the fence writes of term fence_term_
+  // are done, its token, the pods whose fence write the informer has not shown yet (uid), and when
+  // a failed fence may be tried again.
+  bool fence_written_ = false;
+  int64_t fence_term_ = -1;  // the term whose fence fence_written_ speaks of
+  std::string fence_token_;
+  std::map<std::string, std::pair<std::string, std::string>> fence_wait_;  // uid -> ns, name
+  Clock::TimePoint fence_recheck_at_{};
+  Clock::TimePoint fence_retry_at_{};
   std::atomic<Clock::Duration::rep> last_progress_{0};
 };
 

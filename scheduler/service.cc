@@ -41,6 +41,8 @@ struct SchedulerService::Impl {
   std::thread election_thread;
   std::thread loop_thread;
   std::atomic<bool> leading{false};
+  // Counts the terms this process started leading (the scheduling loop fences each anew).
+  std::atomic<int64_t> term{0};
   std::atomic<bool> started{false};
 };
 
@@ -85,6 +87,8 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       .metrics = &impl->metrics,
       .leading = &impl->leading,
       .clock = impl->clock,
+      .client = client,
+      .term = &impl->term,
   });
   if (extender) {
     auto handlers = ExtenderHandlers::Create(ExtenderHandlers::Parts{
@@ -117,6 +121,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
     kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [raw] {
       spdlog::info("{}: started leading", raw->options.identity);
+      ++raw->term;
       raw->leading = true;
       raw->metrics.leader->Set({}, 1);
     };

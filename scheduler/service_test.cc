@@ -7,6 +7,7 @@
 #include "base/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/api_error.h"
 #include "kube/informer.h"
 #include "kube/testing/fake_apiserver.h"
 #include "kube/testing/tcp_proxy.h"
@@ -392,6 +393,32 @@ TEST_F(ServiceTest, OnlyTheLeaderSchedulesAndTheStandbyTakesOverWhenItStops) {
   EXPECT_EQ(a->BoundPods(), 6);
   EXPECT_EQ(b->BoundPods(), 6);
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, ANewLeaderWritesEveryPendingPodFirstSoTheDeposedLeadersLateBindingIsRefused) {
+  // The deposed leader read pod "late" and sent its Binding, which sits in a frozen connection.
+  // The pod fits nowhere for the new leader (one 4-CPU node), so only the takeover fence writes
+  // it; without that write the late Binding would land on CPUs the new leader may reuse.
+  ASSERT_TRUE(AddMachine(*server_, "small", 4));
+  auto created = server_->Create("pods", GuaranteedPod("late", 8));
+  ASSERT_TRUE(created.ok());
+  const std::string read_rv = (*created)["metadata"]["resourceVersion"];
+  const std::string uid = (*created)["metadata"]["uid"];
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return Counted(registry, "unschedulable"); }));
+  const nlohmann::json fenced = *server_->Get("pods", "default", "late");
+  EXPECT_FALSE(
+      fenced["metadata"].value("annotations", nlohmann::json::object()).value(kSchedulerFenceAnnotation, "").empty());
+  EXPECT_NE(fenced["metadata"]["resourceVersion"], read_rv);
+
+  absl::Status late = client->Bind("default", "late", "small", uid,
+                                   {{kAllocationAnnotation, "{}"}}, read_rv);
+  service->Stop();
+  EXPECT_EQ(kube::HttpCode(late), 409) << late;
+  EXPECT_EQ(server_->Get("pods", "default", "late")->at("spec").value("nodeName", ""), "");
 }
 
 TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
