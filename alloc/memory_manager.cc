@@ -347,8 +347,9 @@ MemoryManagerState MemoryManagerPolicy::InitialState() const {
   for (const auto& [id, node] : nodes_) {
     NumaMemoryState& ns = s.machine[id];
     ns.cells = {id};
+    const int numa = id;  // clang before 16 cannot capture a structured binding
     const auto reserved_of = [&](const std::string& resource) -> uint64_t {
-      auto r = reserved_.find(id);
+      auto r = reserved_.find(numa);
       if (r == reserved_.end()) return 0;
       auto v = r->second.find(resource);
       return v == r->second.end() ? 0 : v->second;
