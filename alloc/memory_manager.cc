@@ -67,11 +67,6 @@ uint64_t Reusable(const MemoryManagerState& s, const std::string& pod_uid, Mask 
   return r == m->second.end() ? 0 : r->second;
 }
 
-// One qualifying NUMA set of calculateHints.
-struct Candidate {
-  Mask mask;
-};
-
 // kubelet's calculateHints: the qualifying sets (in kubelet's visiting order) and
 // minAffinitySize. Sets larger than max_set_size are not visited (they still could not lower
 // minAffinitySize below a visited size, so only the list is cut).
@@ -258,6 +253,18 @@ absl::Status Refuse(std::string_view what) {
 }
 
 }  // namespace
+
+std::optional<TopologyHint> FindBestMemoryHint(const std::vector<TopologyHint>& hints) {
+  const TopologyHint* best = nullptr;
+  for (const TopologyHint& h : hints) {
+    if (best == nullptr || (h.preferred && !best->preferred) ||
+        (h.preferred == best->preferred && Narrower(MaskOf(h.numa_nodes), MaskOf(best->numa_nodes)))) {
+      best = &h;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
 
 bool MemoryManagerPlacesPod(const PodSpec& pod) {
   return QosOf(pod) == QosClass::kGuaranteed && pod.pod_cpu_request_milli == 0 &&

@@ -111,6 +111,11 @@ inline int MemoryHintSetLimit(int num_numa_nodes) {
   return num_numa_nodes <= 8 ? num_numa_nodes : 4;
 }
 
+// kubelet's findBestHint over memory hints: preferred beats non-preferred, then the narrower
+// (fewer NUMA nodes, then the smaller bitmask). The hint kubelet's memory manager takes when the
+// topology manager gives none. nullopt for an empty list.
+std::optional<TopologyHint> FindBestMemoryHint(const std::vector<TopologyHint>& hints);
+
 // True when kubelet's memory manager (Static) gives the pod memory blocks: the pod is
 // Guaranteed and sets no pod-level resources.
 bool MemoryManagerPlacesPod(const PodSpec& pod);

@@ -265,6 +265,14 @@ TEST(MemoryManagerPolicyTest, WithoutTheKubeletCheckNoReservationIsNeeded) {
   EXPECT_TRUE(MemoryManagerPolicy::Create(FourNodes(), {}, /*require_system_reserved=*/false).ok());
 }
 
+TEST(FindBestMemoryHintTest, PreferredFirstThenFewerNodesThenTheSmallerBitmask) {
+  EXPECT_EQ(FindBestMemoryHint({}), std::nullopt);
+  // {1,2} (bitmask 6) beats {0,3} (9) although {0,3} comes first in kubelet's visiting order.
+  EXPECT_EQ(FindBestMemoryHint({{{0, 3}, true}, {{1, 2}, true}, {{0}, false}}),
+            (TopologyHint{{1, 2}, true}));
+  EXPECT_EQ(FindBestMemoryHint({{{0, 1}, false}, {{2}, false}}), (TopologyHint{{2}, false}));
+}
+
 TEST(PodMemoryRequestsTest, TakesTheLargerOfLongRunningAndInitPeak) {
   const PodSpec pod = Pod("a", {Ctr("app", 2 * kGi)},
                           {Ctr("side", kGi, 0, true, /*restartable=*/true),

@@ -10,7 +10,6 @@
 // them). Finally the shared pool must keep ceil(shared requests / 1000) CPUs after the pod's
 // exclusive CPUs leave it (NodeState::AllocatePod's rule). Memory: see JudgeMemory.
 #include <algorithm>
-#include <cstdint>
 
 #include "alloc/memory_manager.h"
 #include "fmt/format.h"
@@ -125,17 +124,7 @@ class NumaFit final : public FilterPlugin {
     };
     const bool must_align = single || policy == TopologyPolicy::kRestricted;
     if (st.Config().memory_manager->static_policy) {
-      // kubelet's findBestHint: fewest NUMA nodes, then the smallest bitmask.
-      const auto mask = [](const TopologyHint& h) {
-        uint64_t m = 0;
-        for (int id : h.numa_nodes) m |= uint64_t{1} << id;
-        return m;
-      };
-      const auto kubelet = std::min_element(sets.begin(), sets.end(), [&](const auto& a, const auto& b) {
-        return a.numa_nodes.size() != b.numa_nodes.size()
-                   ? a.numa_nodes.size() < b.numa_nodes.size()
-                   : mask(a) < mask(b);
-      });
+      const std::optional<TopologyHint> kubelet = FindBestMemoryHint(sets);
       if (policy == TopologyPolicy::kRestricted && !kubelet->preferred) {
         return Status::Unschedulable(
             "NUMA: kubelet's topology manager (restricted) would refuse its memory");
