@@ -61,18 +61,6 @@ const char* ToString(TaintEffect e) {
   return "?";
 }
 
-const char* ToString(SelectorOperator op) {
-  switch (op) {
-    case SelectorOperator::kIn: return "In";
-    case SelectorOperator::kNotIn: return "NotIn";
-    case SelectorOperator::kExists: return "Exists";
-    case SelectorOperator::kDoesNotExist: return "DoesNotExist";
-    case SelectorOperator::kGt: return "Gt";
-    case SelectorOperator::kLt: return "Lt";
-  }
-  return "?";
-}
-
 // Reminder for AppendEquivalenceKey: a changed Pod, PodSpec or ContainerSpec must be reviewed
 // there (sizes on x86-64 with libstdc++).
 static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 128,

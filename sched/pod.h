@@ -22,22 +22,16 @@
 #include <vector>
 
 #include "alloc/pod.h"
+#include "base/label_selector.h"
 #include "base/wire_names.h"
 
 namespace huygens::sched {
 
-// core/v1 NodeSelectorOperator.
-enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
-
-// core/v1 NodeSelectorRequirement. For kGt/kLt `values` holds exactly one integer (as text);
-// for kExists/kDoesNotExist it is empty.
-struct NodeSelectorRequirement {
-  std::string key;
-  SelectorOperator op = SelectorOperator::kIn;
-  std::vector<std::string> values;
-
-  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
-};
+// core/v1 NodeSelectorRequirement: a requirement on a node label (or, in
+// NodeSelectorTerm::match_fields, on the node's name), with Kubernetes' semantics
+// (base/label_selector.h). For kGt/kLt `values` holds exactly one integer (as text); for
+// kExists/kDoesNotExist it is empty.
+using NodeSelectorRequirement = LabelRequirement;
 
 // core/v1 NodeSelectorTerm: the requirements are ANDed. `match_fields` supports the one field
 // Kubernetes supports, `metadata.name`. A term with no requirements matches no node (as in
@@ -136,7 +130,6 @@ PodRequests ComputePodRequests(const PodSpec& pod);
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
 
 const char* ToString(TaintEffect e);          // "NoSchedule", "PreferNoSchedule", "NoExecute"
-const char* ToString(SelectorOperator op);    // "In", "NotIn", ...
 
 }  // namespace huygens::sched
 

@@ -5,6 +5,7 @@
 
 #include "alloc/pod.h"
 #include "base/json_fields.h"
+#include "base/label_selector.h"
 #include "base/quantity.h"
 #include "base/status.h"
 #include "fmt/format.h"
@@ -55,13 +56,9 @@ absl::StatusOr<sched::NodeSelectorTerm> ReadTerm(const json& t, const std::strin
       sched::NodeSelectorRequirement req;
       req.key = StringOrEmpty(list[i], "key");
       std::string op = StringOrEmpty(list[i], "operator");
-      static const std::map<std::string, sched::SelectorOperator> kOps = {
-          {"In", sched::SelectorOperator::kIn},         {"NotIn", sched::SelectorOperator::kNotIn},
-          {"Exists", sched::SelectorOperator::kExists}, {"DoesNotExist", sched::SelectorOperator::kDoesNotExist},
-          {"Gt", sched::SelectorOperator::kGt},         {"Lt", sched::SelectorOperator::kLt}};
-      auto it = kOps.find(op);
-      if (it == kOps.end()) return Error(what, f + ".operator", fmt::format("unknown operator {:?}", op));
-      req.op = it->second;
+      std::optional<SelectorOperator> parsed = ParseSelectorOperator(op);
+      if (!parsed) return Error(what, f + ".operator", fmt::format("unknown operator {:?}", op));
+      req.op = *parsed;
       const json& values = MemberOrNull(list[i], "values");
       if (values.is_array()) {
         for (const json& v : values) {

@@ -1,0 +1,74 @@
+// Label selectors: Kubernetes' requirement-on-labels semantics, shared by the scheduler's node
+// affinity (core/v1 NodeSelectorRequirement, sched/plugin_node_affinity.cc) and the
+// NumaAffinityGroup's pod selector (meta/v1 LabelSelector, kube/numa_affinity_group.h).
+//
+// Semantics (k8s.io/apimachinery/pkg/labels, Requirement.Matches; core/v1 node affinity):
+//   In           the label is present and its value is one of `values`
+//   NotIn        the label is absent, or its value is none of `values`
+//   Exists       the label is present (any value)
+//   DoesNotExist the label is absent
+//   Gt, Lt       (node affinity only) the label's value and the single entry of `values` both
+//                parse as base-10 int64 and compare greater / less
+// A requirement that breaks its operator's shape (In/NotIn without values, Exists/DoesNotExist
+// with values, Gt/Lt without exactly one value) matches nothing: kube-scheduler drops the term
+// it sits in, and readers of meta/v1 selectors refuse it before it gets here
+// (kube/numa_affinity_group.h).
+//
+// Thread-safety: plain values; Matches is const and pure.
+#ifndef HUYGENS_BASE_LABEL_SELECTOR_H_
+#define HUYGENS_BASE_LABEL_SELECTOR_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace huygens {
+
+// A set of labels: key -> value.
+using Labels = std::map<std::string, std::string>;
+
+// The operators of core/v1 NodeSelectorOperator; meta/v1 LabelSelectorOperator is the first
+// four.
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+// "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt": the names on the wire.
+const char* ToString(SelectorOperator op);
+
+// The operator named `name` (case-sensitive, as the wire spells it); nullopt for anything else.
+std::optional<SelectorOperator> ParseSelectorOperator(std::string_view name);
+
+// One requirement on one label (core/v1 NodeSelectorRequirement, meta/v1
+// LabelSelectorRequirement). `values` is empty for Exists/DoesNotExist and holds exactly one
+// integer (as text) for Gt/Lt.
+struct LabelRequirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::kIn;
+  std::vector<std::string> values;
+
+  // Whether `labels` satisfy the requirement (semantics in the file comment).
+  bool Matches(const Labels& labels) const;
+
+  friend bool operator==(const LabelRequirement&, const LabelRequirement&) = default;
+};
+
+// Whether every pair of `required` is a label of `labels` (the matchLabels part of a selector,
+// and a pod's spec.nodeSelector against a node's labels).
+bool HasLabels(const Labels& labels, const Labels& required);
+
+// meta/v1 LabelSelector: every pair of `match_labels` must be a label of the object, and every
+// requirement of `match_expressions` must hold. The empty selector matches every set of labels
+// (LabelSelectorAsSelector maps an empty, non-nil selector to labels.Everything()).
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<LabelRequirement> match_expressions;
+
+  bool Matches(const Labels& labels) const;
+
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
+};
+
+}  // namespace huygens
+
+#endif  // HUYGENS_BASE_LABEL_SELECTOR_H_
