@@ -88,8 +88,9 @@ absl::Status Client::Delete(const ResourceRef& r, std::string_view ns, std::stri
 }
 
 absl::StatusOr<json> Client::MergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
-                                        const json& patch) {
-  return Send(HttpRequest{"PATCH", r.ObjectPath(ns, name), {}, patch.dump(), "application/merge-patch+json"});
+                                        const json& patch, std::string_view subresource) {
+  return Send(HttpRequest{"PATCH", r.ObjectPath(ns, name, subresource), {}, patch.dump(),
+                          "application/merge-patch+json"});
 }
 
 absl::StatusOr<json> Client::JsonPatch(const ResourceRef& r, std::string_view ns, std::string_view name,

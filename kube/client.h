@@ -86,9 +86,12 @@ class Client {
   // Deletes the object; a non-empty `resource_version` is a precondition (409 if stale).
   absl::Status Delete(const ResourceRef& r, std::string_view ns, std::string_view name,
                       std::string_view resource_version = "");
-  // RFC 7396 merge patch; a metadata.resourceVersion in the patch is a precondition.
+  // RFC 7396 merge patch; a metadata.resourceVersion in the patch is a precondition. With a
+  // `subresource` ("status"), the patch goes to that subresource: the API server then applies
+  // only its part of the object (the status subresource ignores everything but status) and
+  // returns the whole object.
   absl::StatusOr<nlohmann::json> MergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
-                                            const nlohmann::json& patch);
+                                            const nlohmann::json& patch, std::string_view subresource = "");
   // RFC 6902 JSON patch (an array of operations).
   absl::StatusOr<nlohmann::json> JsonPatch(const ResourceRef& r, std::string_view ns, std::string_view name,
                                            const nlohmann::json& operations);

@@ -39,6 +39,10 @@ const ResourceRef& NodeResourceTopologies() {
                              false};
   return r;
 }
+const ResourceRef& NumaAffinityGroups() {
+  static const ResourceRef r{"huygens.io", "v1alpha1", "numaaffinitygroups", "NumaAffinityGroup", true};
+  return r;
+}
 const ResourceRef& Namespaces() {
   static const ResourceRef r{"", "v1", "namespaces", "Namespace", false};
   return r;

@@ -33,6 +33,9 @@ const ResourceRef& Leases();  // coordination.k8s.io/v1
 const ResourceRef& Events();  // events.k8s.io/v1
 // topology.node.k8s.io/v1alpha2 noderesourcetopologies (cluster-scoped CRD).
 const ResourceRef& NodeResourceTopologies();
+// huygens.io/v1alpha1 numaaffinitygroups (namespaced CRD, kube/numa_affinity_group.h); its
+// status is the subresource "status".
+const ResourceRef& NumaAffinityGroups();
 // Used by tests and tools only (the test cluster's clean-up): core v1 namespaces and events.
 const ResourceRef& Namespaces();
 const ResourceRef& CoreEvents();  // v1 events, the older form of events.k8s.io
