@@ -3,25 +3,10 @@
 #include <array>
 #include <utility>
 
+#include "base/enum_names.h"
+
 namespace huygens {
 namespace {
-
-template <typename Enum, size_t N>
-std::optional<Enum> ParseName(const std::array<std::pair<const char*, Enum>, N>& names,
-                              const std::string& s) {
-  for (const auto& [name, value] : names) {
-    if (s == name) return value;
-  }
-  return std::nullopt;
-}
-
-template <typename Enum, size_t N>
-const char* NameOf(const std::array<std::pair<const char*, Enum>, N>& names, Enum value) {
-  for (const auto& [name, v] : names) {
-    if (v == value) return name;
-  }
-  return "unknown";
-}
 
 constexpr std::array<std::pair<const char*, QosClass>, 3> kQosNames = {{
     {"Guaranteed", QosClass::kGuaranteed},

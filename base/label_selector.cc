@@ -1,17 +1,24 @@
 #include "base/label_selector.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <utility>
 
+#include "base/enum_names.h"
+
 namespace huygens {
 namespace {
 
-constexpr std::pair<SelectorOperator, const char*> kOperatorNames[] = {
-    {SelectorOperator::kIn, "In"},         {SelectorOperator::kNotIn, "NotIn"},
-    {SelectorOperator::kExists, "Exists"}, {SelectorOperator::kDoesNotExist, "DoesNotExist"},
-    {SelectorOperator::kGt, "Gt"},         {SelectorOperator::kLt, "Lt"}};
+constexpr std::array<std::pair<const char*, SelectorOperator>, 6> kOperatorNames = {{
+    {"In", SelectorOperator::kIn},
+    {"NotIn", SelectorOperator::kNotIn},
+    {"Exists", SelectorOperator::kExists},
+    {"DoesNotExist", SelectorOperator::kDoesNotExist},
+    {"Gt", SelectorOperator::kGt},
+    {"Lt", SelectorOperator::kLt},
+}};
 
 std::optional<int64_t> ParseInt64(const std::string& s) {
   int64_t v = 0;
@@ -27,18 +34,10 @@ bool Contains(const std::vector<std::string>& values, const std::string& v) {
 
 }  // namespace
 
-const char* ToString(SelectorOperator op) {
-  for (const auto& [o, name] : kOperatorNames) {
-    if (o == op) return name;
-  }
-  return "?";
-}
+const char* ToString(SelectorOperator op) { return NameOf(kOperatorNames, op); }
 
 std::optional<SelectorOperator> ParseSelectorOperator(std::string_view name) {
-  for (const auto& [op, n] : kOperatorNames) {
-    if (name == n) return op;
-  }
-  return std::nullopt;
+  return ParseName(kOperatorNames, name);
 }
 
 bool LabelRequirement::Matches(const Labels& labels) const {

@@ -1,8 +1,10 @@
 #include "kube/numa_affinity_group.h"
 
+#include <array>
 #include <cstdint>
 #include <utility>
 
+#include "base/enum_names.h"
 #include "base/json_fields.h"
 #include "base/status.h"
 #include "fmt/format.h"
@@ -17,10 +19,11 @@ using json_fields::MemberOrNull;
 using json_fields::StringOrEmpty;
 using nlohmann::json;
 
-constexpr std::pair<AffinityGroupPolicy, const char*> kPolicyNames[] = {
-    {AffinityGroupPolicy::kSameNuma, "same-numa"},
-    {AffinityGroupPolicy::kNearest, "nearest"},
-    {AffinityGroupPolicy::kSpread, "spread"}};
+constexpr std::array<std::pair<const char*, AffinityGroupPolicy>, 3> kPolicyNames = {{
+    {"same-numa", AffinityGroupPolicy::kSameNuma},
+    {"nearest", AffinityGroupPolicy::kNearest},
+    {"spread", AffinityGroupPolicy::kSpread},
+}};
 
 // The operators of meta/v1 LabelSelectorRequirement (no Gt/Lt: those are node affinity's).
 constexpr SelectorOperator kLabelSelectorOperators[] = {
@@ -132,24 +135,16 @@ class Reader {
 
 std::vector<const char*> PolicyNames() {
   std::vector<const char*> names;
-  for (const auto& [policy, name] : kPolicyNames) names.push_back(name);
+  for (const auto& [name, policy] : kPolicyNames) names.push_back(name);
   return names;
 }
 
 }  // namespace
 
-const char* ToString(AffinityGroupPolicy policy) {
-  for (const auto& [p, name] : kPolicyNames) {
-    if (p == policy) return name;
-  }
-  return "?";
-}
+const char* ToString(AffinityGroupPolicy policy) { return NameOf(kPolicyNames, policy); }
 
 std::optional<AffinityGroupPolicy> ParseAffinityGroupPolicy(std::string_view name) {
-  for (const auto& [policy, n] : kPolicyNames) {
-    if (name == n) return policy;
-  }
-  return std::nullopt;
+  return ParseName(kPolicyNames, name);
 }
 
 absl::StatusOr<NumaAffinityGroup> DecodeNumaAffinityGroup(const json& object) {

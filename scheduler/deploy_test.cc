@@ -11,6 +11,8 @@
 #include "base/extender_opt_in.h"
 #include "base/wire_names.h"
 #include "gtest/gtest.h"
+#include "kube/numa_affinity_group.h"
+#include "kube/resource.h"
 #include "scheduler/config.h"
 #include "sim/cluster_spec.h"
 #include "topology/nrt.h"
@@ -29,7 +31,8 @@ std::vector<YAML::Node> LoadAll(const std::string& relative) {
 }
 
 TEST(Deploy, EveryManifestParsesAndHasAnApiVersionAndKind) {
-  for (const char* f : {"deploy/crd/noderesourcetopology.yaml", "deploy/scheduler/rbac.yaml",
+  for (const char* f : {"deploy/crd/noderesourcetopology.yaml", "deploy/crd/numaaffinitygroup.yaml",
+                        "deploy/scheduler/rbac.yaml",
                         "deploy/scheduler/configmap.yaml", "deploy/scheduler/deployment.yaml",
                         "deploy/scheduler/extender.yaml", "deploy/agent/00-namespace.yaml",
                         "deploy/agent/01-rbac.yaml", "deploy/agent/configmap.yaml",
@@ -148,6 +151,38 @@ TEST(Deploy, TheCrdPrintsThePolicyAndScopeAttributesTheAgentWritesAndTheAge) {
   EXPECT_EQ(printed["Policy"], "restricted");
   EXPECT_EQ(printed["Scope"], "pod");
   EXPECT_EQ(printed["Age"], ".metadata.creationTimestamp");
+}
+
+TEST(Deploy, TheNumaAffinityGroupCrdIsTheResourceAndTheNamesTheCodecReads) {
+  YAML::Node crd = LoadAll("deploy/crd/numaaffinitygroup.yaml")[0];
+  const kube::ResourceRef& r = kube::NumaAffinityGroups();
+  EXPECT_EQ(crd["metadata"]["name"].as<std::string>(), r.resource + "." + r.group);
+  EXPECT_EQ(crd["spec"]["group"].as<std::string>(), r.group);
+  EXPECT_EQ(crd["spec"]["names"]["plural"].as<std::string>(), r.resource);
+  EXPECT_EQ(crd["spec"]["names"]["kind"].as<std::string>(), r.kind);
+  EXPECT_EQ(crd["spec"]["scope"].as<std::string>(), r.namespaced ? "Namespaced" : "Cluster");
+  ASSERT_EQ(crd["spec"]["versions"].size(), 1u);
+  YAML::Node version = crd["spec"]["versions"][0];
+  EXPECT_EQ(version["name"].as<std::string>(), r.version);
+  EXPECT_TRUE(version["storage"].as<bool>());
+  EXPECT_TRUE(version["subresources"]["status"].IsMap()) << "the rebalancer writes the status subresource";
+  YAML::Node spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"];
+  // The policies the schema admits are exactly the codec's, and its default is the codec's.
+  YAML::Node policy = spec["properties"]["policy"];
+  ASSERT_EQ(policy["enum"].size(), 3u);
+  for (const YAML::Node& p : policy["enum"]) {
+    EXPECT_TRUE(kube::ParseAffinityGroupPolicy(p.as<std::string>()).has_value()) << p.as<std::string>();
+  }
+  EXPECT_EQ(policy["default"].as<std::string>(), kube::ToString(kube::AffinityGroupPolicy::kSameNuma));
+  // The operators it admits are label-selector operators.
+  YAML::Node op = spec["properties"]["selector"]["properties"]["matchExpressions"]["items"]["properties"]["operator"];
+  ASSERT_EQ(op["enum"].size(), 4u);
+  for (const YAML::Node& o : op["enum"]) {
+    auto parsed = ParseSelectorOperator(o.as<std::string>());
+    ASSERT_TRUE(parsed.has_value()) << o.as<std::string>();
+    EXPECT_NE(*parsed, SelectorOperator::kGt);
+    EXPECT_NE(*parsed, SelectorOperator::kLt);
+  }
 }
 
 TEST(Deploy, RbacGrantsNoWildcardAndBindingOnlyCreate) {
