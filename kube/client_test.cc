@@ -6,6 +6,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
+#include "kube/numa_affinity_group.h"
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
@@ -185,6 +186,29 @@ TEST_F(ClientTest, MergePatchWithRetryReappliesAfterAConflictingWrite) {
   auto stored = server_->Get("pods", "default", "a");
   EXPECT_EQ((*stored)["metadata"]["labels"]["other"], "1");
   EXPECT_EQ((*stored)["metadata"]["annotations"]["huygens.io/allocation"], "x");
+}
+
+TEST_F(ClientTest, AMergePatchOfTheStatusSubresourceWritesTheStatus) {
+  const json group = {{"apiVersion", NumaAffinityGroups().ApiVersion()},
+                      {"kind", NumaAffinityGroups().kind},
+                      {"metadata", {{"name", "db"}, {"namespace", "default"}}},
+                      {"spec", {{"selector", {{"matchLabels", {{"app", "db"}}}}}, {"policy", "nearest"}}}};
+  ASSERT_TRUE(client_->Create(NumaAffinityGroups(), "default", group).ok());
+  NumaAffinityGroupStatus status;
+  status.observed_generation = 1;
+  status.members = {{"db-0", "n1", {0, 1}, 8}};
+  status.numa_nodes_spanned = 2;
+  status.conditions = {{"Aligned", false, "Split", "db-0 spans 2 NUMA nodes", "2026-12-03T02:49:07Z"}};
+  const json patch = EncodeStatusPatch(status);
+  auto written = client_->MergePatch(NumaAffinityGroups(), "default", "db", patch, "status");
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(server_->RequestCount("patch", "numaaffinitygroups/status"), 1);
+  auto stored = client_->Get(NumaAffinityGroups(), "default", "db");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ((*stored)["status"], patch["status"]);
+  auto decoded = DecodeNumaAffinityGroup(*stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->policy, AffinityGroupPolicy::kNearest);
 }
 
 TEST_F(ClientTest, JsonPatchWithRetryCarriesTheVersionPrecondition) {

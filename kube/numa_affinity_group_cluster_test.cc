@@ -145,9 +145,9 @@ struct RefusedCase {
   std::string message;  // a part of the apiserver's answer
 };
 
-class SchemaTest : public NumaAffinityGroupClusterTest, public ::testing::WithParamInterface<RefusedCase> {};
+class NumaAffinityGroupSchemaTest : public NumaAffinityGroupClusterTest, public ::testing::WithParamInterface<RefusedCase> {};
 
-TEST_P(SchemaTest, TheApiServerRefusesIt) {
+TEST_P(NumaAffinityGroupSchemaTest, TheApiServerRefusesIt) {
   const RefusedCase& c = GetParam();
   auto created = CreateGroup("refused", c.spec);
   ASSERT_FALSE(created.ok()) << "stored: " << created->dump();
@@ -156,7 +156,7 @@ TEST_P(SchemaTest, TheApiServerRefusesIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Refused, SchemaTest,
+    Refused, NumaAffinityGroupSchemaTest,
     ::testing::Values(
         RefusedCase{"AnUnknownPolicy", {{"selector", json::object()}, {"policy", "tightest"}},
                     R"(spec.policy: Unsupported value: "tightest": supported values: "same-numa", "nearest", "spread")"},

@@ -57,6 +57,8 @@ const std::vector<ResourceType>& Types() {
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}},
       {"topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "noderesourcetopology",
        "NodeResourceTopology", false, {"node-res-topo"}, {}},
+      {"huygens.io", "v1alpha1", "numaaffinitygroups", "numaaffinitygroup", "NumaAffinityGroup", true, {"nag"},
+       {"status"}},
   };
   return types;
 }

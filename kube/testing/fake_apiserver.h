@@ -12,7 +12,8 @@
 //     patched object is a precondition), DELETE (with preconditions), pods/binding and the
 //     status subresources;
 //   - resources: pods, nodes, namespaces, core and events.k8s.io/v1 events,
-//     coordination.k8s.io/v1 leases, topology.node.k8s.io/v1alpha2 noderesourcetopologies;
+//     coordination.k8s.io/v1 leases, topology.node.k8s.io/v1alpha2 noderesourcetopologies,
+//     huygens.io/v1alpha1 numaaffinitygroups (with status; no schema: any spec is stored);
 //   - discovery: /version, /api, /apis, /api/v1, /apis/<group>/<version>;
 //   - Status bodies shaped as the real server returns them.
 // It listens on loopback with an ephemeral port, plain HTTP or HTTPS with a given certificate.

@@ -22,13 +22,15 @@ const std::set<std::string, std::less<>>& SystemNamespaces() {
   return names;
 }
 
-bool HasStatusSubresource(const ResourceRef& r) { return r.group.empty() && (r.resource == "pods" || r.resource == "nodes"); }
+bool HasStatusSubresource(const ResourceRef& r) {
+  return (r.group.empty() && (r.resource == "pods" || r.resource == "nodes")) || &r == &NumaAffinityGroups();
+}
 
 }  // namespace
 
 const ResourceRef* ResourceByQualifiedName(std::string_view qualified) {
   for (const ResourceRef* r : {&Pods(), &Nodes(), &Leases(), &Events(), &NodeResourceTopologies(), &Namespaces(),
-                               &CoreEvents()}) {
+                               &CoreEvents(), &NumaAffinityGroups()}) {
     std::string name = r->group.empty() ? r->resource : r->resource + "." + r->group;
     if (name == qualified) return r;
   }
@@ -88,7 +90,7 @@ absl::Status Upstream::Wipe() {
     query.emplace_back("gracePeriodSeconds", "0");
     auto answer = raw_->Exchange(HttpRequest{"DELETE", r.CollectionPath(ns), std::move(query), "", ""});
     if (!answer.ok()) return answer.status();
-    // 404: the resource is not installed (the NodeResourceTopology CRD before deploy/crd).
+    // 404: the resource is not installed (the CRDs before deploy/crd).
     if (answer->code != 404 && (answer->code < 200 || answer->code >= 300)) {
       return ApiError(answer->code, answer->body, fmt::format("DELETE {}", r.CollectionPath(ns)));
     }
@@ -97,7 +99,7 @@ absl::Status Upstream::Wipe() {
   std::vector<std::string> doomed;
   for (const json& n : namespaces->items) {
     std::string ns = n["metadata"]["name"];
-    for (const ResourceRef* r : {&Pods(), &CoreEvents()}) {
+    for (const ResourceRef* r : {&Pods(), &CoreEvents(), &NumaAffinityGroups()}) {
       if (absl::Status s = delete_collection(*r, ns, {}); !s.ok()) return s;
     }
     // The apiserver's own identity leases live in kube-system and are left alone, as are the
