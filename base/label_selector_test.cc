@@ -1,5 +1,6 @@
 #include "base/label_selector.h"
 
+#include <ostream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -16,6 +17,7 @@ struct Case {
   LabelSelector selector;
   bool matches;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class LabelSelectorTest : public ::testing::TestWithParam<Case> {};
 

@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 
@@ -144,6 +144,7 @@ struct RefusedCase {
   json spec;
   std::string message;  // a part of the apiserver's answer
 };
+void PrintTo(const RefusedCase& c, std::ostream* os) { *os << c.name; }
 
 class NumaAffinityGroupSchemaTest : public NumaAffinityGroupClusterTest, public ::testing::WithParamInterface<RefusedCase> {};
 

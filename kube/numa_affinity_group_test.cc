@@ -4,6 +4,7 @@
 #include "kube/numa_affinity_group.h"
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -36,6 +37,7 @@ struct DecodeCase {
   AffinityGroupPolicy policy;
   int64_t generation;
 };
+void PrintTo(const DecodeCase& c, std::ostream* os) { *os << c.name; }
 
 class DecodeTest : public ::testing::TestWithParam<DecodeCase> {};
 
@@ -95,6 +97,7 @@ struct ErrorCase {
   json object;
   std::string error;
 };
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class DecodeErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
