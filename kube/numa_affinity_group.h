@@ -6,7 +6,8 @@
 // A group names pods of its namespace by label selector and says how their exclusive CPUs
 // should sit on the NUMA nodes of each node: `same-numa` (the default), `nearest`, `spread`.
 // The pod annotation huygens.io/affinity-group is the short form: the pods carrying it with one
-// value form an implicit group of that name with policy same-numa (kube/pod_codec.h).
+// value form an implicit group of that name with policy same-numa (kube/pod_codec.h reads it;
+// the scheduler's cache keys such groups by the name alone, sched/cache.h).
 //
 // Decoding rules (one test each in kube/numa_affinity_group_test.cc):
 //   1. The object is a JSON object with a `metadata` object; `kind` and `apiVersion`, when
