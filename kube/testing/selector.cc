@@ -54,7 +54,7 @@ absl::StatusOr<Selector> Selector::ParseLabels(std::string_view text) {
   Selector s;
   for (const std::string& req : SplitTop(text)) {
     if (req.empty()) return absl::InvalidArgumentError(fmt::format("labelSelector {:?}: empty requirement", text));
-    Requirement r;
+    LabelRequirement r;
     std::size_t paren = req.find('(');
     if (paren != std::string::npos) {
       if (req.back() != ')') {
@@ -68,9 +68,9 @@ absl::StatusOr<Selector> Selector::ParseLabels(std::string_view text) {
       std::string op = Trim(std::string_view(head).substr(space + 1));
       r.key = Trim(std::string_view(head).substr(0, space));
       if (op == "in") {
-        r.op = Op::kIn;
+        r.op = SelectorOperator::kIn;
       } else if (op == "notin") {
-        r.op = Op::kNotIn;
+        r.op = SelectorOperator::kNotIn;
       } else {
         return absl::InvalidArgumentError(fmt::format("labelSelector requirement {:?}: unknown operator {:?}", req, op));
       }
@@ -78,19 +78,19 @@ absl::StatusOr<Selector> Selector::ParseLabels(std::string_view text) {
       for (absl::string_view v : absl::StrSplit(inner, ',')) r.values.push_back(Trim(std::string_view(v.data(), v.size())));
     } else if (std::size_t ne = req.find("!="); ne != std::string::npos) {
       r.key = Trim(std::string_view(req).substr(0, ne));
-      r.op = Op::kNotEquals;
+      r.op = SelectorOperator::kNotIn;
       r.values = {Trim(std::string_view(req).substr(ne + 2))};
     } else if (std::size_t eq = req.find('='); eq != std::string::npos) {
       r.key = Trim(std::string_view(req).substr(0, eq));
       std::size_t value_at = (req.size() > eq + 1 && req[eq + 1] == '=') ? eq + 2 : eq + 1;
-      r.op = Op::kEquals;
+      r.op = SelectorOperator::kIn;
       r.values = {Trim(std::string_view(req).substr(value_at))};
     } else if (req[0] == '!') {
       r.key = Trim(std::string_view(req).substr(1));
-      r.op = Op::kNotExists;
+      r.op = SelectorOperator::kDoesNotExist;
     } else {
       r.key = req;
-      r.op = Op::kExists;
+      r.op = SelectorOperator::kExists;
     }
     if (r.key.empty() || r.key.find(' ') != std::string::npos) {
       return absl::InvalidArgumentError(fmt::format("labelSelector requirement {:?}: bad key", req));
@@ -104,13 +104,13 @@ absl::StatusOr<Selector> Selector::ParseFields(std::string_view text) {
   Selector s;
   s.fields_ = true;
   for (const std::string& req : SplitTop(text)) {
-    Requirement r;
+    LabelRequirement r;
     std::size_t at = req.find("!=");
     std::size_t width = 2;
-    r.op = Op::kNotEquals;
+    r.op = SelectorOperator::kNotIn;
     if (at == std::string::npos) {
       at = req.find("==");
-      r.op = Op::kEquals;
+      r.op = SelectorOperator::kIn;
     }
     if (at == std::string::npos) {
       at = req.find('=');
@@ -127,39 +127,24 @@ absl::StatusOr<Selector> Selector::ParseFields(std::string_view text) {
 }
 
 bool Selector::Matches(const nlohmann::json& object) const {
-  static const nlohmann::json kNoLabels = nlohmann::json::object();
-  const nlohmann::json* labels = &kNoLabels;
-  if (!fields_) {
+  // What the requirements are matched against: the object's string labels, or each named field
+  // (always present: a missing field is "").
+  Labels values;
+  if (fields_) {
+    for (const LabelRequirement& r : requirements_) values[r.key] = FieldValue(object, r.key);
+  } else {
     auto meta = object.find("metadata");
     if (meta != object.end() && meta->is_object()) {
-      auto l = meta->find("labels");
-      if (l != meta->end() && l->is_object()) labels = &*l;
+      auto labels = meta->find("labels");
+      if (labels != meta->end() && labels->is_object()) {
+        for (const auto& [k, v] : labels->items()) {
+          if (v.is_string()) values[k] = v.get<std::string>();
+        }
+      }
     }
   }
-  for (const Requirement& r : requirements_) {
-    bool present;
-    std::string value;
-    if (fields_) {
-      present = true;
-      value = FieldValue(object, r.key);
-    } else {
-      auto it = labels->find(r.key);
-      present = it != labels->end() && it->is_string();
-      if (present) value = it->get<std::string>();
-    }
-    bool listed = std::find(r.values.begin(), r.values.end(), value) != r.values.end();
-    bool ok = false;
-    switch (r.op) {
-      case Op::kEquals: ok = present && value == r.values[0]; break;
-      case Op::kNotEquals: ok = !present || value != r.values[0]; break;
-      case Op::kExists: ok = present; break;
-      case Op::kNotExists: ok = !present; break;
-      case Op::kIn: ok = present && listed; break;
-      case Op::kNotIn: ok = !present || !listed; break;
-    }
-    if (!ok) return false;
-  }
-  return true;
+  return std::all_of(requirements_.begin(), requirements_.end(),
+                     [&values](const LabelRequirement& r) { return r.Matches(values); });
 }
 
 }  // namespace huygens::kube::testing

@@ -7,6 +7,8 @@
 // `path!=v`, where path is a dotted JSON path into the object (`metadata.name`,
 // `spec.nodeName`); a missing field compares as the empty string, as the server's field sets do.
 // The real server accepts only a fixed set of field paths per resource; this one accepts any.
+// Requirements are base/label_selector.h's (`k=v` is `In [v]`, `k!=v` is `NotIn [v]`, `!k` is
+// DoesNotExist), matched against the object's labels or, for fields, against the fields it names.
 //
 // Immutable after Parse; safe to share between threads.
 #ifndef HUYGENS_KUBE_TESTING_SELECTOR_H_
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/label_selector.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube::testing {
@@ -34,14 +37,8 @@ class Selector {
   bool Matches(const nlohmann::json& object) const;
 
  private:
-  enum class Op { kEquals, kNotEquals, kExists, kNotExists, kIn, kNotIn };
-  struct Requirement {
-    std::string key;  // label key, or a field path
-    Op op = Op::kEquals;
-    std::vector<std::string> values;
-  };
   bool fields_ = false;
-  std::vector<Requirement> requirements_;
+  std::vector<LabelRequirement> requirements_;  // key: a label key, or a field path
 };
 
 }  // namespace huygens::kube::testing
