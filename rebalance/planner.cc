@@ -46,26 +46,7 @@ int Plan::MovedCpus() const {
 }
 
 absl::Status ApplyMove(NodeState& state, const Move& move) {
-  const PodSpec* spec = state.SpecOf(move.pod_uid);
-  if (spec == nullptr) {
-    return absl::NotFoundError(fmt::format("pod {}: not on node {:?}", move.pod_uid,
-                                           state.Config().name));
-  }
-  const PodSpec kept = *spec;
-  const Owner owner = state.OwnerOf(move.pod_uid);
-  if (absl::Status s = state.ReleasePod(move.pod_uid); !s.ok()) return s;
-  if (absl::Status s = state.Assume(kept, move.to, owner); !s.ok()) {
-    // Put the pod back as it was (its CPUs were just freed, so this cannot conflict).
-    absl::Status back = state.Assume(kept, move.from, owner);
-    if (!back.ok()) {
-      return absl::InternalError(fmt::format("pod {}: move refused ({}) and the old allocation "
-                                             "could not be restored ({})",
-                                             move.pod_uid, std::string(s.message()),
-                                             std::string(back.message())));
-    }
-    return s;
-  }
-  return absl::OkStatus();
+  return state.ReplaceAllocation(move.pod_uid, move.to);
 }
 
 namespace {

@@ -125,9 +125,8 @@ absl::StatusOr<Plan> PlanMoves(const NodeState& state, std::span<const AffinityG
                                const std::set<std::string>& pinned,
                                const PlannerOptions& options);
 
-// The state after carrying out `move` on `state`: the pod released and its new allocation
-// assumed. The one way both the planner and its callers (the simulator, tests) apply a move.
-// Errors: those of NodeState::ReleasePod / Assume (the state is then unchanged).
+// Carries out `move` on `state` (NodeState::ReplaceAllocation with move.to), as the planner
+// does between the steps of a plan. Errors: ReplaceAllocation's (the state is then unchanged).
 absl::Status ApplyMove(NodeState& state, const Move& move);
 
 }  // namespace huygens::rebalance
