@@ -13,6 +13,9 @@ inline constexpr char kCpuPolicyAnnotation[] = "huygens.io/cpu-policy";
 inline constexpr char kTopologyPolicyAnnotation[] = "huygens.io/topology-policy";
 inline constexpr char kBindPolicyAnnotation[] = "huygens.io/bind-policy";
 inline constexpr char kAffinityGroupAnnotation[] = "huygens.io/affinity-group";
+// "false": the rebalancer never moves the pod's CPUs (rebalance/planner.h); "true" (the
+// default when absent) lets it.
+inline constexpr char kRebalanceAnnotation[] = "huygens.io/rebalance";
 
 // Pod annotation set by the scheduler before binding (JSON, node/allocation.h).
 inline constexpr char kAllocationAnnotation[] = "huygens.io/allocation";

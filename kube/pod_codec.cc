@@ -174,6 +174,13 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
   out.spec.affinity_group = annotation(kAffinityGroupAnnotation).value_or("");
   out.allocation = annotation(kAllocationAnnotation);
   out.allocation_status = annotation(kAllocationStatusAnnotation);
+  if (std::optional<std::string> rebalance = annotation(kRebalanceAnnotation)) {
+    if (*rebalance != "true" && *rebalance != "false") {
+      return Error(who, fmt::format("metadata.annotations.{}", kRebalanceAnnotation),
+                   fmt::format("{:?} is not \"true\" or \"false\"", *rebalance));
+    }
+    out.rebalance = *rebalance == "true";
+  }
   // Rules 5 to 9.
   const json& spec = MemberOrNull(pod, "spec");
   out.node_name = StringOrEmpty(spec, "nodeName");

@@ -15,6 +15,7 @@
 //      name a known policy (alloc/pod.h's names); anything else is an error naming the pod and
 //      the annotation. huygens.io/affinity-group is any string. huygens.io/allocation and
 //      huygens.io/allocation-status are kept as written (their readers report a malformed one).
+//      huygens.io/rebalance, when present, is "true" or "false".
 //   5. spec.initContainers and spec.containers, when present, are arrays of objects, each with a
 //      non-empty name; an init container with restartPolicy Always is a sidecar (restartable).
 //   6. Quantities are strings ("4", "500m", "1Gi") or JSON numbers: cpu as a CPU quantity
@@ -57,6 +58,9 @@ struct PodObject {
   std::string creation_timestamp;  // metadata.creationTimestamp (RFC 3339), "" when unset
   std::optional<std::string> allocation;         // huygens.io/allocation, as written
   std::optional<std::string> allocation_status;  // huygens.io/allocation-status, as written
+  // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod
+  // where it is). Default true.
+  bool rebalance = true;
   // Requests of extended resources other than huygens.io/isolated-cpu (names with a '/'), per
   // container: init containers first, then app containers, in spec order (so
   // extended_requests.size() == spec.init_containers.size() + spec.containers.size()).

@@ -81,6 +81,20 @@ TEST(PodCodecTest, Rule4AnUnknownPolicyIsAnErrorNamingThePodAndTheAnnotation) {
   EXPECT_EQ(decoded->allocation_status, "{}");
 }
 
+TEST(PodCodecTest, Rule4TheRebalanceOptOutIsTrueOrFalse) {
+  json pod = Pod();
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(decoded->rebalance);
+  pod["metadata"]["annotations"] = {{"huygens.io/rebalance", "false"}};
+  decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_FALSE(decoded->rebalance);
+  pod["metadata"]["annotations"] = {{"huygens.io/rebalance", "no"}};
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: metadata.annotations.huygens.io/rebalance: \"no\" is "
+                          "not \"true\" or \"false\"");
+}
+
 TEST(PodCodecTest, Rule5ContainersAreNamedObjectsInArraysAndAnAlwaysInitContainerIsASidecar) {
   json pod = Pod(json::array({{{"name", "app"}}}));
   pod["spec"]["initContainers"] = json::array(

@@ -761,6 +761,26 @@ void NodeState::RestoreMemory(const PodSpec& pod, const PodAllocation& allocatio
   }
 }
 
+absl::Status NodeState::ReplaceAllocation(const std::string& pod_uid,
+                                          const PodAllocation& allocation) {
+  auto it = records_.find(pod_uid);
+  if (it == records_.end()) {
+    return absl::NotFoundError(
+        fmt::format("pod {}: not allocated on node {:?}", pod_uid, config_.name));
+  }
+  const PodSpec spec = it->second.spec;
+  const Owner owner = it->second.owner;
+  const PodAllocation old = pods_.at(pod_uid);
+  if (absl::Status s = ReleasePod(pod_uid); !s.ok()) return s;
+  absl::Status s = Assume(spec, allocation, owner);
+  if (!s.ok()) {
+    // Its own CPUs were just freed, so the old allocation always fits again.
+    absl::Status back = Assume(spec, old, owner);
+    ABSL_RAW_CHECK(back.ok(), "NodeState::ReplaceAllocation: the old allocation no longer fits");
+  }
+  return s;
+}
+
 absl::Status NodeState::ReleasePod(const std::string& pod_uid) {
   auto it = records_.find(pod_uid);
   if (it == records_.end()) {

@@ -180,6 +180,13 @@ class NodeState {
   // Releases every CPU of the pod (and its memory). NotFound when the pod is unknown.
   absl::Status ReleasePod(const std::string& pod_uid);
 
+  // Replaces a running pod's allocation in one step (the rebalancer's move of a pod to other
+  // CPUs, rebalance/planner.h; a move another scheduler replica made): the pod keeps its spec
+  // and owner, its old CPUs and memory are released and `allocation` is taken with Assume's
+  // checks, so its exclusive CPUs must be free or the pod's own. Errors: NotFound (pod unknown);
+  // Assume's errors, with the old allocation kept (nothing changed).
+  absl::Status ReplaceAllocation(const std::string& pod_uid, const PodAllocation& allocation);
+
   // Releases one container: its CPUs go back to the shared pool unless another container of the
   // pod still holds them (kubelet's getAssignedCPUsOfSiblings); a shared container's request
   // stops counting. The pod is forgotten when its last container goes. NotFound when unknown.

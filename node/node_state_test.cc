@@ -587,6 +587,27 @@ TEST(NodeStateAssume, TakesAConsistentAllocationAsIs) {
   EXPECT_THAT(s.Validate(), IsEmpty());
 }
 
+TEST(NodeStateReplaceAllocation, MovesAPodIntoFreeOrItsOwnCpusAndRefusesAnotherPodsCpus) {
+  NodeState s = MakeNode();
+  PodSpec p = Pod("p", {Guaranteed("app", 2)});
+  PodSpec q = Pod("q", {Guaranteed("app", 2)});
+  ASSERT_TRUE(s.Assume(p, Alloc("p", {Ex("app", CpuSet{3, 15})})).ok());
+  ASSERT_TRUE(s.Assume(q, Alloc("q", {Ex("app", CpuSet{4, 16})})).ok());
+
+  // Onto q's CPUs: refused, nothing changed.
+  absl::Status refused = s.ReplaceAllocation("p", Alloc("p", {Ex("app", CpuSet{3, 4})}));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_EQ(s.Pods().at("p").containers[0].cpuset, (CpuSet{3, 15}));
+  EXPECT_EQ(s.ExclusiveCpus(), (CpuSet{3, 4, 15, 16}));
+
+  // Half its own, half free: taken; the CPU it left is free again.
+  ASSERT_TRUE(s.ReplaceAllocation("p", Alloc("p", {Ex("app", CpuSet{3, 5})})).ok());
+  EXPECT_EQ(s.ExclusiveCpus(), (CpuSet{3, 4, 5, 16}));
+  EXPECT_EQ(*s.SpecOf("p"), p);
+  EXPECT_THAT(s.Validate(), IsEmpty());
+  EXPECT_EQ(s.ReplaceAllocation("ghost", Alloc("ghost", {})).code(), absl::StatusCode::kNotFound);
+}
+
 TEST(NodeStateAssume, RejectsWhatWouldBreakAnInvariant) {
   struct Case {
     const char* name;

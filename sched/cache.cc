@@ -248,6 +248,29 @@ absl::StatusOr<CpuSet> ClusterCache::ResizeContainer(std::string_view uid,
   return cpus;
 }
 
+absl::Status ClusterCache::MovePod(std::string_view uid, const PodAllocation& allocation) {
+  auto it = pods_.find(Key(uid));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(fmt::format("pod {:?} is not in the cache", uid));
+  }
+  PodEntry& entry = it->second;
+  NodeInfo& info = *by_name_.at(entry.node);
+  if (entry.assumed || !entry.allocation.has_value() || info.cpu_state == nullptr ||
+      (!allocation.node.empty() && allocation.node != entry.node)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "pod {:?}: only a bound pod with an allocation moves, inside its node {:?}", uid,
+        entry.node));
+  }
+  if (absl::Status s = info.cpu_state->ReplaceAllocation(std::string(uid), allocation); !s.ok()) {
+    return s;
+  }
+  CountGroup(*entry.pod, entry.allocation, info, -1);
+  entry.allocation = info.cpu_state->Pods().at(std::string(uid));
+  CountGroup(*entry.pod, entry.allocation, info, +1);
+  Touch(info);
+  return absl::OkStatus();
+}
+
 absl::Status ClusterCache::AddPod(PodPtr pod, std::string_view node,
                                   std::optional<PodAllocation> allocation) {
   auto it = by_name_.find(Key(node));

@@ -158,6 +158,12 @@ class ClusterCache {
   // or NodeState's own refusals); NodeState's InvalidArgument / ResourceExhausted.
   absl::StatusOr<CpuSet> ResizeContainer(std::string_view uid, std::string_view container,
                                          int num_cpus);
+  // Moves a bound pod with an allocation to `allocation` on its node (the rebalancer's move,
+  // rebalance/planner.h, or one another replica made): NodeState::ReplaceAllocation, then the
+  // pod's allocation and affinity-group placement follow and the node's generation changes.
+  // Errors (nothing changed): NotFound (pod unknown); FailedPrecondition (assumed, not bound;
+  // no allocation; a NUMA-blind node; allocation.node names another node); ReplaceAllocation's.
+  absl::Status MovePod(std::string_view uid, const PodAllocation& allocation);
   // Records that the bind was sent for an assumed pod (kube-scheduler's FinishBinding). The
   // pod stays counted until AddPod confirms it or ForgetPod / RemovePod drops it.
   absl::Status FinishBinding(std::string_view uid);

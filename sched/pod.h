@@ -99,6 +99,7 @@ struct Pod {
   std::string scheduler_name = "default-scheduler";      // spec.schedulerName
   std::string node_name;                                 // spec.nodeName ("" = unset)
   int64_t creation_index = 0;                            // creation order, see file comment
+  bool rebalance = true;  // huygens.io/rebalance; false: the rebalancer never moves it
 
   const std::string& Uid() const { return spec.uid; }
 };

@@ -314,6 +314,31 @@ TEST(ClusterCache, AResizeMovesTheRequestsTheAllocationAndTheGenerationTogether)
             absl::StatusCode::kNotFound);
 }
 
+TEST(ClusterCache, AMoveCarriesTheAllocationTheGroupPlacementAndTheGeneration) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  Pod web = GuaranteedPod("p", 2);
+  web.spec.affinity_group = "web";
+  ASSERT_TRUE(cache.AddPod(Share(web), "m", Holding("p", "m", CpuSet{0, 12}, 0)).ok());
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("q", 2)), "m", Holding("q", "m", CpuSet{1, 13}, 0))
+                  .ok());
+  const uint64_t generation = cache.Generation();
+  // Onto q's CPUs: refused, nothing changed.
+  EXPECT_EQ(cache.MovePod("p", Holding("p", "m", CpuSet{1, 13}, 0)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cache.FindPod("p")->allocation->containers[0].cpuset, (CpuSet{0, 12}));
+  // To NUMA node 1.
+  ASSERT_TRUE(cache.MovePod("p", Holding("p", "m", CpuSet{6, 18}, 1)).ok());
+  EXPECT_EQ(cache.FindPod("p")->allocation->containers[0].cpuset, (CpuSet{6, 18}));
+  EXPECT_EQ(cache.FindNode("m")->cpu_state->ExclusiveCpus(), (CpuSet{1, 6, 13, 18}));
+  const AffinityGroupPlacement* group = cache.AffinityGroup("web");
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->at(cache.FindNode("m")), (std::map<int, int>{{1, 1}}));
+  EXPECT_GT(cache.Generation(), generation);
+  EXPECT_EQ(cache.MovePod("nope", Holding("nope", "m", CpuSet{7}, 1)).code(),
+            absl::StatusCode::kNotFound);
+}
+
 // Only the NUMA score decides, so the strategy's effect is visible.
 Profile NumaScoreOnly() {
   Profile p;

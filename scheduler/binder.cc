@@ -38,6 +38,26 @@ void PodWriter::ApiError(const char* operation, const absl::Status& s) {
   metrics_->api_errors->Inc({operation, std::to_string(kube::HttpCode(s))});
 }
 
+absl::Status PodWriter::MoveAllocation(const json& object, const std::string& allocation) {
+  const std::string ns = object["metadata"].value("namespace", "");
+  const std::string name = object["metadata"].value("name", "");
+  if (may_bind_ && !may_bind_()) {
+    return absl::FailedPreconditionError(
+        fmt::format("pod {}/{}: not moved: this instance no longer holds the leader lease", ns, name));
+  }
+  const json patch = {{"metadata",
+                       {{"resourceVersion", object["metadata"].value("resourceVersion", "")},
+                        {"annotations", {{kAllocationAnnotation, allocation}}}}}};
+  auto r = client_->MergePatch(kube::Pods(), ns, name, patch);
+  if (r.ok()) return absl::OkStatus();
+  if (kube::IsApiConflict(r.status())) {
+    return absl::AbortedError(fmt::format("pod {}/{}: changed since the plan read it: {}", ns, name,
+                                          std::string(r.status().message())));
+  }
+  ApiError("patch", r.status());
+  return r.status();
+}
+
 bool PodWriter::Undo(const json& object, const std::string& why) {
   const std::string ns = object["metadata"].value("namespace", "");
   const std::string name = object["metadata"].value("name", "");

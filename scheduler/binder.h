@@ -85,6 +85,12 @@ class PodWriter {
                           const std::optional<std::string>& allocation);
   // FinishBind for a task; errors are prefixed "creating the Binding: " for the pod's events.
   absl::Status RunBind(const BindTask& t);
+  // Writes a rebalancer move (scheduler/rebalancer.h): `allocation` (the annotation's JSON) as
+  // the bound pod's new huygens.io/allocation, by a JSON merge patch that carries `object`'s
+  // resourceVersion, so it lands only on the pod as the plan read it. OK when written; Aborted
+  // on 409 (the pod changed: nothing written); FailedPrecondition when the lease check fails
+  // (nothing sent); else the API error, counted as operation "patch".
+  absl::Status MoveAllocation(const nlohmann::json& object, const std::string& allocation);
   // Removes an allocation annotation that cannot be honoured (precondition: the pod unchanged
   // and unbound; otherwise nothing to undo). Returns false when the patch failed (the annotation
   // may still be there). Posts "AllocationUndone" with `why`.

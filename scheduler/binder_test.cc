@@ -80,5 +80,44 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kAborted, true}),
     [](const ::testing::TestParamInfo<FenceCase>& info) { return std::string(info.param.name); });
 
+// A rebalancer move lands only on the pod as the plan read it, and only while the lease holds.
+TEST(PodWriterMove, AMoveIsWrittenOnlyOnThePodAsReadAndOnlyWhileTheLeaseHolds) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  nlohmann::json bound = GuaranteedPod("p", 2);
+  bound["spec"]["nodeName"] = "n0";
+  bound["metadata"]["annotations"][kAllocationAnnotation] = kAllocation;
+  auto created = (*server)->Create("pods", bound);
+  ASSERT_TRUE(created.ok()) << created.status();
+  huygens::testing::FakeClock clock;
+  auto client = kube::testing::ClientFor(**server, &clock);
+  serving::MetricsRegistry registry;
+  ServiceMetrics metrics = ServiceMetrics::Register(registry);
+  EventSink events(client.get(), "test", &clock);
+  bool lease = true;
+  PodWriter writer(client.get(), &events, &metrics, [&] { return lease; });
+  const std::string moved =
+      R"({"version":1,"node":"n0","numaNodes":[1],"containers":[{"name":"app","cpuset":"5,13","mems":"1"}]})";
+  auto allocation = [&] {
+    return (*server)->Get("pods", "default", "p")->at("metadata")["annotations"].value(kAllocationAnnotation, "");
+  };
+
+  lease = false;
+  EXPECT_EQ(writer.MoveAllocation(*created, moved).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(allocation(), kAllocation);
+
+  lease = true;
+  ASSERT_TRUE(client
+                  ->MergePatch(kube::Pods(), "default", "p",
+                               nlohmann::json{{"metadata", {{"labels", {{"changed", "yes"}}}}}})
+                  .ok());
+  absl::Status stale = writer.MoveAllocation(*created, moved);  // read before the label changed
+  EXPECT_EQ(stale.code(), absl::StatusCode::kAborted) << stale;
+  EXPECT_EQ(allocation(), kAllocation);
+
+  ASSERT_TRUE(writer.MoveAllocation(*(*server)->Get("pods", "default", "p"), moved).ok());
+  EXPECT_EQ(allocation(), moved);
+}
+
 }  // namespace
 }  // namespace huygens::scheduler

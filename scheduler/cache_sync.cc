@@ -297,7 +297,18 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
   const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
   if (!pod->node_name.empty()) {
     queue_.Delete(uid);
-    if (entry != nullptr && !entry->assumed) return;  // already counted
+    if (entry != nullptr && !entry->assumed) {
+      // Already counted. A new allocation on a bound pod is a rebalancer's move (ours, already
+      // in the cache, or another replica's): the cache follows it.
+      if (allocation.ok() && allocation->has_value() && entry->allocation != **allocation) {
+        if (absl::Status s = cache_.MovePod(uid, **allocation); !s.ok()) {
+          spdlog::warn("pod {}: moved allocation: {}; rebuilding node {}", kube::ObjectKey(object),
+                       std::string(s.message()), pod->node_name);
+          RebuildNode(pod->node_name);
+        }
+      }
+      return;
+    }
     if (entry != nullptr && entry->node != pod->node_name) (void)cache_.ForgetPod(uid);
     if (cache_.FindNode(pod->node_name) == nullptr) return;  // placed when the node is built
     absl::Status s = Place(object);

@@ -153,6 +153,11 @@ extender:                        # kube-scheduler's HTTP extender protocol inste
   #   keyFile: /etc/huygens/tls/tls.key         # its key
   #   clientCAFile: /etc/huygens/tls/ca.crt     # the CA of accepted client certificates
   #   allowedClientNames: [system:kube-scheduler]  # their common names; default any
+rebalancer:                      # moves running pods' CPUs (standalone mode, while leading)
+  enabled: true                  # groups: huygens.io/affinity-group; opt out: huygens.io/rebalance "false"
+  interval: 30s                  # each node is planned once per interval
+  maxMovesPerNode: 1             # pods moved per node per interval
+  balance: false                 # also even the exclusive load over each node's NUMA nodes
 )";
 
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
@@ -165,7 +170,8 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   HUYGENS_RETURN_IF_ERROR(r.CheckMap(root, "(top level)",
                                      {"apiVersion", "kind", "schedulerName", "profiles",
                                       "numaStrategy", "systemPoolNamespaces", "leaderElection",
-                                      "clientConnection", "metricsAddress", "extender"}));
+                                      "clientConnection", "metricsAddress", "extender",
+                                      "rebalancer"}));
   if (auto problem = CheckConfigKind(root, kSchedulerConfigurationKind)) {
     return r.Error(root[problem->field], problem->field, problem->message);
   }
@@ -223,6 +229,24 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   }
   if (auto v = root["metricsAddress"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.metrics_address, r.String(v, "metricsAddress"));
+  }
+  if (auto v = root["rebalancer"]) {
+    HUYGENS_RETURN_IF_ERROR(
+        r.CheckMap(v, "rebalancer", {"enabled", "interval", "maxMovesPerNode", "balance"}));
+    if (auto e = v["enabled"]) {
+      HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.enabled, r.Bool(e, "rebalancer.enabled"));
+    }
+    if (auto i = v["interval"]) {
+      HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.interval, Millis(r, i, "rebalancer.interval"));
+    }
+    if (auto m = v["maxMovesPerNode"]) {
+      int64_t moves = 0;
+      HUYGENS_ASSIGN_OR_RETURN(moves, r.Int(m, "rebalancer.maxMovesPerNode", 1, 64));
+      c.rebalancer.max_moves_per_node = static_cast<int>(moves);
+    }
+    if (auto b = v["balance"]) {
+      HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.balance, r.Bool(b, "rebalancer.balance"));
+    }
   }
   if (auto v = root["extender"]) {
     HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address", "tls"}));

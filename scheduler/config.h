@@ -65,6 +65,16 @@ struct LeaderElectionSettings {
   std::chrono::milliseconds retry_period{2000};
 };
 
+// The rebalancer (scheduler/rebalancer.h, docs/rebalancer.md): moves of running pods' exclusive
+// CPUs so affinity groups share a NUMA node and NUMA load stays even.
+struct RebalancerSettings {
+  bool enabled = true;                         // default true (moves only grouped pods, or
+                                               // every pod when `balance`)
+  std::chrono::milliseconds interval{30000};   // how often each node is planned; default 30 s
+  int max_moves_per_node = 1;                  // moves written per node per interval; default 1
+  bool balance = false;                        // also even exclusive load per NUMA node; default false
+};
+
 struct SchedulerConfig {
   std::string scheduler_name = "huygens-scheduler";
   // Default: one profile named scheduler_name with sched::HuygensProfile().
@@ -82,6 +92,7 @@ struct SchedulerConfig {
   // extender.tls: HTTPS with kube-scheduler's client certificate checked (kube-scheduler's
   // extender `enableHTTPS` + `tlsConfig`). Unset: plain HTTP (say why in your deployment).
   std::optional<serving::TlsOptions> extender_tls;
+  RebalancerSettings rebalancer;
 };
 
 // Every configuration field with its default (or an example where there is no default value)

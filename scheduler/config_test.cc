@@ -41,6 +41,7 @@ clientConnection: {qps: 100, burst: 200}
 metricsAddress: 127.0.0.1:9000
 extender: {enabled: true, address: ":8889", tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt,
                                                  allowedClientNames: [system:kube-scheduler]}}
+rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true}
 )",
                                 "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -71,6 +72,10 @@ extender: {enabled: true, address: ":8889", tls: {certFile: s.crt, keyFile: s.ke
   EXPECT_EQ(c->extender_tls->key_file, "s.key");
   EXPECT_EQ(c->extender_tls->client_ca_file, "ca.crt");
   EXPECT_EQ(c->extender_tls->allowed_client_names, std::vector<std::string>{"system:kube-scheduler"});
+  EXPECT_FALSE(c->rebalancer.enabled);
+  EXPECT_EQ(c->rebalancer.interval, std::chrono::minutes(2));
+  EXPECT_EQ(c->rebalancer.max_moves_per_node, 3);
+  EXPECT_TRUE(c->rebalancer.balance);
 }
 
 TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
@@ -92,13 +97,18 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
   EXPECT_EQ(c->extender_enabled, defaults.extender_enabled);
   EXPECT_EQ(c->extender_address, defaults.extender_address);
   EXPECT_FALSE(c->extender_tls.has_value());
+  EXPECT_EQ(c->rebalancer.enabled, defaults.rebalancer.enabled);
+  EXPECT_EQ(c->rebalancer.interval, defaults.rebalancer.interval);
+  EXPECT_EQ(c->rebalancer.max_moves_per_node, defaults.rebalancer.max_moves_per_node);
+  EXPECT_EQ(c->rebalancer.balance, defaults.rebalancer.balance);
   for (const char* key :
        {"apiVersion", "kind", "schedulerName", "profiles", "pluginWeights",
         "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
         "systemPoolNamespaces", "leaderElection", "leaderElect", "resourceName",
         "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
         "qps", "burst", "metricsAddress", "extender", "enabled", "address", "tls", "certFile", "keyFile",
-        "clientCAFile", "allowedClientNames"}) {
+        "clientCAFile", "allowedClientNames", "rebalancer", "interval", "maxMovesPerNode",
+        "balance"}) {
     EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
 }
@@ -131,6 +141,8 @@ TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
       {"unknown TLS field", "extender: {tls: {certFile: s.crt, keyFile: s.key, caFile: x}}\n", "caFile"},
       {"client names without a CA", "extender: {tls: {certFile: a, keyFile: b, allowedClientNames: [x]}}\n",
        "extender.tls.allowedClientNames: needs clientCAFile"},
+      {"no moves per interval", "rebalancer: {maxMovesPerNode: 0}\n", "rebalancer.maxMovesPerNode"},
+      {"unknown rebalancer field", "rebalancer: {moves: 1}\n", "moves"},
       {"unknown apiVersion", "apiVersion: huygens.io/v2\nkind: SchedulerConfiguration\n",
        "sched.yaml:1:13: apiVersion: \"huygens.io/v2\" is not supported (this version of Huygens "
        "reads only huygens.io/v1alpha1)"},

@@ -88,6 +88,7 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   const json& spec = MemberOrNull(object, "spec");
   sched::Pod pod;
   pod.spec = std::move(decoded.spec);
+  pod.rebalance = decoded.rebalance;
   // As before the codec was shared: the last container that names an extended resource gives
   // the pod's amount of it (sched/pod.h documents Kubernetes' rule; see issue 16's note).
   for (const auto& extended : decoded.extended_requests) {

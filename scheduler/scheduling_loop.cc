@@ -294,9 +294,10 @@ void SchedulingLoop::Run() {
     }
     Touch();
     if (ready) p_.state->set_ready();
-    std::lock_guard<std::mutex> lock(p_.state->mu);
+    std::unique_lock<std::mutex> lock(p_.state->mu);
     SettleBinds();
     if (may_schedule && !p_.binders->Full()) ScheduleNext();
+    if (may_schedule && p_.rebalancer != nullptr) p_.rebalancer->MaybeRun(lock);
     sched::SchedulingQueue& queue = p_.state->queue();
     p_.metrics->pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
     p_.metrics->pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));

@@ -51,6 +51,7 @@
 #include "scheduler/binder.h"
 #include "scheduler/cache_sync.h"
 #include "scheduler/config.h"
+#include "scheduler/rebalancer.h"
 #include "scheduler/service_metrics.h"
 
 namespace huygens::scheduler {
@@ -91,6 +92,8 @@ class SchedulingLoop {
     // Counts the terms this process started leading (each is fenced anew, even when leadership
     // was lost and won back while a fence was being written); nullptr: one term.
     const std::atomic<int64_t>* term = nullptr;
+    // Moves running pods while this process may schedule; nullptr: none.
+    Rebalancer* rebalancer = nullptr;
   };
   explicit SchedulingLoop(Parts parts) : p_(parts) { Touch(); }
 

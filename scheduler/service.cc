@@ -33,6 +33,7 @@ struct SchedulerService::Impl {
   BindOutbox outbox;
   SchedulerMap schedulers;
   std::unique_ptr<BinderPool> binders;
+  std::unique_ptr<Rebalancer> rebalancer;
   std::unique_ptr<SchedulingLoop> loop;
   std::unique_ptr<ExtenderHandlers> extender;  // extender mode only
 
@@ -75,6 +76,8 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   }
   impl->binders = std::make_unique<BinderPool>(impl->writer.get(), &impl->metrics, impl->clock,
                                                [raw] { raw->feed.Wake(); });
+  impl->rebalancer = std::make_unique<Rebalancer>(&impl->options.config, impl->state.get(),
+                                                  impl->writer.get(), &impl->metrics, impl->clock);
   impl->loop = std::make_unique<SchedulingLoop>(SchedulingLoop::Parts{
       .config = &impl->options.config,
       .profiles = &impl->profiles,
@@ -89,6 +92,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       .clock = impl->clock,
       .client = client,
       .term = &impl->term,
+      .rebalancer = impl->rebalancer.get(),
   });
   if (extender) {
     auto handlers = ExtenderHandlers::Create(ExtenderHandlers::Parts{

@@ -21,6 +21,8 @@ struct ServiceMetrics {
   serving::CounterFamily* api_errors = nullptr;         // {operation, code}
   serving::GaugeFamily* leader = nullptr;               // {}
   serving::CounterFamily* extender_requests = nullptr;  // {verb, result}
+  serving::CounterFamily* rebalance_moves = nullptr;    // {result}
+  serving::CounterFamily* rebalance_cpus = nullptr;     // {}
 
   // Registers every family in `registry` (which must outlive the pointers), and
   // huygens_build_info.
@@ -52,6 +54,13 @@ struct ServiceMetrics {
         "huygens_scheduler_extender_requests_total",
         "Extender requests from kube-scheduler, by verb (filter, prioritize, bind) and result (ok, error, bad_request, refused).",
         {"verb", "result"});
+    m.rebalance_moves = &registry.AddCounter(
+        "huygens_scheduler_rebalance_moves_total",
+        "Moves of running pods' CPUs by the rebalancer, by result (moved, conflict, error).",
+        {"result"});
+    m.rebalance_cpus = &registry.AddCounter(
+        "huygens_scheduler_rebalance_cpus_moved_total",
+        "CPUs the rebalancer's moves gave to pods that did not hold them before.");
     return m;
   }
 };

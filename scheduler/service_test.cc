@@ -1,6 +1,7 @@
 #include "scheduler/service.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "scheduler/test_cluster.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
+#include "topology/testing/machines.h"
 
 namespace huygens::scheduler {
 namespace {
@@ -47,6 +49,7 @@ class ServiceTest : public ::testing::Test {
     options.config.leader_election.retry_period = std::chrono::milliseconds(200);
     options.identity = std::move(identity);
     options.clock = &clock_;
+    if (configure_) configure_(options.config);
     auto service = SchedulerService::Create(client, options, registry);
     EXPECT_TRUE(service.ok()) << service.status();
     return service.ok() ? *std::move(service) : nullptr;
@@ -99,6 +102,7 @@ class ServiceTest : public ::testing::Test {
     return log.str();
   }
 
+  std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
   huygens::testing::FakeClock clock_;  // the client's and the service's
   kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
@@ -445,6 +449,127 @@ TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 2);
   EXPECT_THAT(check.problems, IsEmpty());
+}
+
+// ---- The rebalancer (scheduler/rebalancer.h) -----------------------------------------------
+
+// Node n0: 2 NUMA nodes of 4 cores x 2 threads (NUMA node 0 = CPUs 0-3,8-11, node 1 = 4-7,12-15).
+// Bound pods web-a (NUMA node 0, CPUs 0-1,8-9) and web-b (NUMA node 1, CPUs 4-5,12-13) of
+// affinity group "web", each with `annotations` added.
+class RebalancerTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    configure_ = [](SchedulerConfig& c) { c.rebalancer.interval = std::chrono::seconds(2); };
+    topology_ = huygens::testing::BuildMachine({.sockets = 2, .cores_per_numa = 4});
+    ASSERT_TRUE(testing::AddNode(*server_, "n0", topology_));
+  }
+  void AddBound(const std::string& name, const std::string& cpuset, int numa,
+                const nlohmann::json& annotations = nlohmann::json::object()) {
+    nlohmann::json pod = GuaranteedPod(name, 4);
+    pod["spec"]["nodeName"] = "n0";
+    pod["metadata"]["annotations"] = annotations;
+    pod["metadata"]["annotations"][kAffinityGroupAnnotation] = "web";
+    pod["metadata"]["annotations"][kAllocationAnnotation] = fmt::format(
+        R"({{"version":1,"node":"n0","numaNodes":[{0}],"containers":[{{"name":"app","cpuset":"{1}","mems":"{0}"}}]}})",
+        numa, cpuset);
+    ASSERT_TRUE(server_->Create("pods", pod).ok());
+  }
+  // The pod's allocation as the API server holds it ("" when none).
+  std::string AllocationOf(const std::string& name) {
+    auto pod = server_->Get("pods", "default", name);
+    if (!pod.has_value()) return "";
+    return pod->at("metadata").value("annotations", nlohmann::json::object()).value(kAllocationAnnotation, "");
+  }
+  std::string RebalancedNote() {
+    for (const auto& e : server_->List("events.events.k8s.io")) {
+      if (e.value("reason", "") == "Rebalanced") return e.value("note", "");
+    }
+    return "";
+  }
+  CpuTopology topology_;
+};
+
+TEST_F(RebalancerTest, AGroupMemberMovesBesideItsPeerAndTheCacheHoldsItsNewCpusNotItsOldOnes) {
+  AddBound("web-a", "0-1,8-9", 0);
+  AddBound("web-b", "4-5,12-13", 1);
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  // Equal CPUs to move either way: the lower NUMA id, so web-b joins web-a on NUMA node 0.
+  ASSERT_TRUE(Eventually([&] { return AllocationOf("web-b").find(R"("numaNodes":[0])") != std::string::npos; }));
+  EXPECT_EQ(AllocationOf("web-b"),
+            R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3,10-11","mems":"0"}]})");
+  ASSERT_TRUE(Eventually([&] { return !RebalancedNote().empty(); }));
+  EXPECT_EQ(RebalancedNote(),
+            "moved to NUMA node 0, cpuset 2-3,10-11 (app 2-3,10-11): group web: join NUMA node 0 (4 cpus "
+            "moved)");
+  EXPECT_THAT(registry.Expose(), HasSubstr("huygens_scheduler_rebalance_moves_total{result=\"moved\"} 1"));
+  EXPECT_THAT(registry.Expose(), HasSubstr("huygens_scheduler_rebalance_cpus_moved_total 4"));
+  // The CPUs web-b left are free in the cache; the ones it took are not: an 8-CPU pod fits only
+  // on NUMA node 1 now, whole.
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("late", 8)).ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 3; }));
+  service->Stop();
+  EXPECT_THAT(AllocationOf("late"), HasSubstr(R"("cpuset":"4-7,12-15")"));
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(RebalancerTest, APodThatOptsOutStaysAndItsPeerComesToIt) {
+  AddBound("web-a", "0-1,8-9", 0);
+  AddBound("web-b", "4-5,12-13", 1, {{kRebalanceAnnotation, "false"}});
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return AllocationOf("web-a").find(R"("numaNodes":[1])") != std::string::npos; }));
+  service->Stop();
+  EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"4-5,12-13")"));
+  EXPECT_THAT(AllocationOf("web-a"), HasSubstr(R"("cpuset":"6-7,14-15")"));
+}
+
+TEST_F(RebalancerTest, TheCacheFollowsAMoveAnotherReplicaWrote) {
+  configure_ = [](SchedulerConfig& c) { c.rebalancer.enabled = false; };
+  AddBound("web-a", "0-1,8-9", 0);
+  AddBound("web-b", "4-5,12-13", 1);
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] {
+    return registry.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 2") != std::string::npos;
+  }));
+  ASSERT_TRUE(server_
+                  ->MergePatch("pods", "default", "web-b",
+                               {{"metadata",
+                                 {{"annotations",
+                                   {{kAllocationAnnotation,
+                                     R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3,10-11","mems":"0"}]})"}}}}}})
+                  .ok());
+  // Only NUMA node 1 can hold 8 CPUs once web-b left it, and only if the cache knows.
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("late", 8)).ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 3; }));
+  service->Stop();
+  EXPECT_THAT(AllocationOf("late"), HasSubstr(R"("cpuset":"4-7,12-15")"));
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(RebalancerTest, ADisabledRebalancerMovesNothing) {
+  configure_ = [](SchedulerConfig& c) {
+    c.rebalancer.interval = std::chrono::seconds(2);
+    c.rebalancer.enabled = false;
+  };
+  AddBound("web-a", "0-1,8-9", 0);
+  AddBound("web-b", "4-5,12-13", 1);
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  // Thirty intervals of the fake clock.
+  EXPECT_FALSE(Eventually([&] { return !RebalancedNote().empty(); }, std::chrono::seconds(3)));
+  service->Stop();
+  EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"4-5,12-13")"));
 }
 
 }  // namespace

@@ -1,0 +1,106 @@
+#include "scheduler/rebalancer.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "fmt/format.h"
+#include "node/allocation.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::scheduler {
+
+int Rebalancer::MaybeRun(std::unique_lock<std::mutex>& lock) {
+  if (!config_->rebalancer.enabled || clock_->Now() < next_run_) return 0;
+  next_run_ = clock_->Now() + config_->rebalancer.interval;
+  std::vector<std::string> nodes;
+  for (const sched::NodeInfo* info : state_->cache().Nodes()) {
+    if (info->cpu_state != nullptr) nodes.push_back(info->node.name);
+  }
+  int moved = 0;
+  for (const std::string& node : nodes) moved += RunNode(node, lock);
+  return moved;
+}
+
+int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& lock) {
+  const sched::NodeInfo* info = state_->cache().FindNode(node);
+  if (info == nullptr || info->cpu_state == nullptr) return 0;
+  const std::vector<std::string>& system = config_->system_pool_namespaces;
+  std::map<std::string, rebalance::AffinityGroup> groups;
+  std::set<std::string> pinned;
+  for (const std::string& uid : info->pod_uids) {
+    const sched::ClusterCache::PodEntry* entry = state_->cache().FindPod(uid);
+    if (entry == nullptr) continue;
+    const sched::Pod& pod = *entry->pod;
+    if (entry->assumed || !entry->allocation.has_value() || !pod.rebalance ||
+        std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
+        !state_->pods().contains(uid)) {
+      pinned.insert(uid);  // stays where it is, and its group's other members may join it
+    }
+    const std::string& group = pod.spec.affinity_group;
+    if (group.empty()) continue;
+    rebalance::AffinityGroup& g = groups[group];
+    g.name = group;
+    g.policy = rebalance::GroupPolicy::kSameNuma;
+    g.members.push_back(uid);
+  }
+  std::vector<rebalance::AffinityGroup> list;
+  for (auto& [name, group] : groups) list.push_back(std::move(group));
+  if (list.empty() && !config_->rebalancer.balance) return 0;
+  const rebalance::PlannerOptions options{.max_moves = config_->rebalancer.max_moves_per_node,
+                                          .balance = config_->rebalancer.balance};
+  absl::StatusOr<rebalance::Plan> plan =
+      rebalance::PlanMoves(*info->cpu_state, list, pinned, options);
+  if (!plan.ok()) {
+    spdlog::error("rebalancer: node {}: {}", node, std::string(plan.status().message()));
+    return 0;
+  }
+  for (const rebalance::GroupOutcome& g : plan->groups) {
+    if (g.state == rebalance::GroupOutcome::State::kBlocked) {
+      spdlog::debug("rebalancer: node {}: group {} stays on NUMA nodes {}: {}", node, g.group,
+                    fmt::join(g.numa_before, ","), g.reason);
+    }
+  }
+  int moved = 0;
+  for (const rebalance::Move& move : plan->moves) {
+    // Each move was planned on the state the ones before it leave: stop at the first failure.
+    if (!CarryOut(move, lock)) break;
+    ++moved;
+  }
+  return moved;
+}
+
+bool Rebalancer::CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock) {
+  auto seen = state_->pods().find(move.pod_uid);
+  if (seen == state_->pods().end()) return false;
+  const nlohmann::json object = seen->second;
+  const std::string key = fmt::format("{}/{}", object["metadata"].value("namespace", ""),
+                                      object["metadata"].value("name", ""));
+  lock.unlock();
+  absl::Status written = writer_->MoveAllocation(object, AllocationToJson(move.to));
+  lock.lock();
+  if (!written.ok()) {
+    const bool conflict = written.code() == absl::StatusCode::kAborted;
+    metrics_->rebalance_moves->Inc({conflict ? "conflict" : "error"});
+    spdlog::info("rebalancer: pod {}: move not made ({}): {}", key, move.reason,
+                 std::string(written.message()));
+    return false;
+  }
+  if (absl::Status s = state_->cache().MovePod(move.pod_uid, move.to); !s.ok()) {
+    // The scheduling thread is the cache's only writer while the lock was released, so the
+    // plan's next state is the cache's; a refusal here is a bug, logged loudly.
+    spdlog::error("rebalancer: pod {}: written but the cache refused the move: {}", key,
+                  std::string(s.message()));
+    return false;
+  }
+  metrics_->rebalance_moves->Inc({"moved"});
+  metrics_->rebalance_cpus->Inc({}, move.moved_cpus);
+  const std::string note =
+      fmt::format("moved to {}: {}", DescribeAllocation(move.to), move.reason);
+  spdlog::info("rebalancer: pod {}: {}", key, note);
+  writer_->Event(object, "Normal", "Rebalanced", "Rebalancing", note);
+  return true;
+}
+
+}  // namespace huygens::scheduler
