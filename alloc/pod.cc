@@ -33,6 +33,11 @@ constexpr std::array<std::pair<const char*, TopologyScope>, 2> kScopeNames = {{
     {"container", TopologyScope::kContainer},
     {"pod", TopologyScope::kPod},
 }};
+constexpr std::array<std::pair<const char*, AffinityGroupPolicy>, 3> kAffinityGroupPolicyNames = {{
+    {"same-numa", AffinityGroupPolicy::kSameNuma},
+    {"nearest", AffinityGroupPolicy::kNearest},
+    {"spread", AffinityGroupPolicy::kSpread},
+}};
 
 }  // namespace
 
@@ -92,6 +97,7 @@ const char* ToString(CpuPolicy p) { return NameOf(kCpuPolicyNames, p); }
 const char* ToString(BindPolicy p) { return NameOf(kBindPolicyNames, p); }
 const char* ToString(TopologyPolicy p) { return NameOf(kTopologyPolicyNames, p); }
 const char* ToString(TopologyScope s) { return NameOf(kScopeNames, s); }
+const char* ToString(AffinityGroupPolicy p) { return NameOf(kAffinityGroupPolicyNames, p); }
 
 std::optional<CpuPolicy> ParseCpuPolicy(const std::string& s) {
   return ParseName(kCpuPolicyNames, s);
@@ -104,6 +110,9 @@ std::optional<TopologyPolicy> ParseTopologyPolicy(const std::string& s) {
 }
 std::optional<TopologyScope> ParseTopologyScope(const std::string& s) {
   return ParseName(kScopeNames, s);
+}
+std::optional<AffinityGroupPolicy> ParseAffinityGroupPolicy(const std::string& s) {
+  return ParseName(kAffinityGroupPolicyNames, s);
 }
 
 }  // namespace huygens

@@ -38,6 +38,16 @@ enum class BindPolicy { kPacked, kFullCores, kSpreadCores };
 enum class TopologyPolicy { kNone, kBestEffort, kRestricted, kSingleNumaNode };
 enum class TopologyScope { kContainer, kPod };
 
+// How an affinity group's members should sit on the NUMA nodes of each node that runs them: a
+// NumaAffinityGroup's spec.policy (kube/numa_affinity_group.h); the implicit groups of the
+// huygens.io/affinity-group annotation are kSameNuma. The rebalancer's planner
+// (rebalance/planner.h) says what each asks of a move.
+enum class AffinityGroupPolicy {
+  kSameNuma,  // "same-numa": every member on one NUMA node (the default)
+  kNearest,   // "nearest": members on the NUMA nodes nearest each other (NUMA distances)
+  kSpread,    // "spread": members on different NUMA nodes, as far as the free CPUs allow
+};
+
 // One container of a pod.
 struct ContainerSpec {
   std::string name;
@@ -104,10 +114,12 @@ const char* ToString(CpuPolicy p);
 const char* ToString(BindPolicy p);
 const char* ToString(TopologyPolicy p);
 const char* ToString(TopologyScope s);
+const char* ToString(AffinityGroupPolicy p);
 std::optional<CpuPolicy> ParseCpuPolicy(const std::string& s);
 std::optional<BindPolicy> ParseBindPolicy(const std::string& s);
 std::optional<TopologyPolicy> ParseTopologyPolicy(const std::string& s);
 std::optional<TopologyScope> ParseTopologyScope(const std::string& s);
+std::optional<AffinityGroupPolicy> ParseAffinityGroupPolicy(const std::string& s);
 
 }  // namespace huygens
 

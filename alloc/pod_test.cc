@@ -91,10 +91,16 @@ TEST(PodNamesTest, RoundTripsKubernetesAndHuygensNames) {
   for (TopologyScope s : {TopologyScope::kContainer, TopologyScope::kPod}) {
     EXPECT_EQ(ParseTopologyScope(ToString(s)), s);
   }
+  for (AffinityGroupPolicy p :
+       {AffinityGroupPolicy::kSameNuma, AffinityGroupPolicy::kNearest, AffinityGroupPolicy::kSpread}) {
+    EXPECT_EQ(ParseAffinityGroupPolicy(ToString(p)), p);
+  }
   EXPECT_STREQ(ToString(TopologyPolicy::kSingleNumaNode), "single-numa-node");
   EXPECT_STREQ(ToString(BindPolicy::kSpreadCores), "spread-cores");
   EXPECT_STREQ(ToString(QosClass::kBestEffort), "BestEffort");
   EXPECT_EQ(ParseTopologyPolicy("single-numa"), std::nullopt);
+  EXPECT_STREQ(ToString(AffinityGroupPolicy::kSameNuma), "same-numa");
+  EXPECT_EQ(ParseAffinityGroupPolicy("Same-Numa"), std::nullopt);
 }
 
 }  // namespace

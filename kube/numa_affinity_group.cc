@@ -1,10 +1,8 @@
 #include "kube/numa_affinity_group.h"
 
-#include <array>
 #include <cstdint>
 #include <utility>
 
-#include "base/enum_names.h"
 #include "base/json_fields.h"
 #include "base/status.h"
 #include "fmt/format.h"
@@ -18,12 +16,6 @@ namespace {
 using json_fields::MemberOrNull;
 using json_fields::StringOrEmpty;
 using nlohmann::json;
-
-constexpr std::array<std::pair<const char*, AffinityGroupPolicy>, 3> kPolicyNames = {{
-    {"same-numa", AffinityGroupPolicy::kSameNuma},
-    {"nearest", AffinityGroupPolicy::kNearest},
-    {"spread", AffinityGroupPolicy::kSpread},
-}};
 
 // The operators of meta/v1 LabelSelectorRequirement (no Gt/Lt: those are node affinity's).
 constexpr SelectorOperator kLabelSelectorOperators[] = {
@@ -135,17 +127,14 @@ class Reader {
 
 std::vector<const char*> PolicyNames() {
   std::vector<const char*> names;
-  for (const auto& [name, policy] : kPolicyNames) names.push_back(name);
+  for (AffinityGroupPolicy p :
+       {AffinityGroupPolicy::kSameNuma, AffinityGroupPolicy::kNearest, AffinityGroupPolicy::kSpread}) {
+    names.push_back(ToString(p));
+  }
   return names;
 }
 
 }  // namespace
-
-const char* ToString(AffinityGroupPolicy policy) { return NameOf(kPolicyNames, policy); }
-
-std::optional<AffinityGroupPolicy> ParseAffinityGroupPolicy(std::string_view name) {
-  return ParseName(kPolicyNames, name);
-}
 
 absl::StatusOr<NumaAffinityGroup> DecodeNumaAffinityGroup(const json& object) {
   // Rule 1.

@@ -1,7 +1,8 @@
 // The codec of the NumaAffinityGroup object (group huygens.io, version v1alpha1, namespaced;
 // the CRD is deploy/helm/huygens/crds/numaaffinitygroup.yaml, the format docs/numa-affinity-group.md):
 // reads the object into a typed struct, and writes its status as the body of a merge patch of the
-// status subresource. The rebalancer in huygens-scheduler is its user.
+// status subresource, for huygens-scheduler's rebalancer (scheduler/rebalancer.h, which forms
+// groups from the annotation below only until it reads these objects).
 //
 // A group names pods of its namespace by label selector and says how their exclusive CPUs
 // should sit on the NUMA nodes of each node: `same-numa` (the default), `nearest`, `spread`.
@@ -34,28 +35,15 @@
 #define HUYGENS_KUBE_NUMA_AFFINITY_GROUP_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloc/pod.h"
 #include "base/label_selector.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube {
-
-// How a group's members should sit on the NUMA nodes of a node (spec.policy).
-enum class AffinityGroupPolicy {
-  kSameNuma,  // "same-numa": every member on one NUMA node (the default)
-  kNearest,   // "nearest": members on the NUMA nodes nearest each other (NUMA distances)
-  kSpread,    // "spread": members on different NUMA nodes, as far as the free CPUs allow
-};
-
-// "same-numa", "nearest", "spread".
-const char* ToString(AffinityGroupPolicy policy);
-// The policy named `name` (exactly as the wire spells it); nullopt for anything else.
-std::optional<AffinityGroupPolicy> ParseAffinityGroupPolicy(std::string_view name);
 
 // What the codec reads of one NumaAffinityGroup.
 struct NumaAffinityGroup {
@@ -64,7 +52,7 @@ struct NumaAffinityGroup {
   std::string uid;             // metadata.uid
   int64_t generation = 0;      // metadata.generation: goes to status.observedGeneration
   LabelSelector selector;      // spec.selector
-  AffinityGroupPolicy policy = AffinityGroupPolicy::kSameNuma;  // spec.policy
+  AffinityGroupPolicy policy = AffinityGroupPolicy::kSameNuma;  // spec.policy (alloc/pod.h)
 
   friend bool operator==(const NumaAffinityGroup&, const NumaAffinityGroup&) = default;
 };

@@ -183,14 +183,6 @@ INSTANTIATE_TEST_SUITE_P(
                   "NumaAffinityGroup ns/x: spec.policy: 1 is not one of same-numa, nearest, spread"}),
     [](const ::testing::TestParamInfo<ErrorCase>& p) { return p.param.name; });
 
-TEST(AffinityGroupPolicyTest, EveryPolicysNameParsesBackToIt) {
-  for (AffinityGroupPolicy p :
-       {AffinityGroupPolicy::kSameNuma, AffinityGroupPolicy::kNearest, AffinityGroupPolicy::kSpread}) {
-    EXPECT_EQ(ParseAffinityGroupPolicy(ToString(p)), p) << ToString(p);
-  }
-  EXPECT_EQ(ParseAffinityGroupPolicy("Same-Numa"), std::nullopt);
-}
-
 TEST(StatusPatchTest, SetsTheWholeStatusWithMemberCountAndConditionStatusAsText) {
   NumaAffinityGroupStatus status;
   status.observed_generation = 3;

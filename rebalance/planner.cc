@@ -14,22 +14,6 @@
 
 namespace huygens::rebalance {
 
-const char* ToString(GroupPolicy policy) {
-  switch (policy) {
-    case GroupPolicy::kSameNuma: return "same-numa";
-    case GroupPolicy::kNearest: return "nearest";
-    case GroupPolicy::kSpread: return "spread";
-  }
-  return "?";
-}
-
-std::optional<GroupPolicy> ParseGroupPolicy(std::string_view text) {
-  if (text == "same-numa") return GroupPolicy::kSameNuma;
-  if (text == "nearest") return GroupPolicy::kNearest;
-  if (text == "spread") return GroupPolicy::kSpread;
-  return std::nullopt;
-}
-
 const char* ToString(GroupOutcome::State state) {
   switch (state) {
     case GroupOutcome::State::kAligned: return "aligned";

@@ -57,19 +57,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloc/pod.h"
 #include "node/allocation.h"
 #include "node/node_state.h"
 
 namespace huygens::rebalance {
 
-// What a group wants (DESIGN.md, NumaAffinityGroup spec.policy).
-enum class GroupPolicy {
-  kSameNuma,  // "same-numa": one NUMA node when the members fit one, else the nearest set
-  kNearest,   // "nearest": only single moves that bring members nearer
-  kSpread,    // "spread": members on different NUMA nodes
-};
-const char* ToString(GroupPolicy policy);
-std::optional<GroupPolicy> ParseGroupPolicy(std::string_view text);
+// What a group wants (a NumaAffinityGroup's spec.policy; names and parser in alloc/pod.h):
+// kSameNuma: one NUMA node when the members fit one, else the nearest set; kNearest: only
+// single moves that bring members nearer; kSpread: members on different NUMA nodes.
+using GroupPolicy = AffinityGroupPolicy;
 
 // One affinity group as seen on one node.
 struct AffinityGroup {

@@ -171,9 +171,9 @@ TEST(Deploy, TheNumaAffinityGroupCrdIsTheResourceAndTheNamesTheCodecReads) {
   YAML::Node policy = spec["properties"]["policy"];
   ASSERT_EQ(policy["enum"].size(), 3u);
   for (const YAML::Node& p : policy["enum"]) {
-    EXPECT_TRUE(kube::ParseAffinityGroupPolicy(p.as<std::string>()).has_value()) << p.as<std::string>();
+    EXPECT_TRUE(ParseAffinityGroupPolicy(p.as<std::string>()).has_value()) << p.as<std::string>();
   }
-  EXPECT_EQ(policy["default"].as<std::string>(), kube::ToString(kube::AffinityGroupPolicy::kSameNuma));
+  EXPECT_EQ(policy["default"].as<std::string>(), ToString(AffinityGroupPolicy::kSameNuma));
   // The operators it admits are label-selector operators.
   YAML::Node op = spec["properties"]["selector"]["properties"]["matchExpressions"]["items"]["properties"]["operator"];
   ASSERT_EQ(op["enum"].size(), 4u);

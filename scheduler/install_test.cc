@@ -331,8 +331,8 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
           {{"huygens-agent", {"events.k8s.io", "events", "patch"}},
            "the same event again within 6 minutes counts in the first one's series (kube/event_recorder.h)"},
       };
-      // Rules of the rebalancer (NumaAffinityGroup informer and status, issue 17), which the
-      // scheduler does not run yet: drop this list when it does.
+      // Rules for the rebalancer's NumaAffinityGroups (informer and status, issue 17), which it
+      // does not read yet: drop this list when it does.
       static const std::set<Permission> kRebalancer = {
           {"huygens.io", "numaaffinitygroups", "get"},           {"huygens.io", "numaaffinitygroups", "list"},
           {"huygens.io", "numaaffinitygroups", "watch"},         {"huygens.io", "numaaffinitygroups/status", "update"},
