@@ -400,58 +400,53 @@ class Planner {
     return std::make_pair(std::get<3>(*best), std::make_pair(std::get<4>(*best), *best_to));
   }
 
-  // Goal 2: single moves while the group's distance drops.
-  absl::Status Nearer(const AffinityGroup& group, GroupOutcome& outcome) {
-    const std::string why_not_together = outcome.reason;
-    auto measure = [&group](const Planner& p) { return p.GroupDistance(group.members); };
+  // Goals 2 and 3: single moves while `measure` drops, the best first (BestSingleMove); the
+  // reasons are the outcome's when nothing moves (`blocked`) and after a move (`moved`).
+  template <typename Measure, typename Prefer>
+  absl::Status Greedy(const AffinityGroup& group, GroupOutcome& outcome, Measure measure,
+                      Prefer prefer, const char* verb, const std::string& blocked,
+                      const std::string& moved) {
     while (BudgetLeft()) {
-      auto best = BestSingleMove(group, measure, [](int) { return int64_t{0}; });
+      auto best = BestSingleMove(group, measure, prefer);
       if (!best.has_value()) {
-        if (outcome.reason.empty()) outcome.reason = "no single move brings members nearer";
+        if (outcome.reason.empty()) outcome.reason = blocked;
         return absl::OkStatus();
       }
       auto& [uid, placed] = *best;
       const int target = placed.first;
       if (absl::Status s = Commit(uid, std::move(placed.second), group.name,
-                                  fmt::format("group {}: nearer, to NUMA node {}", group.name,
+                                  fmt::format("group {}: {}, to NUMA node {}", group.name, verb,
                                               target));
           !s.ok()) {
         return s;
       }
-      outcome.reason = why_not_together.empty()
-                           ? "members moved nearer"
-                           : fmt::format("members moved nearer ({})", why_not_together);
+      outcome.reason = moved;
     }
     return absl::OkStatus();
   }
 
+  // Goal 2: single moves while the group's distance drops.
+  absl::Status Nearer(const AffinityGroup& group, GroupOutcome& outcome) {
+    const std::string why_not_together = outcome.reason;
+    return Greedy(
+        group, outcome, [&group](const Planner& p) { return p.GroupDistance(group.members); },
+        [](int) { return int64_t{0}; }, "nearer", "no single move brings members nearer",
+        why_not_together.empty() ? "members moved nearer"
+                                 : fmt::format("members moved nearer ({})", why_not_together));
+  }
+
   // Goal 3: single moves while fewer member pairs share a NUMA node; the freest target first.
   absl::Status Spread(const AffinityGroup& group, GroupOutcome& outcome) {
-    auto measure = [&group](const Planner& p) {
-      return static_cast<double>(p.SharingPairs(group.members));
-    };
-    while (BudgetLeft()) {
-      auto best = BestSingleMove(group, measure, [this](int target) {
-        for (const NumaCounters& c : state_.Counters()) {
-          if (c.numa == target) return -static_cast<int64_t>(c.free_cpus);
-        }
-        return int64_t{0};
-      });
-      if (!best.has_value()) {
-        if (outcome.reason.empty()) outcome.reason = "no NUMA node without members has room";
-        return absl::OkStatus();
-      }
-      auto& [uid, placed] = *best;
-      const int target = placed.first;
-      if (absl::Status s = Commit(uid, std::move(placed.second), group.name,
-                                  fmt::format("group {}: spread, to NUMA node {}", group.name,
-                                              target));
-          !s.ok()) {
-        return s;
-      }
-      outcome.reason = "members spread over NUMA nodes";
-    }
-    return absl::OkStatus();
+    return Greedy(
+        group, outcome,
+        [&group](const Planner& p) { return static_cast<double>(p.SharingPairs(group.members)); },
+        [this](int target) {
+          for (const NumaCounters& c : state_.Counters()) {
+            if (c.numa == target) return -static_cast<int64_t>(c.free_cpus);
+          }
+          return int64_t{0};
+        },
+        "spread", "no NUMA node without members has room", "members spread over NUMA nodes");
   }
 
   // Goal 4: from the most to the least loaded NUMA node while a pod smaller than the gap exists.
