@@ -366,6 +366,8 @@ const PodSpec* NodeState::SpecOf(const std::string& pod_uid) const {
   return it == records_.end() ? nullptr : &it->second.spec;
 }
 
+const ExclusiveAllocator& NodeState::Allocator() const { return shape_->allocator; }
+
 Owner NodeState::OwnerOf(const std::string& pod_uid) const {
   auto it = records_.find(pod_uid);
   return it == records_.end() ? Owner::kHuygens : it->second.owner;

@@ -126,12 +126,15 @@ class Planner {
   bool IsPinned(const std::string& uid) const { return pinned_.contains(uid); }
 
   // The allocation that puts every exclusive CPU of `uid` on NUMA node `target`, over the
-  // current state; nullopt when it does not fit (CPUs or memory).
-  std::optional<PodAllocation> MoveTo(const std::string& uid, int target) const {
+  // current state minus what earlier movers of the same candidate claimed there (`taken` CPUs,
+  // `claimed` memory); nullopt when it does not fit (CPUs or memory).
+  std::optional<PodAllocation> MoveTo(const std::string& uid, int target,
+                                      const CpuSet& taken = {},
+                                      const MemoryRequests& claimed = {}) const {
     const PodAllocation& from = state_.Pods().at(uid);
     const PodSpec& spec = *state_.SpecOf(uid);
     const CpuSet target_cpus = topo_.CpusInNumaNode(target);
-    const CpuSet free_on_target = state_.SharedPool().Intersection(target_cpus);
+    const CpuSet free_on_target = state_.SharedPool().Intersection(target_cpus).Difference(taken);
     ExclusiveRequest request;
     request.bind_policy = spec.bind_policy.value_or(state_.Config().default_bind_policy);
     request.topology_policy = TopologyPolicy::kSingleNumaNode;
@@ -160,7 +163,7 @@ class Planner {
         cpus = old.cpuset;  // already there: kept as it is
       } else {
         request.num_cpus = old.cpuset.Size();
-        absl::StatusOr<ExclusiveAllocation> got = AllocateExclusive(topo_, available, request);
+        absl::StatusOr<ExclusiveAllocation> got = state_.Allocator().Allocate(available, request);
         if (!got.ok()) return std::nullopt;
         cpus = got->cpus;
       }
@@ -175,13 +178,14 @@ class Planner {
       c.cpuset = c.cpuset.IsSubsetOf(running) ? c.cpuset : running.First(c.cpuset.Size());
       c.mems = CpuSet{target};
     }
-    if (!MemoryFits(uid, spec, target)) return std::nullopt;
+    if (!MemoryFits(uid, spec, target, claimed)) return std::nullopt;
     return to;
   }
 
   // Whether the pod's memory, when Huygens places it (memory modelled, policy None), fits NUMA
-  // node `target` once the pod's own memory is released.
-  bool MemoryFits(const std::string& uid, const PodSpec& spec, int target) const {
+  // node `target` once the pod's own memory is released and `claimed` is taken there.
+  bool MemoryFits(const std::string& uid, const PodSpec& spec, int target,
+                  const MemoryRequests& claimed) const {
     if (state_.Memory() == nullptr || !state_.Memory()->assignments.contains(uid)) return true;
     NodeState without = state_;
     if (!without.ReleasePod(uid).ok()) return false;
@@ -190,7 +194,9 @@ class Planner {
     for (const auto& [resource, bytes] : PodMemoryRequests(spec)) {
       if (bytes == 0) continue;
       auto table = node->second.memory_map.find(resource);
-      if (table == node->second.memory_map.end() || table->second.free < bytes) return false;
+      auto other = claimed.find(resource);
+      const uint64_t wanted = bytes + (other == claimed.end() ? 0 : other->second);
+      if (table == node->second.memory_map.end() || table->second.free < wanted) return false;
     }
     return true;
   }
@@ -234,23 +240,32 @@ class Planner {
     return sum / static_cast<double>(a.size() * b.size());
   }
 
+  // The members' NUMA nodes now, or with member `moved` (when set) wholly on NUMA node `target`.
+  std::vector<std::vector<int>> Layout(const std::vector<std::string>& members,
+                                       const std::string* moved, int target) const {
+    std::vector<std::vector<int>> out;
+    for (const std::string& uid : members) {
+      out.push_back(moved != nullptr && uid == *moved ? std::vector<int>{target} : NumaOf(uid));
+    }
+    return out;
+  }
+
   // Goal 2's measure: sum over member pairs of the mean NUMA distance between them.
-  double GroupDistance(const std::vector<std::string>& members) const {
+  double GroupDistance(const std::vector<std::vector<int>>& layout) const {
     double sum = 0;
-    for (size_t i = 0; i < members.size(); ++i) {
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        sum += SetDistance(NumaOf(members[i]), NumaOf(members[j]));
-      }
+    for (size_t i = 0; i < layout.size(); ++i) {
+      for (size_t j = i + 1; j < layout.size(); ++j) sum += SetDistance(layout[i], layout[j]);
     }
     return sum;
   }
 
   // Goal 3's measure: member pairs whose NUMA nodes overlap.
-  int SharingPairs(const std::vector<std::string>& members) const {
+  static int SharingPairs(const std::vector<std::vector<int>>& layout) {
     int pairs = 0;
-    for (size_t i = 0; i < members.size(); ++i) {
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        const std::vector<int> a = NumaOf(members[i]), b = NumaOf(members[j]);
+    for (size_t i = 0; i < layout.size(); ++i) {
+      for (size_t j = i + 1; j < layout.size(); ++j) {
+        const std::vector<int>& a = layout[i];
+        const std::vector<int>& b = layout[j];
         for (int x : a) {
           if (std::find(b.begin(), b.end(), x) != b.end()) {
             ++pairs;
@@ -278,7 +293,7 @@ class Planner {
     outcome.numa_before = Span(group.members);
     const size_t moves_before = plan_.moves.size();
     const bool aligned = group.policy == GroupPolicy::kSpread
-                             ? SharingPairs(group.members) == 0
+                             ? SharingPairs(Layout(group.members, nullptr, 0)) == 0
                              : outcome.numa_before.size() == 1;
     absl::Status s;
     if (aligned) {
@@ -314,26 +329,40 @@ class Planner {
         if (IsPinned(uid) && NumaOf(uid) != std::vector<int>{target}) feasible = false;
       }
       if (!feasible) continue;
-      // Plan this target's moves on a scratch copy, members in a fixed order.
-      Planner scratch = *this;
+      // A bound first: the CPUs the movers need on `target` beyond their own must be free
+      // there, and a target needing more than the best one moves cannot win.
+      const CpuSet target_cpus = topo_.CpusInNumaNode(target);
+      int need = 0;
+      for (const std::string& uid : group.members) {
+        if (NumaOf(uid) == std::vector<int>{target}) continue;
+        const CpuSet held = HeldCpus(state_.Pods().at(uid));
+        need += held.Size() - held.IntersectionSize(target_cpus);
+      }
+      if (need > state_.SharedPool().IntersectionSize(target_cpus)) continue;
+      if (best.has_value() && need > std::get<0>(*best)) continue;
+      // This target's moves, members in a fixed order, each into what the ones before it left.
       std::vector<std::pair<std::string, PodAllocation>> moves;
+      CpuSet::Builder taken;
+      MemoryRequests claimed;
       int moved = 0;
       int64_t far = 0;
       for (const std::string& uid : group.members) {
         if (NumaOf(uid) == std::vector<int>{target}) continue;
-        std::optional<PodAllocation> to = scratch.MoveTo(uid, target);
+        std::optional<PodAllocation> to = MoveTo(uid, target, taken.Build(), claimed);
         if (!to.has_value()) {
           feasible = false;
           break;
         }
-        moved += HeldCpus(*to).Difference(HeldCpus(scratch.state_.Pods().at(uid))).Size();
+        const CpuSet held = HeldCpus(*to);
+        moved += held.Difference(HeldCpus(state_.Pods().at(uid))).Size();
         for (int n : NumaOf(uid)) {
           far += static_cast<int64_t>(CpusOf(uid)) * topo_.Distance(n, target);
         }
-        Move probe{uid, scratch.state_.Pods().at(uid), *to, 0, "", ""};
-        if (!ApplyMove(scratch.state_, probe).ok()) {
-          feasible = false;
-          break;
+        taken.Add(held);
+        if (state_.Memory() != nullptr) {
+          for (const auto& [resource, bytes] : PodMemoryRequests(*state_.SpecOf(uid))) {
+            claimed[resource] += bytes;
+          }
         }
         moves.emplace_back(uid, *std::move(to));
       }
@@ -372,7 +401,7 @@ class Planner {
   template <typename Measure, typename Prefer>
   std::optional<std::pair<std::string, std::pair<int, PodAllocation>>> BestSingleMove(
       const AffinityGroup& group, Measure measure, Prefer prefer) {
-    const double now = measure(*this);
+    const double now = measure(Layout(group.members, nullptr, 0));
     // drop (higher better), moved CPUs, preference (lower better), uid, target
     using Score = std::tuple<double, int, int64_t, std::string, int>;
     std::optional<Score> best;
@@ -381,13 +410,11 @@ class Planner {
       if (IsPinned(uid)) continue;
       for (int target : Targets()) {
         if (NumaOf(uid) == std::vector<int>{target}) continue;
+        const double after = measure(Layout(group.members, &uid, target));
+        if (!(after < now - 1e-9)) continue;
+        if (best.has_value() && -(now - after) > std::get<0>(*best) + 1e-9) continue;
         std::optional<PodAllocation> to = MoveTo(uid, target);
         if (!to.has_value()) continue;
-        Planner scratch = *this;
-        Move probe{uid, state_.Pods().at(uid), *to, 0, "", ""};
-        if (!ApplyMove(scratch.state_, probe).ok()) continue;
-        const double after = measure(scratch);
-        if (!(after < now - 1e-9)) continue;
         const int moved = HeldCpus(*to).Difference(HeldCpus(state_.Pods().at(uid))).Size();
         const Score score{-(now - after), moved, prefer(target), uid, target};
         if (!best.has_value() || score < *best) {
@@ -429,7 +456,7 @@ class Planner {
   absl::Status Nearer(const AffinityGroup& group, GroupOutcome& outcome) {
     const std::string why_not_together = outcome.reason;
     return Greedy(
-        group, outcome, [&group](const Planner& p) { return p.GroupDistance(group.members); },
+        group, outcome, [this](const auto& layout) { return GroupDistance(layout); },
         [](int) { return int64_t{0}; }, "nearer", "no single move brings members nearer",
         why_not_together.empty() ? "members moved nearer"
                                  : fmt::format("members moved nearer ({})", why_not_together));
@@ -439,7 +466,7 @@ class Planner {
   absl::Status Spread(const AffinityGroup& group, GroupOutcome& outcome) {
     return Greedy(
         group, outcome,
-        [&group](const Planner& p) { return static_cast<double>(p.SharingPairs(group.members)); },
+        [](const auto& layout) { return static_cast<double>(SharingPairs(layout)); },
         [this](int target) {
           for (const NumaCounters& c : state_.Counters()) {
             if (c.numa == target) return -static_cast<int64_t>(c.free_cpus);
