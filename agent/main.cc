@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "agent/agent.h"
 #include "agent/config.h"
+#include "agent/netns_tcp_reader.h"
 #include "agent/read_file.h"
 #include "base/status.h"
 #include "base/version.h"
@@ -140,13 +141,15 @@ int main(int argc, char** argv) {
   }
 
   serving::MetricsRegistry metrics;
+  agent::SockDiagReader traffic_reader(config->runtime.timeout);
   auto agent = agent::Agent::Create(
       *config, system_cpus,
       {.client = &client,
        .runtime = runtime.get(),
        .clock = RealClock::Get(),
        .topology = std::make_shared<const CpuTopology>(std::move(*topology)),
-       .metrics = &metrics},
+       .metrics = &metrics,
+       .traffic_reader = &traffic_reader},
       kubelet.memory);
   if (!agent.ok()) {
     spdlog::critical("{}", Msg(agent.status()));

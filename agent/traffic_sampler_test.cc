@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/testing/fake_tcp_reader.h"
 #include "base/testing/fake_clock.h"
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
@@ -16,19 +17,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using std::chrono::seconds;
-
-// Connections per namespace path; a path without an entry fails to open. Records the paths read.
-class FakeReader : public TcpConnectionReader {
- public:
-  absl::StatusOr<std::vector<TcpConnection>> Read(const std::string& netns_path) override {
-    reads.push_back(netns_path);
-    auto it = namespaces.find(netns_path);
-    if (it == namespaces.end()) return absl::PermissionDeniedError("setns: Operation not permitted");
-    return it->second;
-  }
-  std::map<std::string, std::vector<TcpConnection>> namespaces;
-  std::vector<std::string> reads;
-};
 
 // Counts the Pid calls of a FakeRuntime.
 class CountingRuntime : public cri::ContainerRuntime {
@@ -90,7 +78,7 @@ class TrafficSamplerTest : public ::testing::Test {
   huygens::testing::FakeClock clock_;
   cri::testing::FakeRuntime runtime_{CpuSet{0, 1}, CpuSet{0}};
   CountingRuntime counting_{&runtime_};
-  FakeReader reader_;
+  testing::FakeTcpReader reader_;
 };
 
 TEST_F(TrafficSamplerTest, PodsThatTalkArePublishedAfterOneInterval) {
@@ -101,18 +89,18 @@ TEST_F(TrafficSamplerTest, PodsThatTalkArePublishedAfterOneInterval) {
   Run(host);
   TrafficSampler sampler = Sampler();
   EXPECT_LE(sampler.NextSampleAt(), clock_.Now());
-  reader_.namespaces[web_ns] = {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 1000)};
-  reader_.namespaces[db_ns] = {};
+  reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 1000)});
+  reader_.Set(db_ns, {});
   TrafficSampleReport first = sampler.Sample({web, db, host, pending});
   EXPECT_EQ(first.pods_read, 2);
   EXPECT_TRUE(first.failures.empty());
   EXPECT_FALSE(first.changed);
   EXPECT_EQ(sampler.Annotation(), std::nullopt);
-  EXPECT_THAT(reader_.reads, ElementsAre(web_ns, db_ns));  // not the hostNetwork pod's
+  EXPECT_THAT(reader_.Reads(), ElementsAre(web_ns, db_ns));  // not the hostNetwork pod's
   EXPECT_EQ(sampler.NextSampleAt(), clock_.Now() + seconds(10));
 
   clock_.Advance(seconds(10));
-  reader_.namespaces[web_ns] = {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 51000)};
+  reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 51000)});
   TrafficSampleReport second = sampler.Sample({web, db, host, pending});
   EXPECT_TRUE(second.changed);
   EXPECT_EQ(sampler.Annotation(),
@@ -129,7 +117,7 @@ TEST_F(TrafficSamplerTest, ASmallRateChangeKeepsThePublishedSummaryAndALargeOneR
   uint64_t bytes = 0;
   const auto round = [&](uint64_t per_second) {
     bytes += per_second * 10;
-    reader_.namespaces[web_ns] = {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, bytes)};
+    reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, bytes)});
     clock_.Advance(seconds(10));
     return sampler.Sample({web, db});
   };
@@ -149,7 +137,7 @@ TEST_F(TrafficSamplerTest, APodWhoseNamespaceCannotBeReadIsReportedAndLeftOut) {
   const NodePod lost = Pod("lost", {"10.0.0.3"});  // no container in the runtime
   Run(web);  // no namespace entry: the read fails
   const std::string db_ns = Run(db);
-  reader_.namespaces[db_ns] = {};
+  reader_.Set(db_ns, {});
   TrafficSampler sampler = Sampler();
   TrafficSampleReport report = sampler.Sample({web, db, lost});
   EXPECT_EQ(report.pods_read, 1);
@@ -167,7 +155,7 @@ TEST_F(TrafficSamplerTest, ARuntimeThatIsDownIsReportedOnceAndNothingIsRead) {
   EXPECT_EQ(report.pods_read, 0);
   ASSERT_EQ(report.failures.size(), 1u);
   EXPECT_THAT(report.failures[0], HasSubstr("runtime: "));
-  EXPECT_TRUE(reader_.reads.empty());
+  EXPECT_TRUE(reader_.Reads().empty());
 }
 
 TEST_F(TrafficSamplerTest, OnlyTheTopPairsArePublished) {
@@ -176,12 +164,12 @@ TEST_F(TrafficSamplerTest, OnlyTheTopPairsArePublished) {
   Run(b);
   Run(c);
   TrafficSampler sampler = Sampler(/*top_pairs=*/1);
-  reader_.namespaces[a_ns] = {Conn("10.0.0.1", 1, "10.0.0.2", 80, 0),
-                              Conn("10.0.0.1", 2, "10.0.0.3", 80, 0)};
+  reader_.Set(a_ns, {Conn("10.0.0.1", 1, "10.0.0.2", 80, 0),
+                              Conn("10.0.0.1", 2, "10.0.0.3", 80, 0)});
   sampler.Sample({a, b, c});
   clock_.Advance(seconds(10));
-  reader_.namespaces[a_ns] = {Conn("10.0.0.1", 1, "10.0.0.2", 80, 100),
-                              Conn("10.0.0.1", 2, "10.0.0.3", 80, 900)};
+  reader_.Set(a_ns, {Conn("10.0.0.1", 1, "10.0.0.2", 80, 100),
+                              Conn("10.0.0.1", 2, "10.0.0.3", 80, 900)});
   sampler.Sample({a, b, c});
   EXPECT_EQ(sampler.Annotation(),
             R"({"version":1,"windowSeconds":10,"pairs":[)"
