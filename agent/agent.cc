@@ -276,15 +276,16 @@ std::optional<std::string> Agent::PodTrafficAnnotation() const {
 
 void Agent::SampleTraffic() {
   absl::StatusOr<std::vector<nlohmann::json>> objects = ListPods();
-  std::vector<NodePod> pods;
-  if (objects.ok()) {
+  absl::StatusOr<std::vector<NodePod>> pods = std::vector<NodePod>{};
+  if (!objects.ok()) {
+    pods = objects.status();
+  } else {
     for (const nlohmann::json& object : *objects) {
       absl::StatusOr<NodePod> pod = kube::DecodePod(object);
-      if (pod.ok() && pod->node_name == config_.node_name) pods.push_back(*std::move(pod));
+      if (pod.ok() && pod->node_name == config_.node_name) pods->push_back(*std::move(pod));
     }
   }
   TrafficSampleReport report = traffic_->Sample(pods);
-  if (!objects.ok()) report.failures.insert(report.failures.begin(), "pods: " + Msg(objects.status()));
   if (report.failures != traffic_failures_) {
     for (const std::string& f : report.failures) spdlog::warn("traffic sample: {}", f);
     traffic_failures_ = report.failures;

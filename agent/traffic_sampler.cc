@@ -20,10 +20,14 @@ Clock::TimePoint TrafficSampler::NextSampleAt() const {
                                   : Clock::TimePoint::min();
 }
 
-TrafficSampleReport TrafficSampler::Sample(const std::vector<NodePod>& pods) {
+TrafficSampleReport TrafficSampler::Sample(const absl::StatusOr<std::vector<NodePod>>& pods) {
   TrafficSampleReport report;
   const Clock::TimePoint now = clock_->Now();
   last_sample_ = now;
+  if (!pods.ok()) {
+    report.failures.push_back(fmt::format("pods: {}", Msg(pods.status())));
+    return report;
+  }
   std::map<std::string, std::vector<const cri::ContainerInfo*>> running;  // pod uid -> containers
   absl::StatusOr<std::vector<cri::ContainerInfo>> containers = runtime_->ListContainers();
   const bool runtime_ok = containers.ok();
@@ -39,7 +43,7 @@ TrafficSampleReport TrafficSampler::Sample(const std::vector<NodePod>& pods) {
   }
   std::vector<TrafficPod> traffic_pods;
   std::map<std::string, std::vector<TcpConnection>> samples;
-  for (const NodePod& pod : pods) {
+  for (const NodePod& pod : *pods) {
     if (pod.host_network || pod.phase != "Running") continue;
     TrafficPod tp{pod.spec.uid, fmt::format("{}/{}", pod.spec.namespace_name, pod.spec.name), {}};
     for (const std::string& ip : pod.pod_ips) {

@@ -53,8 +53,10 @@ class TrafficSampler {
   Clock::TimePoint NextSampleAt() const;
 
   // One round over `pods` (this node's pods) at the clock's now. A runtime that cannot list
-  // its containers makes a round with no namespace read (reported as "runtime: ...").
-  TrafficSampleReport Sample(const std::vector<NodePod>& pods);
+  // its containers makes a round with no namespace read (reported as "runtime: ..."). When the
+  // pods could not be listed (`pods` an error) there is no round (with no pods every pair would
+  // look gone): reported as "pods: ...", and the next sample is one interval later all the same.
+  TrafficSampleReport Sample(const absl::StatusOr<std::vector<NodePod>>& pods);
 
   // The annotation's value (EncodePodTraffic) to publish; nullopt before the first summary
   // (one sample interval after the first round).

@@ -91,7 +91,7 @@ TEST_F(TrafficSamplerTest, PodsThatTalkArePublishedAfterOneInterval) {
   EXPECT_LE(sampler.NextSampleAt(), clock_.Now());
   reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 1000)});
   reader_.Set(db_ns, {});
-  TrafficSampleReport first = sampler.Sample({web, db, host, pending});
+  TrafficSampleReport first = sampler.Sample(std::vector<NodePod>{web, db, host, pending});
   EXPECT_EQ(first.pods_read, 2);
   EXPECT_TRUE(first.failures.empty());
   EXPECT_FALSE(first.changed);
@@ -101,7 +101,7 @@ TEST_F(TrafficSamplerTest, PodsThatTalkArePublishedAfterOneInterval) {
 
   clock_.Advance(seconds(10));
   reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 51000)});
-  TrafficSampleReport second = sampler.Sample({web, db, host, pending});
+  TrafficSampleReport second = sampler.Sample(std::vector<NodePod>{web, db, host, pending});
   EXPECT_TRUE(second.changed);
   EXPECT_EQ(sampler.Annotation(),
             R"({"version":1,"windowSeconds":10,"pairs":[)"
@@ -119,7 +119,7 @@ TEST_F(TrafficSamplerTest, ASmallRateChangeKeepsThePublishedSummaryAndALargeOneR
     bytes += per_second * 10;
     reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, bytes)});
     clock_.Advance(seconds(10));
-    return sampler.Sample({web, db});
+    return sampler.Sample(std::vector<NodePod>{web, db});
   };
   round(0);
   EXPECT_TRUE(round(1000).changed);
@@ -139,7 +139,7 @@ TEST_F(TrafficSamplerTest, APodWhoseNamespaceCannotBeReadIsReportedAndLeftOut) {
   const std::string db_ns = Run(db);
   reader_.Set(db_ns, {});
   TrafficSampler sampler = Sampler();
-  TrafficSampleReport report = sampler.Sample({web, db, lost});
+  TrafficSampleReport report = sampler.Sample(std::vector<NodePod>{web, db, lost});
   EXPECT_EQ(report.pods_read, 1);
   EXPECT_THAT(report.failures,
               ElementsAre("shop/web: setns: Operation not permitted",
@@ -151,11 +151,33 @@ TEST_F(TrafficSamplerTest, ARuntimeThatIsDownIsReportedOnceAndNothingIsRead) {
   Run(web);
   runtime_.SetDown(true);
   TrafficSampler sampler = Sampler();
-  TrafficSampleReport report = sampler.Sample({web});
+  TrafficSampleReport report = sampler.Sample(std::vector<NodePod>{web});
   EXPECT_EQ(report.pods_read, 0);
   ASSERT_EQ(report.failures.size(), 1u);
   EXPECT_THAT(report.failures[0], HasSubstr("runtime: "));
   EXPECT_TRUE(reader_.Reads().empty());
+}
+
+TEST_F(TrafficSamplerTest, PodsThatCannotBeListedMakeNoRoundAndKeepThePublishedSummary) {
+  const NodePod web = Pod("web", {"10.0.0.1"}), db = Pod("db", {"10.0.0.2"});
+  const std::string web_ns = Run(web);
+  Run(db);
+  TrafficSampler sampler = Sampler();
+  reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 0)});
+  sampler.Sample(std::vector<NodePod>{web, db});
+  clock_.Advance(seconds(10));
+  reader_.Set(web_ns, {Conn("10.0.0.1", 4000, "10.0.0.2", 5432, 1000)});
+  sampler.Sample(std::vector<NodePod>{web, db});
+  const std::optional<std::string> published = sampler.Annotation();
+  ASSERT_TRUE(published.has_value());
+  clock_.Advance(seconds(10));
+  const size_t reads = reader_.Reads().size();
+  TrafficSampleReport report = sampler.Sample(absl::UnavailableError("apiserver down"));
+  EXPECT_THAT(report.failures, ElementsAre("pods: apiserver down"));
+  EXPECT_FALSE(report.changed);
+  EXPECT_EQ(sampler.Annotation(), published);
+  EXPECT_EQ(reader_.Reads().size(), reads);
+  EXPECT_EQ(sampler.NextSampleAt(), clock_.Now() + seconds(10));
 }
 
 TEST_F(TrafficSamplerTest, OnlyTheTopPairsArePublished) {
@@ -166,11 +188,11 @@ TEST_F(TrafficSamplerTest, OnlyTheTopPairsArePublished) {
   TrafficSampler sampler = Sampler(/*top_pairs=*/1);
   reader_.Set(a_ns, {Conn("10.0.0.1", 1, "10.0.0.2", 80, 0),
                               Conn("10.0.0.1", 2, "10.0.0.3", 80, 0)});
-  sampler.Sample({a, b, c});
+  sampler.Sample(std::vector<NodePod>{a, b, c});
   clock_.Advance(seconds(10));
   reader_.Set(a_ns, {Conn("10.0.0.1", 1, "10.0.0.2", 80, 100),
                               Conn("10.0.0.1", 2, "10.0.0.3", 80, 900)});
-  sampler.Sample({a, b, c});
+  sampler.Sample(std::vector<NodePod>{a, b, c});
   EXPECT_EQ(sampler.Annotation(),
             R"({"version":1,"windowSeconds":10,"pairs":[)"
             R"({"a":"shop/a","b":"shop/c","bytesPerSecond":90}]})");
