@@ -34,7 +34,9 @@ exclusive CPUs held now and per-NUMA capacity factors), and sets every container
 through the container runtime (CRI, falling back to cgroupfs): exclusive containers to the
 cpuset in their pod's huygens.io/allocation, other user containers to the shared pool, system
 containers to the system pool. It reports huygens.io/allocation-status on each pod (applied,
-pending, conflict, failed) and serves /metrics, /healthz and /readyz.
+pending, conflict, failed), publishes which of its pods talk to each other over TCP and how much
+(huygens.io/pod-traffic on the NodeResourceTopology; traffic.* below) and serves /metrics,
+/healthz and /readyz.
 
 Configuration: a YAML file (--config), every field listed below and described in
 docs/agent.md. Stop with SIGTERM or SIGINT. Exit status: 0 after a signal (or a clean --once
