@@ -283,6 +283,7 @@ TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {
 }
 
 TEST_F(AgentTest, TheLoopSamplesTheTrafficOfLocalPodsAndPublishesItOnTheNrt) {
+  config_.traffic.enabled = true;  // opt-in (it needs privileges)
   // Two running pods with pod IPs; web's namespace holds a connection to db.
   std::map<std::string, std::string> netns;  // pod name -> namespace path
   for (const auto& [name, ip] : {std::pair{"web", "10.1.0.1"}, std::pair{"db", "10.1.0.2"}}) {

@@ -306,7 +306,7 @@ kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state  # kubelet's memo
 checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
 metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
 traffic:                         # observed affinity: TCP traffic between this node's pods
-  enabled: true                  # sample it and publish huygens.io/pod-traffic on the NRT
+  enabled: false                 # sample it and publish huygens.io/pod-traffic on the NRT (needs privileges)
   sampleInterval: 10s            # time between two samples of every pod's connections
   window: 30s                    # rates are averaged over this span (>= sampleInterval)
   topPairs: 32                   # publish at most this many pairs, highest rates first

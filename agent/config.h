@@ -87,9 +87,10 @@ struct CapacitySourceConfig {
 // Observed affinity: sampling the TCP traffic between this node's pods (agent/traffic_meter.h)
 // and publishing it as huygens.io/pod-traffic on the NRT object (topology/pod_traffic.h).
 struct TrafficConfig {
-  // Sample and publish. Default true. When false, an annotation left by an earlier run is
-  // removed.
-  bool enabled = true;
+  // Sample and publish. Default false: it needs the host PID namespace and CAP_SYS_ADMIN +
+  // CAP_SYS_PTRACE (docs/agent.md, "Observed affinity"), which an agent otherwise does without.
+  // When false, an annotation left by an earlier run is removed.
+  bool enabled = false;
   // Time between two samples of every pod's connections. Default 10 s.
   std::chrono::milliseconds sample_interval{10000};
   // Rates are averaged over this span (the published windowSeconds). Default 30 s; at least

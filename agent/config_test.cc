@@ -37,7 +37,7 @@ TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) 
   EXPECT_TRUE(c->capacity.Empty());
   EXPECT_EQ(c->kubelet_checkpoint_path, "/var/lib/kubelet/cpu_manager_state");
   EXPECT_EQ(c->metrics_address, "0.0.0.0:9464");
-  EXPECT_TRUE(c->traffic.enabled);
+  EXPECT_FALSE(c->traffic.enabled);
   EXPECT_EQ(c->traffic.sample_interval, std::chrono::seconds(10));
   EXPECT_EQ(c->traffic.window, std::chrono::seconds(30));
   EXPECT_EQ(c->traffic.top_pairs, 32);
@@ -69,7 +69,7 @@ kubeletCheckpoint: ""
 checkpoint: /state/agent.json
 metricsAddress: 127.0.0.1:9000
 traffic:
-  enabled: false
+  enabled: true
   sampleInterval: 5s
   window: 1m
   topPairs: 8
@@ -94,7 +94,7 @@ traffic:
   EXPECT_EQ(c->kubelet_checkpoint_path, "");
   EXPECT_EQ(c->checkpoint_path, "/state/agent.json");
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
-  EXPECT_FALSE(c->traffic.enabled);
+  EXPECT_TRUE(c->traffic.enabled);
   EXPECT_EQ(c->traffic.sample_interval, std::chrono::seconds(5));
   EXPECT_EQ(c->traffic.window, std::chrono::minutes(1));
   EXPECT_EQ(c->traffic.top_pairs, 8);
