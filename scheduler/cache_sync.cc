@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/wire_names.h"
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
@@ -368,9 +369,15 @@ void CacheSync::Apply(const Change& c) {
         return;
       }
       auto it = nrts_.find(name);
-      if (it != nrts_.end() && it->second["metadata"]["annotations"] == c.object["metadata"]["annotations"] &&
+      // The observed affinity (read by the rebalancer from nrts()) does not shape the CPU state.
+      auto shaping = [](const json& nrt) {
+        json annotations = nrt["metadata"].value("annotations", json::object());
+        if (annotations.is_object()) annotations.erase(kPodTrafficAnnotation);
+        return annotations;
+      };
+      if (it != nrts_.end() && shaping(it->second) == shaping(c.object) &&
           it->second.value("attributes", json()) == c.object.value("attributes", json())) {
-        it->second = c.object;  // only counters changed: the CPU state is ours
+        it->second = c.object;  // only counters or traffic changed: the CPU state is ours
         return;
       }
       nrts_[name] = c.object;

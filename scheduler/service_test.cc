@@ -465,11 +465,12 @@ class RebalancerTest : public ServiceTest {
     ASSERT_TRUE(testing::AddNode(*server_, "n0", topology_));
   }
   void AddBound(const std::string& name, const std::string& cpuset, int numa,
-                const nlohmann::json& annotations = nlohmann::json::object()) {
+                const nlohmann::json& annotations = nlohmann::json::object(),
+                const std::string& group = "web") {
     nlohmann::json pod = GuaranteedPod(name, 4);
     pod["spec"]["nodeName"] = "n0";
     pod["metadata"]["annotations"] = annotations;
-    pod["metadata"]["annotations"][kAffinityGroupAnnotation] = "web";
+    if (!group.empty()) pod["metadata"]["annotations"][kAffinityGroupAnnotation] = group;
     pod["metadata"]["annotations"][kAllocationAnnotation] = fmt::format(
         R"({{"version":1,"node":"n0","numaNodes":[{0}],"containers":[{{"name":"app","cpuset":"{1}","mems":"{0}"}}]}})",
         numa, cpuset);
@@ -555,6 +556,29 @@ TEST_F(RebalancerTest, TheCacheFollowsAMoveAnotherReplicaWrote) {
   Stop();
   EXPECT_THAT(AllocationOf("late"), HasSubstr(R"("cpuset":"4-7,12-15")"));
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+// Observed affinity: no annotation on the pods, only the agent's traffic summary on the NRT.
+TEST_F(RebalancerTest, PodsThatTalkEnoughAreBroughtTogetherWithoutAnyAnnotation) {
+  AddBound("web-a", "0-1,8-9", 0, nlohmann::json::object(), "");
+  AddBound("web-b", "4-5,12-13", 1, nlohmann::json::object(), "");
+  auto observe = [&](int bytes_per_second) {
+    const std::string traffic = fmt::format(
+        R"({{"version":1,"windowSeconds":30,"pairs":[{{"a":"default/web-a","b":"default/web-b","bytesPerSecond":{}}}]}})",
+        bytes_per_second);
+    ASSERT_TRUE(server_
+                    ->MergePatch(testing::kNrtResource, "", "n0",
+                                 {{"metadata", {{"annotations", {{kPodTrafficAnnotation, traffic}}}}}})
+                    .ok());
+  };
+  observe(1000);  // below the default 1 MB/s
+  Start();
+  EXPECT_FALSE(Eventually([&] { return !RebalancedNote().empty(); }, std::chrono::seconds(3)));
+  observe(5000000);
+  ASSERT_TRUE(Eventually([&] { return !RebalancedNote().empty(); }));
+  Stop();
+  EXPECT_THAT(RebalancedNote(), HasSubstr("group observed:default/web-a: join NUMA node 0"));
+  EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
 }
 
 TEST_F(RebalancerTest, ADisabledRebalancerMovesNothing) {
