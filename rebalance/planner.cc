@@ -51,15 +51,6 @@ absl::Status ApplyMove(NodeState& state, const Move& move) {
 
 namespace {
 
-// The exclusive CPUs of an allocation (union over its exclusive containers).
-CpuSet HeldCpus(const PodAllocation& allocation) {
-  CpuSet::Builder held;
-  for (const ContainerAllocation& c : allocation.containers) {
-    if (c.exclusive) held.Add(c.cpuset);
-  }
-  return held.Build();
-}
-
 // The planner's working state: the node as it will be after the moves planned so far.
 class Planner {
  public:
@@ -67,7 +58,7 @@ class Planner {
           const PlannerOptions& options)
       : state_(state), topo_(state.Topology()), options_(options) {
     for (const auto& [uid, allocation] : state_.Pods()) {
-      if (HeldCpus(allocation).Empty()) continue;  // nothing to move, no NUMA location
+      if (allocation.ExclusiveCpus().Empty()) continue;  // nothing to move, no NUMA location
       std::string why = PinReason(uid, allocation, pinned);
       if (!why.empty()) {
         pinned_[uid] = why;
@@ -82,7 +73,7 @@ class Planner {
       AffinityGroup group{input.name, input.policy, {}};
       for (const std::string& uid : input.members) {
         auto it = state_.Pods().find(uid);
-        if (it == state_.Pods().end() || HeldCpus(it->second).Empty()) continue;
+        if (it == state_.Pods().end() || it->second.ExclusiveCpus().Empty()) continue;
         if (!grouped.insert(uid).second) continue;  // in an earlier group already
         group.members.push_back(uid);
       }
@@ -208,7 +199,7 @@ class Planner {
     move.pod_uid = uid;
     move.from = state_.Pods().at(uid);
     move.to = std::move(to);
-    move.moved_cpus = HeldCpus(move.to).Difference(HeldCpus(move.from)).Size();
+    move.moved_cpus = move.to.ExclusiveCpus().Difference(move.from.ExclusiveCpus()).Size();
     move.group = group;
     move.reason = fmt::format("{} ({} cpus moved)", reason, move.moved_cpus);
     if (absl::Status s = ApplyMove(state_, move); !s.ok()) {
@@ -285,7 +276,7 @@ class Planner {
     return {numa.begin(), numa.end()};
   }
 
-  int CpusOf(const std::string& uid) const { return HeldCpus(state_.Pods().at(uid)).Size(); }
+  int CpusOf(const std::string& uid) const { return state_.Pods().at(uid).ExclusiveCpus().Size(); }
 
   absl::Status PlanGroup(const AffinityGroup& group) {
     GroupOutcome outcome;
@@ -335,7 +326,7 @@ class Planner {
       int need = 0;
       for (const std::string& uid : group.members) {
         if (NumaOf(uid) == std::vector<int>{target}) continue;
-        const CpuSet held = HeldCpus(state_.Pods().at(uid));
+        const CpuSet held = state_.Pods().at(uid).ExclusiveCpus();
         need += held.Size() - held.IntersectionSize(target_cpus);
       }
       if (need > state_.SharedPool().IntersectionSize(target_cpus)) continue;
@@ -353,8 +344,8 @@ class Planner {
           feasible = false;
           break;
         }
-        const CpuSet held = HeldCpus(*to);
-        moved += held.Difference(HeldCpus(state_.Pods().at(uid))).Size();
+        const CpuSet held = to->ExclusiveCpus();
+        moved += held.Difference(state_.Pods().at(uid).ExclusiveCpus()).Size();
         for (int n : NumaOf(uid)) {
           far += static_cast<int64_t>(CpusOf(uid)) * topo_.Distance(n, target);
         }
@@ -415,7 +406,8 @@ class Planner {
         if (best.has_value() && -(now - after) > std::get<0>(*best) + 1e-9) continue;
         std::optional<PodAllocation> to = MoveTo(uid, target);
         if (!to.has_value()) continue;
-        const int moved = HeldCpus(*to).Difference(HeldCpus(state_.Pods().at(uid))).Size();
+        const int moved =
+            to->ExclusiveCpus().Difference(state_.Pods().at(uid).ExclusiveCpus()).Size();
         const Score score{-(now - after), moved, prefer(target), uid, target};
         if (!best.has_value() || score < *best) {
           best = score;
@@ -495,7 +487,7 @@ class Planner {
         for (const auto& [uid, allocation] : state_.Pods()) {
           if (IsPinned(uid) || grouped.contains(uid)) continue;
           if (allocation.numa_nodes != std::vector<int>{from}) continue;
-          const int size = HeldCpus(allocation).Size();
+          const int size = allocation.ExclusiveCpus().Size();
           if (size == 0 || size >= gap) continue;
           candidates.emplace_back(std::abs(gap - 2 * size), size, uid);
         }

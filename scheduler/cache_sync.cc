@@ -18,15 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// The exclusive CPUs of an allocation.
-CpuSet HeldCpus(const PodAllocation& a) {
-  CpuSet held;
-  for (const ContainerAllocation& c : a.containers) {
-    if (c.exclusive) held = held.Union(c.cpuset);
-  }
-  return held;
-}
-
 // The node a pod is on for the cache: spec.nodeName, or the annotated node of a pending pod.
 std::string NodeOf(const json& pod, const std::optional<PodAllocation>& a) {
   std::string node = pod["spec"].value("nodeName", "");
@@ -209,14 +200,14 @@ void CacheSync::RebuildNode(const std::string& name) {
       if (PodIsTerminal(object)) continue;
       auto a = PodAllocationOf(object);
       std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
-      if (alloc) held = held.Union(HeldCpus(*alloc));
+      if (alloc) held = held.Union(alloc->ExclusiveCpus());
       on_node.push_back(&object);
     }
   }
   // The agent may publish an in-flight pod's CPUs as exclusive before the informer shows it
   // bound: they are ours, not kubelet's.
   for (const InFlightAssume& a : in_flight) {
-    if (a.allocation) held = held.Union(HeldCpus(*a.allocation));
+    if (a.allocation) held = held.Union(a.allocation->ExclusiveCpus());
   }
   auto state = NodeStateFromNrt(t->second, numa_strategy_, held);
   if (!state.ok()) {
