@@ -71,17 +71,7 @@ class ContainerdE2eTest : public ::testing::Test {
     dir_ = std::filesystem::path(env_->dir()) / "agent";
     std::filesystem::create_directories(dir_);
 
-    AgentConfig config;
-    config.node_name = "e2e";
-    config.kubelet_checkpoint_path = "";
-    config.checkpoint_path = (dir_ / "checkpoint.json").string();
-    auto agent = Agent::Create(config, system_,
-                               {.client = client_.get(),
-                                .runtime = runtime_.get(),
-                                .clock = RealClock::Get(),
-                                .topology = topology_});
-    ASSERT_TRUE(agent.ok()) << agent.status();
-    agent_ = std::move(*agent);
+    RecreateAgent(system_, "checkpoint.json");
   }
 
   // Starts a sandbox + container and creates the matching API pod.
@@ -135,12 +125,13 @@ class ContainerdE2eTest : public ::testing::Test {
     return pid.ok() ? AllowedList(*pid, field) : CpuSet{};
   }
 
-  // Replaces the fixture's agent by one whose system pool is `system` (and checkpoint anew).
-  void RecreateAgent(const CpuSet& system) {
+  // (Re)places the fixture's agent by one whose system pool is `system`, checkpointing into
+  // `checkpoint` under dir_.
+  void RecreateAgent(const CpuSet& system, const std::string& checkpoint) {
     AgentConfig config;
     config.node_name = "e2e";
     config.kubelet_checkpoint_path = "";
-    config.checkpoint_path = (dir_ / "checkpoint-2.json").string();
+    config.checkpoint_path = (dir_ / checkpoint).string();
     auto agent = Agent::Create(config, system,
                                {.client = client_.get(),
                                 .runtime = runtime_.get(),
@@ -218,7 +209,7 @@ TEST_F(ContainerdE2eTest, TheAgentAppliesReappliesCorrectsDriftRefusesConflictsA
 // changes while its container runs; the container's process is moved to the new CPUs (and keeps
 // its memory nodes), the pod reports applied, and the shared pod follows the shared pool.
 TEST_F(ContainerdE2eTest, AMovedAllocationMovesTheRunningProcessAndTheSharedPoolFollows) {
-  RecreateAgent(CpuSet{});  // every online CPU is a user CPU: room to move on 2 CPUs
+  RecreateAgent(CpuSet{}, "checkpoint-2.json");  // every online CPU is a user CPU: room to move on 2 CPUs
   const CpuSet from{online_.Max()}, to{online_.Min()};
   auto [mover_pod, mover] = StartPod("mover", "default", Allocation(from));
   auto [shared_pod, web] = StartPod("shared", "default", std::nullopt);

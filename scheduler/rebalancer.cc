@@ -7,6 +7,7 @@
 
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
+#include "rebalance/cache_groups.h"
 #include "node/allocation.h"
 #include "topology/nrt.h"
 #include "topology/pod_traffic.h"
@@ -30,26 +31,14 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
   const sched::NodeInfo* info = state_->cache().FindNode(node);
   if (info == nullptr || info->cpu_state == nullptr) return 0;
   const std::vector<std::string>& system = config_->system_pool_namespaces;
-  std::map<std::string, rebalance::AffinityGroup> groups;
-  std::set<std::string> pinned;
-  for (const std::string& uid : info->pod_uids) {
-    const sched::ClusterCache::PodEntry* entry = state_->cache().FindPod(uid);
-    if (entry == nullptr) continue;
-    const sched::Pod& pod = *entry->pod;
-    if (entry->assumed || !entry->allocation.has_value() || !pod.rebalance ||
-        std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
-        !state_->pods().contains(uid)) {
-      pinned.insert(uid);  // stays where it is, and its group's other members may join it
-    }
-    const std::string& group = pod.spec.affinity_group;
-    if (group.empty()) continue;
-    rebalance::AffinityGroup& g = groups[group];
-    g.name = group;
-    g.policy = rebalance::GroupPolicy::kSameNuma;
-    g.members.push_back(uid);
-  }
-  std::vector<rebalance::AffinityGroup> list;
-  for (auto& [name, group] : groups) list.push_back(std::move(group));
+  rebalance::NodeGroups node_groups = rebalance::GroupsOfNode(
+      state_->cache(), *info, [](const sched::Pod&) { return rebalance::GroupPolicy::kSameNuma; },
+      [&](const sched::Pod& pod) {
+        return std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
+               !state_->pods().contains(pod.Uid());
+      });
+  std::vector<rebalance::AffinityGroup>& list = node_groups.groups;
+  const std::set<std::string>& pinned = node_groups.pinned;
   // Declared groups first; the planner keeps a pod in the first group that lists it.
   for (rebalance::AffinityGroup& observed : ObservedGroups(node)) list.push_back(std::move(observed));
   if (list.empty() && !config_->rebalancer.balance) return 0;

@@ -20,6 +20,7 @@
 #include "alloc/take.h"
 #include "fmt/format.h"
 #include "node/node_state.h"
+#include "rebalance/cache_groups.h"
 #include "rebalance/planner.h"
 #include "sched/cache.h"
 #include "sched/evaluator.h"
@@ -887,26 +888,15 @@ absl::Status Run::Rebalance(bool& moved) {
     if (info == nullptr || info->cpu_state == nullptr) {
       return absl::InternalError(fmt::format("node {} lost its CPU state", node.name));
     }
-    // The node's affinity groups by name and the pinned pods, as huygens-scheduler's rebalancer
-    // takes them from its cache (scheduler/rebalancer.cc; no system namespaces here), with each
-    // group's policy from the workload.
-    std::map<std::string, rebalance::AffinityGroup> by_name;
-    std::set<std::string> pinned;
-    for (const std::string& uid : info->pod_uids) {
-      const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
-      if (entry == nullptr) continue;
-      const sched::Pod& pod = *entry->pod;
-      if (entry->assumed || !entry->allocation.has_value() || !pod.rebalance) pinned.insert(uid);
-      const std::string& group = pod.spec.affinity_group;
-      if (group.empty()) continue;
-      rebalance::AffinityGroup& g = by_name[group];
-      g.name = group;
-      g.policy = arrivals_[static_cast<size_t>(pod_index_.at(uid))].affinity_policy;
-      g.members.push_back(uid);
-    }
-    if (by_name.empty() && !settings.planner.balance) continue;
-    std::vector<rebalance::AffinityGroup> groups;
-    for (auto& [name, g] : by_name) groups.push_back(std::move(g));
+    // The node's groups and pinned pods as huygens-scheduler's rebalancer takes them (no system
+    // namespaces here), each group's policy from the workload.
+    rebalance::NodeGroups node_groups = rebalance::GroupsOfNode(
+        cache_, *info, [this](const sched::Pod& pod) {
+          return arrivals_[static_cast<size_t>(pod_index_.at(pod.Uid()))].affinity_policy;
+        });
+    if (node_groups.groups.empty() && !settings.planner.balance) continue;
+    const std::vector<rebalance::AffinityGroup>& groups = node_groups.groups;
+    const std::set<std::string>& pinned = node_groups.pinned;
     absl::StatusOr<rebalance::Plan> plan =
         rebalance::PlanMoves(*info->cpu_state, groups, pinned, settings.planner);
     if (!plan.ok()) {
