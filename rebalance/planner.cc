@@ -51,6 +51,11 @@ absl::Status ApplyMove(NodeState& state, const Move& move) {
 
 namespace {
 
+// CPUs of `to` the pod did not hold in `from` (Move::moved_cpus).
+int MovedCpus(const PodAllocation& from, const PodAllocation& to) {
+  return to.ExclusiveCpus().Difference(from.ExclusiveCpus()).Size();
+}
+
 // The planner's working state: the node as it will be after the moves planned so far.
 class Planner {
  public:
@@ -199,7 +204,7 @@ class Planner {
     move.pod_uid = uid;
     move.from = state_.Pods().at(uid);
     move.to = std::move(to);
-    move.moved_cpus = move.to.ExclusiveCpus().Difference(move.from.ExclusiveCpus()).Size();
+    move.moved_cpus = MovedCpus(move.from, move.to);
     move.group = group;
     move.reason = fmt::format("{} ({} cpus moved)", reason, move.moved_cpus);
     if (absl::Status s = ApplyMove(state_, move); !s.ok()) {
@@ -345,7 +350,7 @@ class Planner {
           break;
         }
         const CpuSet held = to->ExclusiveCpus();
-        moved += held.Difference(state_.Pods().at(uid).ExclusiveCpus()).Size();
+        moved += MovedCpus(state_.Pods().at(uid), *to);
         for (int n : NumaOf(uid)) {
           far += static_cast<int64_t>(CpusOf(uid)) * topo_.Distance(n, target);
         }
@@ -406,8 +411,7 @@ class Planner {
         if (best.has_value() && -(now - after) > std::get<0>(*best) + 1e-9) continue;
         std::optional<PodAllocation> to = MoveTo(uid, target);
         if (!to.has_value()) continue;
-        const int moved =
-            to->ExclusiveCpus().Difference(state_.Pods().at(uid).ExclusiveCpus()).Size();
+        const int moved = MovedCpus(state_.Pods().at(uid), *to);
         const Score score{-(now - after), moved, prefer(target), uid, target};
         if (!best.has_value() || score < *best) {
           best = score;
