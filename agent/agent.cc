@@ -36,6 +36,8 @@ struct Agent::Metrics {
                               "1 when the last pass could list the runtime's containers.")),
         nrt_writes(r.AddCounter("huygens_agent_nrt_writes_total",
                                 "NodeResourceTopology creates and updates.")),
+        traffic_samples(r.AddCounter("huygens_agent_traffic_samples_total",
+                                     "Rounds of sampling the pods' TCP traffic.")),
         errors(r.AddCounter("huygens_agent_errors_total",
                             "Pass steps that failed, by step.", {"step"})),
         latency(r.AddHistogram("huygens_agent_apply_latency_seconds",
@@ -52,6 +54,7 @@ struct Agent::Metrics {
   serving::GaugeFamily& pods;
   serving::GaugeFamily& runtime_up;
   serving::CounterFamily& nrt_writes;
+  serving::CounterFamily& traffic_samples;
   serving::CounterFamily& errors;
   serving::HistogramFamily& latency;
 };
@@ -99,6 +102,11 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
   std::unique_ptr<Agent> agent(
       new Agent(std::move(config), deps, std::move(*reconciler), std::move(publisher),
                 std::move(memory_reader)));
+  if (agent->config_.traffic.enabled && deps.traffic_reader != nullptr) {
+    agent->traffic_ = std::make_unique<TrafficSampler>(agent->config_.traffic,
+                                                       deps.traffic_reader, deps.runtime,
+                                                       deps.clock);
+  }
   if (agent->config_.pod_source == PodSourceKind::kKubelet) {
     const std::string& url = agent->config_.kubelet_pods_url;
     const std::size_t scheme = url.find("://");
@@ -223,17 +231,11 @@ absl::StatusOr<ReconcileReport> Agent::RunOnce() {
   const std::map<int, double> capacity = ReadCapacity(warnings);
   KubeletMemoryUse memory = memory_->Read();  // logs its reason once per change
   AddHuygensMemoryUsed(report, memory.from_checkpoint, memory.used);
-  absl::StatusOr<PublishResult> published = publisher_->Publish(
-      {.exclusive = report.exclusive, .capacity = capacity, .memory_used = std::move(memory.used)});
-  if (!published.ok()) {
-    warnings.push_back(fmt::format("NodeResourceTopology {}: {}", config_.node_name,
-                                   Msg(published.status())));
-    if (metrics_) metrics_->errors.Inc({"nrt"});
-  } else if (*published == PublishResult::kWritten) {
-    spdlog::info("NodeResourceTopology {}: written (exclusive cpus {:?})", config_.node_name,
-                 report.exclusive.ToString());
-    if (metrics_) metrics_->nrt_writes.Inc();
-  }
+  last_publication_ = NodePublication{.exclusive = report.exclusive,
+                                      .capacity = capacity,
+                                      .memory_used = std::move(memory.used),
+                                      .pod_traffic = PodTrafficAnnotation()};
+  PublishNrt(*last_publication_, warnings);
   // The extended resource of the node's mode: what pods request to go through Huygens.
   const std::map<std::string, int> extended =
       config_.mode == NodeMode::kIsolated
@@ -251,6 +253,53 @@ absl::StatusOr<ReconcileReport> Agent::RunOnce() {
   for (const std::string& w : report.warnings) spdlog::warn("{}", w);
   Record(report);
   return report;
+}
+
+void Agent::PublishNrt(const NodePublication& publication, std::vector<std::string>& warnings) {
+  absl::StatusOr<PublishResult> published = publisher_->Publish(publication);
+  if (!published.ok()) {
+    warnings.push_back(fmt::format("NodeResourceTopology {}: {}", config_.node_name,
+                                   Msg(published.status())));
+    if (metrics_) metrics_->errors.Inc({"nrt"});
+  } else if (*published == PublishResult::kWritten) {
+    spdlog::info("NodeResourceTopology {}: written (exclusive cpus {:?})", config_.node_name,
+                 publication.exclusive.ToString());
+    if (metrics_) metrics_->nrt_writes.Inc();
+  }
+}
+
+std::optional<std::string> Agent::PodTrafficAnnotation() const {
+  if (!config_.traffic.enabled) return "";
+  if (!traffic_) return std::nullopt;
+  return traffic_->Annotation();
+}
+
+void Agent::SampleTraffic() {
+  absl::StatusOr<std::vector<nlohmann::json>> objects = ListPods();
+  absl::StatusOr<std::vector<NodePod>> pods = std::vector<NodePod>{};
+  if (!objects.ok()) {
+    pods = objects.status();
+  } else {
+    for (const nlohmann::json& object : *objects) {
+      absl::StatusOr<NodePod> pod = kube::DecodePod(object);
+      if (pod.ok() && pod->node_name == config_.node_name) pods->push_back(*std::move(pod));
+    }
+  }
+  TrafficSampleReport report = traffic_->Sample(pods);
+  if (report.failures != traffic_failures_) {
+    for (const std::string& f : report.failures) spdlog::warn("traffic sample: {}", f);
+    traffic_failures_ = report.failures;
+  }
+  if (metrics_) {
+    metrics_->traffic_samples.Inc();
+    if (!report.failures.empty()) metrics_->errors.Inc({"traffic"});
+  }
+  if (!report.changed || !last_publication_.has_value()) return;
+  spdlog::info("pod traffic of node {}: {}", config_.node_name, *traffic_->Annotation());
+  last_publication_->pod_traffic = traffic_->Annotation();
+  std::vector<std::string> warnings;
+  PublishNrt(*last_publication_, warnings);
+  for (const std::string& w : warnings) spdlog::warn("{}", w);
 }
 
 void Agent::Record(const ReconcileReport& report) {
@@ -304,6 +353,10 @@ void Agent::Run(const std::atomic<bool>& stop) {
     if (due && synced) {
       (void)RunOnce();
       next_resync = deps_.clock->Now() + config_.resync_period;
+      continue;
+    }
+    if (traffic_ && synced && now >= traffic_->NextSampleAt()) {
+      SampleTraffic();
       continue;
     }
     std::unique_lock<std::mutex> lock(mu_);

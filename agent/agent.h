@@ -2,7 +2,9 @@
 // checkpoint and the capacity source, runs the Reconciler, reads the memory in use
 // (KubeletMemoryReader), then runs the Publisher, and records metrics. Run() repeats passes on
 // pod events (watch mode), every resync period, and when a
-// deferred NRT write becomes due, until asked to stop.
+// deferred NRT write becomes due, until asked to stop. Between passes, Run() samples the pods'
+// TCP traffic every traffic.sampleInterval (TrafficSampler) and publishes the NRT again, with
+// the pass's content, when the huygens.io/pod-traffic summary changed.
 //
 // Handled (logged, counted, next pass retries): API errors, a runtime that is down, an
 // unreadable kubelet checkpoint or capacity source (the last good capacity factors are kept),
@@ -30,7 +32,9 @@
 #include "agent/kubelet_config.h"
 #include "agent/kubelet_memory.h"
 #include "agent/publisher.h"
+#include "agent/netns_tcp_reader.h"
 #include "agent/reconciler.h"
+#include "agent/traffic_sampler.h"
 #include "cri/runtime.h"
 #include "kube/client.h"
 #include "base/clock.h"
@@ -48,6 +52,10 @@ struct AgentDeps {
   Clock* clock = nullptr;                    // required
   std::shared_ptr<const CpuTopology> topology;     // required (discovered by the caller)
   serving::MetricsRegistry* metrics = nullptr;        // optional: families are registered here
+  // Reads pods' TCP connections (SockDiagReader in the binary). Optional: without it, traffic
+  // is not sampled and the huygens.io/pod-traffic annotation is left as it is; with
+  // traffic.enabled false it is removed either way.
+  TcpConnectionReader* traffic_reader = nullptr;
 };
 
 class Agent {
@@ -97,6 +105,15 @@ class Agent {
   // entries name the machine's own NUMA nodes and page sizes (they come from its topology).
   void AddHuygensMemoryUsed(const ReconcileReport& report, bool from_checkpoint,
                             NumaMemory& used) const;
+  // Publishes the NRT for `publication` (Publisher::Publish), logging and counting the outcome;
+  // a failure is added to `warnings`.
+  void PublishNrt(const NodePublication& publication, std::vector<std::string>& warnings);
+  // The pod-traffic annotation for a publication: "" when traffic.enabled is false, else the
+  // sampler's (nullopt without a sampler or before its first summary).
+  std::optional<std::string> PodTrafficAnnotation() const;
+  // One TrafficSampler round over the listed pods; when the summary changed and a pass has
+  // published before, publishes that pass's content with the new summary.
+  void SampleTraffic();
   void Record(const ReconcileReport& report);
   void Wake();
 
@@ -111,6 +128,9 @@ class Agent {
   std::unique_ptr<kube::Informer> informer_;    // pod source kWatch; started by Run()
   std::atomic<bool> watching_{false};           // Run() has started informer_
   std::map<int, double> capacity_;              // last good capacity factors
+  std::unique_ptr<TrafficSampler> traffic_;     // with traffic.enabled and a traffic reader
+  std::optional<NodePublication> last_publication_;  // of the last pass
+  std::vector<std::string> traffic_failures_;   // of the last sample, logged when they change
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

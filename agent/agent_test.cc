@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "agent/pod.h"
+#include "agent/testing/fake_tcp_reader.h"
 #include "base/version.h"
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
@@ -50,7 +51,8 @@ class AgentTest : public ::testing::Test {
                                 .runtime = runtime_.get(),
                                 .clock = &clock_,
                                 .topology = topology_,
-                                .metrics = &metrics_},
+                                .metrics = &metrics_,
+                                .traffic_reader = &traffic_reader_},
                                memory);
     EXPECT_TRUE(agent.ok()) << agent.status();
     return agent.ok() ? std::move(*agent) : nullptr;
@@ -92,6 +94,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::Client> client_;
   serving::MetricsRegistry metrics_;
+  testing::FakeTcpReader traffic_reader_;
   std::filesystem::path dir_;
   AgentConfig config_;
 };
@@ -277,6 +280,70 @@ TEST_F(AgentTest, TheLoopReactsToPodEventsAndStops) {
   loop.join();
   EXPECT_EQ(StatusOf("late"), "applied");
   EXPECT_EQ(runtime_->CpusetOf(c.id)->cpus, CpuSet{5});
+}
+
+TEST_F(AgentTest, TheLoopSamplesTheTrafficOfLocalPodsAndPublishesItOnTheNrt) {
+  config_.traffic.enabled = true;  // opt-in (it needs privileges)
+  // Two running pods with pod IPs; web's namespace holds a connection to db.
+  std::map<std::string, std::string> netns;  // pod name -> namespace path
+  for (const auto& [name, ip] : {std::pair{"web", "10.1.0.1"}, std::pair{"db", "10.1.0.2"}}) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", "shop"}}},
+                {"spec", {{"nodeName", "n1"}, {"containers", {{{"name", "app"}}}}}},
+                {"status", {{"phase", "Running"}, {"podIPs", {{{"ip", ip}}}}}}};
+    auto stored = server_->Create("pods", pod);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    auto c = runtime_->AddPodContainer((*stored)["metadata"]["uid"].get<std::string>(), "shop",
+                                       name, "app");
+    netns[name] = "/proc/" + std::to_string(*runtime_->Pid(c)) + "/ns/net";
+  }
+  const auto conn = [](uint64_t bytes) {
+    return std::vector<TcpConnection>{{{*ParseIpAddress("10.1.0.1"), 40000},
+                                       {*ParseIpAddress("10.1.0.2"), 5432}, bytes, 0, 1}};
+  };
+  traffic_reader_.Set(netns["web"], conn(1000));
+  traffic_reader_.Set(netns["db"], {});
+  auto agent = NewAgent();
+  std::atomic<bool> stop{false};
+  std::thread loop([&] { agent->Run(stop); });
+  for (int i = 0; i < 200 && traffic_reader_.Reads().size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_THAT(traffic_reader_.Reads(), ::testing::UnorderedElementsAre(netns["web"], netns["db"]));
+  traffic_reader_.Set(netns["web"], conn(201000));
+  clock_.Advance(config_.traffic.sample_interval);
+  std::optional<PodTraffic> published;
+  for (int i = 0; i < 200 && !published.has_value(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto object = server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1");
+    if (!object) continue;
+    auto nrt = ReadNrt(*object);
+    ASSERT_TRUE(nrt.ok()) << nrt.status();
+    auto traffic = PodTrafficFromNrt(*nrt);
+    ASSERT_TRUE(traffic.ok()) << traffic.status();
+    published = *traffic;
+  }
+  stop = true;
+  loop.join();
+  ASSERT_TRUE(published.has_value()) << "no huygens.io/pod-traffic on the NRT";
+  EXPECT_EQ(published->window_seconds, 10);
+  EXPECT_EQ(published->pairs, (std::vector<PodTrafficPair>{{"shop/db", "shop/web", 20000}}));
+}
+
+TEST_F(AgentTest, WithTrafficTurnedOffAnEarlierSummaryIsRemoved) {
+  // An earlier run published a summary.
+  Publisher earlier(client_.get(), &clock_,
+                    {.node_name = "n1", .topology = topology_, .system_cpus = CpuSet{0, 12}});
+  ASSERT_TRUE(earlier
+                  .Publish({.pod_traffic = EncodePodTraffic(
+                                {.window_seconds = 30, .pairs = {{"a/x", "a/y", 1}}})})
+                  .ok());
+  config_.traffic.enabled = false;
+  ASSERT_TRUE(NewAgent()->RunOnce().ok());
+  const json object = *server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1");
+  EXPECT_TRUE(object["metadata"]["annotations"].contains(kPoolsAnnotation));
+  EXPECT_FALSE(object["metadata"]["annotations"].contains(kPodTrafficAnnotation));
 }
 
 TEST_F(AgentTest, AFrozenPodWatchMakesTheRunningAgentUnreadyUntilItReconnects) {

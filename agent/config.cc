@@ -1,5 +1,6 @@
 #include "agent/config.h"
 
+#include <charconv>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -130,6 +131,39 @@ absl::Status ParseCapacity(const YAML::Node& node, CapacitySourceConfig& out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseTraffic(const YAML::Node& node, TrafficConfig& out) {
+  if (auto s = CheckKeys(node, "traffic", {"enabled", "sampleInterval", "window", "topPairs"});
+      !s.ok()) {
+    return s;
+  }
+  if (node["enabled"]) {
+    auto v = Bool(node["enabled"], "traffic.enabled");
+    if (!v.ok()) return v.status();
+    out.enabled = *v;
+  }
+  for (auto [key, field] : {std::pair{"sampleInterval", &out.sample_interval},
+                            std::pair{"window", &out.window}}) {
+    if (!node[key]) continue;
+    auto v = PositiveDuration(node[key], fmt::format("traffic.{}", key));
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  if (node["topPairs"]) {
+    auto v = Scalar(node["topPairs"], "traffic.topPairs");
+    if (!v.ok()) return v.status();
+    int n = 0;
+    const auto [end, error] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (error != std::errc() || end != v->data() + v->size() || n < 1) {
+      return FieldError("traffic.topPairs", fmt::format("{:?} is not an integer >= 1", *v));
+    }
+    out.top_pairs = n;
+  }
+  if (out.window < out.sample_interval) {
+    return FieldError("traffic.window", "must be at least traffic.sampleInterval");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& getenv) {
   AgentConfig c;
   if (!root.IsNull()) {
@@ -138,7 +172,7 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
                             "mode", "systemNamespaces", "topologyPolicy", "topologyScope",
                             "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
                             "kubeletCheckpoint", "kubeletMemoryCheckpoint", "checkpoint",
-                            "metricsAddress"});
+                            "metricsAddress", "traffic"});
         !s.ok()) {
       return s;
     }
@@ -215,6 +249,9 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
     if (root["capacity"]) {
       if (auto s = ParseCapacity(root["capacity"], c.capacity); !s.ok()) return s;
     }
+    if (root["traffic"]) {
+      if (auto s = ParseTraffic(root["traffic"], c.traffic); !s.ok()) return s;
+    }
     for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
                               std::pair{"kubeletMemoryCheckpoint",
                                         &c.kubelet_memory_checkpoint_path},
@@ -268,6 +305,11 @@ kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state  # kubelet's memo
                                  # state, read when memoryManagerPolicy is Static; "" = none
 checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
 metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
+traffic:                         # observed affinity: TCP traffic between this node's pods
+  enabled: false                 # sample it and publish huygens.io/pod-traffic on the NRT (needs privileges)
+  sampleInterval: 10s            # time between two samples of every pod's connections
+  window: 30s                    # rates are averaged over this span (>= sampleInterval)
+  topPairs: 32                   # publish at most this many pairs, highest rates first
 )";
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv) {

@@ -32,6 +32,11 @@
 //   kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state
 //   checkpoint: /var/lib/huygens/agent-checkpoint.json
 //   metricsAddress: 0.0.0.0:9464
+//   traffic:                             # observed affinity (docs/agent.md, "Observed affinity")
+//     enabled: true
+//     sampleInterval: 10s
+//     window: 30s
+//     topPairs: 32
 //
 // Thread-safety: plain data; the parser is a pure function of its inputs.
 #ifndef HUYGENS_AGENT_CONFIG_H_
@@ -79,6 +84,22 @@ struct CapacitySourceConfig {
   bool Empty() const { return file.empty() && url.empty(); }
 };
 
+// Observed affinity: sampling the TCP traffic between this node's pods (agent/traffic_meter.h)
+// and publishing it as huygens.io/pod-traffic on the NRT object (topology/pod_traffic.h).
+struct TrafficConfig {
+  // Sample and publish. Default false: it needs the host PID namespace and CAP_SYS_ADMIN +
+  // CAP_SYS_PTRACE (docs/agent.md, "Observed affinity"), which an agent otherwise does without.
+  // When false, an annotation left by an earlier run is removed.
+  bool enabled = false;
+  // Time between two samples of every pod's connections. Default 10 s.
+  std::chrono::milliseconds sample_interval{10000};
+  // Rates are averaged over this span (the published windowSeconds). Default 30 s; at least
+  // sample_interval.
+  std::chrono::milliseconds window{30000};
+  // At most this many pairs are published, the highest rates first. Default 32; at least 1.
+  int top_pairs = 32;
+};
+
 struct AgentConfig {
   // This node's name. Default: the NODE_NAME environment variable. Required (after defaulting).
   std::string node_name;
@@ -117,6 +138,7 @@ struct AgentConfig {
   std::string checkpoint_path = "/var/lib/huygens/agent-checkpoint.json";
   // host:port of /metrics, /healthz and /readyz. Default 0.0.0.0:9464; "" = no server.
   std::string metrics_address = "0.0.0.0:9464";
+  TrafficConfig traffic;
 };
 
 // Every configuration field with its default (or an example where there is no default value)
@@ -131,7 +153,8 @@ using GetEnv = std::function<std::optional<std::string>(const char*)>;
 // to `getenv("NODE_NAME")`. Errors (InvalidArgument, naming the field, e.g.
 // `agent config: runtime.timeout: "2x" is not a duration`): not YAML or not a mapping; an
 // unknown key; an apiVersion or kind other than the above; a value of the wrong type; a bad cpu-list, mode, policy, scope, pod source; a non-positive duration; both systemCpus and kubeletConfig; both capacity.file
-// and capacity.url; a capacity.url that is not http://; no node name at all.
+// and capacity.url; a capacity.url that is not http://; a traffic.topPairs that is not an integer >= 1; a
+// traffic.window shorter than traffic.sampleInterval; no node name at all.
 absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv);
 
 // The system pool: `config.system_cpus`, else kubelet's `reservedSystemCPUs` (`kubelet`, parsed

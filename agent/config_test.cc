@@ -37,6 +37,10 @@ TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) 
   EXPECT_TRUE(c->capacity.Empty());
   EXPECT_EQ(c->kubelet_checkpoint_path, "/var/lib/kubelet/cpu_manager_state");
   EXPECT_EQ(c->metrics_address, "0.0.0.0:9464");
+  EXPECT_FALSE(c->traffic.enabled);
+  EXPECT_EQ(c->traffic.sample_interval, std::chrono::seconds(10));
+  EXPECT_EQ(c->traffic.window, std::chrono::seconds(30));
+  EXPECT_EQ(c->traffic.top_pairs, 32);
 }
 
 TEST(AgentConfig, EveryFieldIsRead) {
@@ -64,6 +68,11 @@ capacity:
 kubeletCheckpoint: ""
 checkpoint: /state/agent.json
 metricsAddress: 127.0.0.1:9000
+traffic:
+  enabled: true
+  sampleInterval: 5s
+  window: 1m
+  topPairs: 8
 )";
   auto c = ParseAgentConfig(yaml, Env({{"NODE_NAME", "ignored"}}));
   ASSERT_TRUE(c.ok()) << c.status();
@@ -85,6 +94,10 @@ metricsAddress: 127.0.0.1:9000
   EXPECT_EQ(c->kubelet_checkpoint_path, "");
   EXPECT_EQ(c->checkpoint_path, "/state/agent.json");
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
+  EXPECT_TRUE(c->traffic.enabled);
+  EXPECT_EQ(c->traffic.sample_interval, std::chrono::seconds(5));
+  EXPECT_EQ(c->traffic.window, std::chrono::minutes(1));
+  EXPECT_EQ(c->traffic.top_pairs, 8);
 }
 
 TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
@@ -106,13 +119,17 @@ TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
   EXPECT_EQ(c->kubelet_checkpoint_path, defaults.kubelet_checkpoint_path);
   EXPECT_EQ(c->checkpoint_path, defaults.checkpoint_path);
   EXPECT_EQ(c->metrics_address, defaults.metrics_address);
+  EXPECT_EQ(c->traffic.enabled, defaults.traffic.enabled);
+  EXPECT_EQ(c->traffic.sample_interval, defaults.traffic.sample_interval);
+  EXPECT_EQ(c->traffic.window, defaults.traffic.window);
+  EXPECT_EQ(c->traffic.top_pairs, defaults.traffic.top_pairs);
   for (const char* key :
        {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig", "mode",
         "systemNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
         "fallbackToCgroupfs", "cgroupRoot", "podSource", "kind", "kubeletUrl", "resyncPeriod",
         "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint",
         "kubeletMemoryCheckpoint", "checkpoint",
-        "metricsAddress"}) {
+        "metricsAddress", "traffic", "enabled", "sampleInterval", "window", "topPairs"}) {
     EXPECT_THAT(kAgentConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
 }
@@ -161,6 +178,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NamespaceNotAList", "systemNamespaces: monitoring", "systemNamespaces"},
         BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a string"},
         BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"},
+        BadCase{"UnknownTrafficKey", "traffic: {interval: 5s}", "traffic.interval: unknown key"},
+        BadCase{"BadTrafficSwitch", "traffic: {enabled: yes}", "traffic.enabled"},
+        BadCase{"BadSampleInterval", "traffic: {sampleInterval: 0s}",
+                "traffic.sampleInterval: must be at least 1ms"},
+        BadCase{"ZeroTopPairs", "traffic: {topPairs: 0}",
+                "traffic.topPairs: \"0\" is not an integer >= 1"},
+        BadCase{"TextTopPairs", "traffic: {topPairs: many}", "traffic.topPairs"},
+        BadCase{"WindowShorterThanASample", "traffic: {sampleInterval: 20s, window: 10s}",
+                "traffic.window: must be at least traffic.sampleInterval"},
         BadCase{"UnknownApiVersion", "apiVersion: huygens.io/v2\nkind: AgentConfiguration",
                 "agent config: apiVersion: \"huygens.io/v2\" is not supported"},
         BadCase{"TheSchedulersKind", "apiVersion: huygens.io/v1alpha1\nkind: SchedulerConfiguration",

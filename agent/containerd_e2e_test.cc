@@ -28,17 +28,17 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// The Cpus_allowed_list line of /proc/<pid>/status.
-CpuSet CpusAllowed(int64_t pid) {
+// A list line of /proc/<pid>/status: `field` is "Cpus_allowed_list" or "Mems_allowed_list".
+CpuSet AllowedList(int64_t pid, std::string_view field = "Cpus_allowed_list") {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.starts_with("Cpus_allowed_list:")) {
+    if (line.starts_with(std::string(field) + ":")) {
       auto set = CpuSet::Parse(line.substr(line.find(':') + 1).erase(0, 1));
       return set.ok() ? *set : CpuSet{};
     }
   }
-  ADD_FAILURE() << "no Cpus_allowed_list for pid " << pid;
+  ADD_FAILURE() << "no " << field << " for pid " << pid;
   return {};
 }
 
@@ -71,17 +71,7 @@ class ContainerdE2eTest : public ::testing::Test {
     dir_ = std::filesystem::path(env_->dir()) / "agent";
     std::filesystem::create_directories(dir_);
 
-    AgentConfig config;
-    config.node_name = "e2e";
-    config.kubelet_checkpoint_path = "";
-    config.checkpoint_path = (dir_ / "checkpoint.json").string();
-    auto agent = Agent::Create(config, system_,
-                               {.client = client_.get(),
-                                .runtime = runtime_.get(),
-                                .clock = RealClock::Get(),
-                                .topology = topology_});
-    ASSERT_TRUE(agent.ok()) << agent.status();
-    agent_ = std::move(*agent);
+    RecreateAgent(system_, "checkpoint.json");
   }
 
   // Starts a sandbox + container and creates the matching API pod.
@@ -129,10 +119,26 @@ class ContainerdE2eTest : public ::testing::Test {
     return cpuset.ok() ? cpuset->cpus : CpuSet{};
   }
 
-  CpuSet ProcessCpus(const std::string& id) {
+  CpuSet ProcessCpus(const std::string& id, std::string_view field = "Cpus_allowed_list") {
     auto pid = env_->ContainerPid(id);
     EXPECT_TRUE(pid.ok()) << pid.status();
-    return pid.ok() ? CpusAllowed(*pid) : CpuSet{};
+    return pid.ok() ? AllowedList(*pid, field) : CpuSet{};
+  }
+
+  // (Re)places the fixture's agent by one whose system pool is `system`, checkpointing into
+  // `checkpoint` under dir_.
+  void RecreateAgent(const CpuSet& system, const std::string& checkpoint) {
+    AgentConfig config;
+    config.node_name = "e2e";
+    config.kubelet_checkpoint_path = "";
+    config.checkpoint_path = (dir_ / checkpoint).string();
+    auto agent = Agent::Create(config, system,
+                               {.client = client_.get(),
+                                .runtime = runtime_.get(),
+                                .clock = RealClock::Get(),
+                                .topology = topology_});
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = std::move(*agent);
   }
 
   void Pass() {
@@ -197,6 +203,31 @@ TEST_F(ContainerdE2eTest, TheAgentAppliesReappliesCorrectsDriftRefusesConflictsA
   EXPECT_EQ(ProcessCpus(late), before);
   EXPECT_EQ(StatusOf("excl")["state"], "applied");
   EXPECT_EQ(ProcessCpus(*restarted), exclusive_);
+}
+
+// A rebalancer move (docs/rebalancer.md) as the agent sees it: the pod's huygens.io/allocation
+// changes while its container runs; the container's process is moved to the new CPUs (and keeps
+// its memory nodes), the pod reports applied, and the shared pod follows the shared pool.
+TEST_F(ContainerdE2eTest, AMovedAllocationMovesTheRunningProcessAndTheSharedPoolFollows) {
+  RecreateAgent(CpuSet{}, "checkpoint-2.json");  // every online CPU is a user CPU: room to move on 2 CPUs
+  const CpuSet from{online_.Max()}, to{online_.Min()};
+  auto [mover_pod, mover] = StartPod("mover", "default", Allocation(from));
+  auto [shared_pod, web] = StartPod("shared", "default", std::nullopt);
+  Pass();
+  ASSERT_EQ(ProcessCpus(mover), from);
+  ASSERT_EQ(ProcessCpus(web), online_.Difference(from));
+
+  ASSERT_TRUE(server_
+                  ->MergePatch("pods", "default", "mover-pod",
+                               {{"metadata", {{"annotations", {{kAllocationAnnotation, Allocation(to)}}}}}})
+                  .ok());
+  Pass();
+  EXPECT_EQ(ProcessCpus(mover), to);
+  EXPECT_EQ(CgroupCpus(mover_pod, mover), to);
+  EXPECT_EQ(ProcessCpus(mover, "Mems_allowed_list"), mems_);
+  EXPECT_EQ(StatusOf("mover")["state"], "applied");
+  EXPECT_EQ(StatusOf("mover")["observed"]["containers"]["app"], to.ToString());
+  EXPECT_EQ(ProcessCpus(web), online_.Difference(to));
 }
 
 }  // namespace

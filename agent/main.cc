@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "agent/agent.h"
 #include "agent/config.h"
+#include "agent/netns_tcp_reader.h"
 #include "agent/read_file.h"
 #include "base/status.h"
 #include "base/version.h"
@@ -33,7 +34,9 @@ exclusive CPUs held now and per-NUMA capacity factors), and sets every container
 through the container runtime (CRI, falling back to cgroupfs): exclusive containers to the
 cpuset in their pod's huygens.io/allocation, other user containers to the shared pool, system
 containers to the system pool. It reports huygens.io/allocation-status on each pod (applied,
-pending, conflict, failed) and serves /metrics, /healthz and /readyz.
+pending, conflict, failed), publishes which of its pods talk to each other over TCP and how much
+(huygens.io/pod-traffic on the NodeResourceTopology; traffic.* below) and serves /metrics,
+/healthz and /readyz.
 
 Configuration: a YAML file (--config), every field listed below and described in
 docs/agent.md. Stop with SIGTERM or SIGINT. Exit status: 0 after a signal (or a clean --once
@@ -140,13 +143,15 @@ int main(int argc, char** argv) {
   }
 
   serving::MetricsRegistry metrics;
+  agent::SockDiagReader traffic_reader(config->runtime.timeout);
   auto agent = agent::Agent::Create(
       *config, system_cpus,
       {.client = &client,
        .runtime = runtime.get(),
        .clock = RealClock::Get(),
        .topology = std::make_shared<const CpuTopology>(std::move(*topology)),
-       .metrics = &metrics},
+       .metrics = &metrics,
+       .traffic_reader = &traffic_reader},
       kubelet.memory);
   if (!agent.ok()) {
     spdlog::critical("{}", Msg(agent.status()));

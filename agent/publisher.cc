@@ -13,8 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-// The part of an NRT object the publisher owns: what it compares and writes.
-json OwnedContent(const json& object) {
+// The part of an NRT object the publisher owns: what it compares and writes. The pod traffic
+// annotation is owned when `own_pod_traffic`.
+json OwnedContent(const json& object, bool own_pod_traffic) {
   json content = json::object();
   for (const char* key : {"topologyPolicies", "attributes", "zones"}) {
     if (object.contains(key)) content[key] = object[key];
@@ -23,7 +24,8 @@ json OwnedContent(const json& object) {
   if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
     if (auto a = m->find("annotations"); a != m->end() && a->is_object()) annotations = &*a;
   }
-  for (const char* key : {kCpuTopologyAnnotation, kPoolsAnnotation}) {
+  for (const char* key : {kCpuTopologyAnnotation, kPoolsAnnotation, kPodTrafficAnnotation}) {
+    if (key == kPodTrafficAnnotation && !own_pod_traffic) continue;
     if (annotations != nullptr && annotations->contains(key)) {
       content["annotations"][key] = (*annotations)[key];
     }
@@ -60,13 +62,18 @@ absl::StatusOr<json> Publisher::BuildObject(const NodePublication& publication) 
   for (const auto& [numa, factor] : publication.capacity) {
     in.zone_attributes[numa][kCapacityFactorAttribute] = fmt::format("{}", factor);
   }
-  return BuildNrt(in);
+  absl::StatusOr<json> object = BuildNrt(in);
+  if (object.ok() && publication.pod_traffic.has_value() && !publication.pod_traffic->empty()) {
+    (*object)["metadata"]["annotations"][kPodTrafficAnnotation] = *publication.pod_traffic;
+  }
+  return object;
 }
 
 absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publication) {
   absl::StatusOr<json> object = BuildObject(publication);
   if (!object.ok()) return object.status();
-  const json content = OwnedContent(*object);
+  const bool own_pod_traffic = publication.pod_traffic.has_value();
+  const json content = OwnedContent(*object, own_pod_traffic);
   if (last_written_.has_value() && *last_written_ == content) {
     pending_until_.reset();
     return PublishResult::kUnchanged;
@@ -79,7 +86,7 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
   const kube::ResourceRef& nrt = kube::NodeResourceTopologies();
   absl::StatusOr<json> current = client_->Get(nrt, "", options_.node_name);
   if (!current.ok() && !kube::IsApiNotFound(current.status())) return current.status();
-  if (current.ok() && OwnedContent(*current) == content) {
+  if (current.ok() && OwnedContent(*current, own_pod_traffic) == content) {
     last_written_ = content;
     pending_until_.reset();
     return PublishResult::kUnchanged;
@@ -93,6 +100,9 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
     for (const char* key : {"topologyPolicies", "attributes", "zones"}) updated[key] = (*object)[key];
     for (const auto& [key, value] : (*object)["metadata"]["annotations"].items()) {
       updated["metadata"]["annotations"][key] = value;
+    }
+    if (publication.pod_traffic == "" && updated["metadata"]["annotations"].is_object()) {
+      updated["metadata"]["annotations"].erase(kPodTrafficAnnotation);
     }
     stored = client_->Update(nrt, updated);
   }

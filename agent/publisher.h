@@ -8,7 +8,8 @@
 //     hugepages per NUMA node net of kubelet's reservedMemory (allocatable) and of the memory in
 //     use (available; NrtMemory, KubeletMemoryReader), the pools in
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
-//     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1);
+//     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1), and the
+//     observed affinity in the huygens.io/pod-traffic annotation when it is given;
 //   - in isolated mode, Node status.capacity and status.allocatable
 //     `huygens.io/isolated-cpu` = the number of CPUs in the user pool; in allocatable mode
 //     `huygens.io/exclusive` = kExclusiveResourceCapacity (the opt-in of extender mode).
@@ -72,6 +73,10 @@ struct NodePublication {
   // Memory in use per NUMA id and resource, bytes: available = allocatable - this. Every entry
   // names a NUMA node and resource the machine has. Default none.
   NumaMemory memory_used;
+  // The huygens.io/pod-traffic annotation (EncodePodTraffic, topology/pod_traffic.h): a value
+  // to write; "" = none (an existing one is removed); nullopt (default) = whatever the server
+  // holds is left as it is and not compared (nothing to say yet).
+  std::optional<std::string> pod_traffic;
 };
 
 enum class PublishResult {

@@ -263,6 +263,38 @@ TEST_F(PublisherTest, AnUpdateKeepsForeignLabelsAndAnnotations) {
   EXPECT_EQ(PoolsFromNrt(Stored("n1"))->exclusive, CpuSet{9});
 }
 
+TEST_F(PublisherTest, ThePodTrafficAnnotationIsWrittenKeptAndRemovedAsTold) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  const std::string traffic =
+      EncodePodTraffic({.window_seconds = 30, .pairs = {{"ns/a", "ns/b", 1234}}});
+  ASSERT_EQ(publisher.Publish({.pod_traffic = traffic}).value(), PublishResult::kWritten);
+  auto read = PodTrafficFromNrt(Stored("n1"));
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->pairs, (std::vector<PodTrafficPair>{{"ns/a", "ns/b", 1234}}));
+
+  // Nothing to say yet (a restarted agent before its first summary): kept, nothing written.
+  clock_.Advance(std::chrono::minutes(1));
+  Publisher restarted(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kUnchanged);
+  EXPECT_EQ(restarted.Publish({.pod_traffic = traffic}).value(), PublishResult::kUnchanged);
+  EXPECT_EQ(Writes(), 1);
+
+  // Another summary replaces it; "" removes it.
+  const std::string other =
+      EncodePodTraffic({.window_seconds = 30, .pairs = {{"ns/a", "ns/c", 99}}});
+  ASSERT_EQ(restarted.Publish({.pod_traffic = other}).value(), PublishResult::kWritten);
+  EXPECT_EQ((*PodTrafficFromNrt(Stored("n1")))->pairs,
+            (std::vector<PodTrafficPair>{{"ns/a", "ns/c", 99}}));
+  clock_.Advance(std::chrono::minutes(1));
+  ASSERT_EQ(restarted.Publish({.pod_traffic = ""}).value(), PublishResult::kWritten);
+  EXPECT_FALSE(Stored("n1").annotations.contains(kPodTrafficAnnotation));
+  EXPECT_TRUE(Stored("n1").annotations.contains(kPoolsAnnotation));
+  clock_.Advance(std::chrono::minutes(1));
+  EXPECT_EQ(restarted.Publish({.pod_traffic = ""}).value(), PublishResult::kUnchanged);
+}
+
 TEST_F(PublisherTest, AFailedWriteIsReportedAndRetriedByTheNextCall) {
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
   Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});

@@ -34,6 +34,10 @@ inline constexpr char kIsolatedCpuResource[] = "huygens.io/isolated-cpu";
 // NodeResourceTopology annotations with the exact CPU layout and the pools (topology/nrt.h).
 inline constexpr char kCpuTopologyAnnotation[] = "huygens.io/cpu-topology";
 inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
+// NodeResourceTopology annotation with the observed affinity of the node's pods: the pairs of
+// local pods that talk to each other over TCP and their traffic rate (JSON, topology/
+// pod_traffic.h). Written by the agent, rate-limited; read by the scheduler.
+inline constexpr char kPodTrafficAnnotation[] = "huygens.io/pod-traffic";
 
 // Zone attribute with a NUMA node's capacity factor in (0, 1] (decimal text, e.g. "0.75";
 // absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "cmd/command.h"
 #include "fmt/format.h"
 #include "sched/profile.h"
@@ -41,6 +42,12 @@ struct SimulateArgs {
   bool check = false;
   bool quiet = false;
   std::string explain;
+  // The rebalancer column: on with --rebalance, any --rebalance-* option, or a workload spec
+  // with a `rebalance` block; the options override the spec's values.
+  bool rebalance = false;
+  std::optional<std::string> rebalance_interval;
+  std::optional<int> rebalance_max_moves;
+  bool rebalance_balance = false;
 };
 
 bool EndsWith(const std::string& s, const char* suffix) { return s.ends_with(suffix); }
@@ -142,6 +149,7 @@ int RunSimulate(const SimulateArgs& a) {
   // Workload.
   std::vector<sim::PodArrival> arrivals;
   uint64_t seed = a.seed.value_or(1);
+  std::optional<sim::RebalanceSettings> rebalance;
   if (!trace_path.empty()) {
     sim::TraceOptions to;
     to.round_up_exclusive = a.trace_round_up;
@@ -162,6 +170,7 @@ int RunSimulate(const SimulateArgs& a) {
       return 2;
     }
     seed = a.seed.value_or(spec->seed.value_or(1));
+    rebalance = spec->rebalance;
     arrivals = sim::GenerateArrivals(*spec, seed);
     meta.workload_source = workload_path.empty() ? "built-in example workload" : workload_path;
   }
@@ -179,6 +188,23 @@ int RunSimulate(const SimulateArgs& a) {
   options.cpu_map_nodes = a.cpu_map_nodes;
   options.check_every_event = a.check;
   options.explain_pod = a.explain;
+  if (a.rebalance || a.rebalance_interval || a.rebalance_max_moves || a.rebalance_balance) {
+    if (!rebalance) rebalance.emplace();
+    if (a.rebalance_interval) {
+      absl::StatusOr<int64_t> us = ParseDuration(*a.rebalance_interval);
+      if (!us.ok() || *us <= 0) {
+        std::fprintf(stderr,
+                     "huygens simulate: --rebalance-interval: %s is not a positive duration "
+                     "(60s, 5m, 250ms)\n",
+                     a.rebalance_interval->c_str());
+        return 2;
+      }
+      rebalance->interval_us = *us;
+    }
+    if (a.rebalance_max_moves) rebalance->planner.max_moves = *a.rebalance_max_moves;
+    if (a.rebalance_balance) rebalance->planner.balance = true;
+  }
+  options.rebalance = rebalance;
   Progress progress;
   options.progress = [&progress](double f) { progress.Update(f); };
   auto report = sim::Simulate(*cluster, arrivals, options, !a.no_baseline);
@@ -270,6 +296,20 @@ void Setup(CLI::App& app, int& exit_code) {
   sub->add_option("--cpu-map-nodes", args->cpu_map_nodes,
                   "Nodes whose CPU map the report shows (default 6)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--rebalance", args->rebalance,
+                "Run Huygens a second time with the rebalancer (column huygens+rebalance; "
+                "settings from the workload's rebalance block, else every 60 s, 2 moves per "
+                "node, no balancing)");
+  sub->add_option("--rebalance-interval", args->rebalance_interval,
+                  "Rebalancer: simulated time between two rounds (default 60s; implies "
+                  "--rebalance)")
+      ->type_name("DURATION");
+  sub->add_option("--rebalance-max-moves", args->rebalance_max_moves,
+                  "Rebalancer: most moves per node per round (default 2; implies --rebalance)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--rebalance-balance", args->rebalance_balance,
+                "Rebalancer: also even the exclusive load of the NUMA nodes (implies "
+                "--rebalance)");
   sub->add_flag("--check", args->check,
                 "Validate every node's CPU state after every event (slow)");
   sub->add_flag("--quiet,-q", args->quiet, "Do not print the table");

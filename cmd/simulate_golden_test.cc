@@ -62,7 +62,7 @@ std::string NormalizeTable(const std::string& table) {
 // The JSON report with the wall-clock fields zeroed, one key per line.
 std::string NormalizeJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text);
-  for (const char* run : {"huygens", "nrt", "baseline"}) {
+  for (const char* run : {"huygens", "huygensRebalance", "nrt", "baseline"}) {
     if (!j.contains(run) || !j[run].is_object()) continue;
     j[run]["podsPerSecond"] = 0;
     for (const char* p : {"p50", "p90", "p99", "max"}) j[run]["latencyMicros"][p] = 0;
@@ -116,6 +116,13 @@ TEST(SimulateGoldenTest, TheOpenbTraceOnTheOpenbNodeListGivesTheGoldenReport) {
   CheckGolden("openb", traces,
               "--nodes-csv " + traces + "openb_node_list_all_node.csv " + traces +
                   "openb_pod_list_default.csv");
+}
+
+TEST(SimulateGoldenTest, TheRebalancerExampleGivesTheGoldenReport) {
+  const std::string source = std::string(HUYGENS_SOURCE_DIR) + "/";
+  CheckGolden("rebalance", source,
+              source + "sim/testdata/rebalance/cluster.yaml " + source +
+                  "sim/testdata/rebalance/workload.yaml");
 }
 
 }  // namespace

@@ -87,6 +87,40 @@ TEST(SimulateCommandTest, NrtScoringChoosesTheNrtPeersStrategy) {
   EXPECT_THAT(bad.out, HasSubstr("--nrt-scoring: Fastest"));
 }
 
+TEST(SimulateCommandTest, RebalanceOptionsAddTheColumnAndOverrideTheSpec) {
+  const std::string cluster = TempPath("rebalance_cluster.yaml");
+  const std::string workload = TempPath("rebalance_workload.yaml");
+  const std::string json_path = TempPath("rebalance_report.json");
+  std::ofstream(cluster)
+      << "nodeGroups:\n  - {name: a, count: 1, topology: {preset: xeon-6230-2s-snc2}}\n";
+  std::ofstream(workload) << "rebalance: {interval: 20s}\npods:\n  - name: p\n    count: 4\n"
+                             "    affinityGroup: g\n    containers: [{name: a, "
+                             "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
+  // The spec's block turns the column on; the options override its values.
+  Result r = RunHuygens("simulate " + cluster + " " + workload + " --no-baseline --json " +
+                        json_path + " --rebalance-max-moves 5 --rebalance-balance");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("huygens+rebalance"));
+  nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
+  EXPECT_EQ(j["rebalance"]["intervalSeconds"], 20);
+  EXPECT_EQ(j["rebalance"]["maxMoves"], 5);
+  EXPECT_EQ(j["rebalance"]["balance"], true);
+  EXPECT_EQ(j["huygensRebalance"]["scheduled"], 4);
+  // --rebalance alone, on a workload without the block: the defaults.
+  const std::string plain = TempPath("rebalance_plain_workload.yaml");
+  std::ofstream(plain) << "pods:\n  - name: p\n    containers: [{name: a, "
+                          "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
+  r = RunHuygens("simulate " + cluster + " " + plain + " --no-baseline -q --rebalance --json " +
+                 json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  j = nlohmann::json::parse(ReadAll(json_path));
+  EXPECT_EQ(j["rebalance"]["intervalSeconds"], 60);
+  EXPECT_EQ(j["rebalance"]["maxMoves"], 2);
+  const Result bad = RunHuygens("simulate " + cluster + " --rebalance-interval 0s");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("--rebalance-interval: 0s is not a positive duration"));
+}
+
 TEST(SimulateCommandTest, HelpDescribesTheCommand) {
   const Result r = RunHuygens("simulate --help");
   EXPECT_EQ(r.exit_code, 0);

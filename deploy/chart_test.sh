@@ -4,6 +4,7 @@
 # rendering (deploy/generate.sh --check); with the Prometheus operator's API present the chart
 # renders one PodMonitor per component and a PrometheusRule holding every alert of
 # files/*.rules.yaml, and each `job` an alert names is the job label of a PodMonitor's pods.
+# The agent gets the privileges of observed affinity only when agent.traffic.enabled.
 set -euo pipefail
 cd "$(dirname "$0")"
 helm=${HELM:-$(../testbed/build.sh | sed -n 3p)/helm}
@@ -38,4 +39,11 @@ for mode in standalone extender; do
 done
 # Without the operator's API: none of them.
 ! "$helm" template huygens helm/huygens | grep -qE '^kind: (PodMonitor|PrometheusRule)$' || fail "monitoring objects without the API"
+# Observed affinity is opt-in: only with agent.traffic.enabled does the agent get the host PID
+# namespace and SYS_ADMIN + SYS_PTRACE.
+default_agent=$("$helm" template huygens helm/huygens)
+! grep -v '^ *#' <<<"$default_agent" | grep -qE 'hostPID: true|SYS_ADMIN' || fail "the default agent holds traffic privileges"
+traffic_agent=$("$helm" template huygens helm/huygens --set agent.traffic.enabled=true)
+grep -q '^ *hostPID: true' <<<"$traffic_agent" || fail "traffic without hostPID"
+grep -q 'add: \["SYS_ADMIN", "SYS_PTRACE"\]' <<<"$traffic_agent" || fail "traffic without its capabilities"
 echo "chart_test: ok"

@@ -197,7 +197,17 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
       out.extended_requests.push_back(std::move(extended));
     }
   }
-  out.phase = StringOrEmpty(MemberOrNull(pod, "status"), "phase");
+  const json& status = MemberOrNull(pod, "status");
+  out.phase = StringOrEmpty(status, "phase");
+  // Rule 11.
+  out.host_network = MemberOrNull(spec, "hostNetwork") == true;
+  const json& ips = MemberOrNull(status, "podIPs");
+  for (const json& entry : ips.is_array() ? ips : json::array()) {
+    if (std::string ip = StringOrEmpty(entry, "ip"); !ip.empty()) out.pod_ips.push_back(ip);
+  }
+  if (out.pod_ips.empty()) {
+    if (std::string ip = StringOrEmpty(status, "podIP"); !ip.empty()) out.pod_ips.push_back(ip);
+  }
   return out;
 }
 

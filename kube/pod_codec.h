@@ -26,6 +26,9 @@
 //      the fake API server does not do).
 //  10. hugepages-<size> requests are memory quantities in bytes, kept by resource name in
 //      ContainerSpec::hugepages_request_bytes ("hugepages-2Mi": "1Gi" -> 1073741824).
+//  11. spec.hostNetwork is true only when it is JSON true; the pod IPs are the string `ip`s of
+//      status.podIPs in order (entries of another shape skipped), else status.podIP, else none.
+//      Kept as text: they are only read to tell which local pod owns an address.
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -56,6 +59,8 @@ struct PodObject {
   std::string node_name;           // spec.nodeName, "" when unset
   std::string phase;               // status.phase, "" when unset
   std::string creation_timestamp;  // metadata.creationTimestamp (RFC 3339), "" when unset
+  bool host_network = false;       // spec.hostNetwork (rule 11)
+  std::vector<std::string> pod_ips;  // status.podIPs[].ip, else status.podIP (rule 11)
   std::optional<std::string> allocation;         // huygens.io/allocation, as written
   std::optional<std::string> allocation_status;  // huygens.io/allocation-status, as written
   // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod

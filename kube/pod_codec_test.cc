@@ -188,5 +188,26 @@ TEST(PodCodecTest, NodePhaseAndCreationTimeAreRead) {
   EXPECT_FALSE(IsTerminalPhase("Running"));
 }
 
+TEST(PodCodecTest, HostNetworkAndPodIpsAreRead) {
+  json pod = Pod();
+  auto plain = DecodePod(pod);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->host_network);
+  EXPECT_TRUE(plain->pod_ips.empty());
+  pod["spec"]["hostNetwork"] = true;
+  pod["status"]["podIP"] = "10.0.0.9";
+  pod["status"]["podIPs"] = json::array({{{"ip", "10.0.0.9"}}, 7, {{"ip", "fd00::9"}}});
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_TRUE(decoded->host_network);
+  EXPECT_EQ(decoded->pod_ips, (std::vector<std::string>{"10.0.0.9", "fd00::9"}));
+  pod["status"].erase("podIPs");
+  pod["spec"]["hostNetwork"] = "true";  // not JSON true
+  decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_FALSE(decoded->host_network);
+  EXPECT_EQ(decoded->pod_ips, (std::vector<std::string>{"10.0.0.9"}));
+}
+
 }  // namespace
 }  // namespace huygens::kube

@@ -87,11 +87,18 @@ const ContainerAllocation* PodAllocation::Find(std::string_view name) const {
   return nullptr;
 }
 
+CpuSet PodAllocation::ExclusiveCpus() const {
+  CpuSet::Builder held;
+  for (const ContainerAllocation& c : containers) {
+    if (c.exclusive) held.Add(c.cpuset);
+  }
+  return held.Build();
+}
+
 std::string DescribeAllocation(const PodAllocation& allocation) {
-  CpuSet exclusive;
+  const CpuSet exclusive = allocation.ExclusiveCpus();
   std::string containers;
   for (const ContainerAllocation& c : allocation.containers) {
-    if (c.exclusive) exclusive = exclusive.Union(c.cpuset);
     containers += fmt::format("{}{} {}", containers.empty() ? "" : ", ", c.name,
                               c.exclusive ? c.cpuset.ToString() : "shared");
   }

@@ -61,6 +61,8 @@ struct PodAllocation {
 
   // The container named `name`, or nullptr.
   const ContainerAllocation* Find(std::string_view name) const;
+  // The pod's exclusive CPUs: the union of its exclusive containers' cpusets.
+  CpuSet ExclusiveCpus() const;
 
   friend bool operator==(const PodAllocation&, const PodAllocation&) = default;
 };

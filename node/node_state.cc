@@ -100,14 +100,6 @@ std::vector<std::string> PodOverlapViolations(const PodAllocation& a) {
   return out;
 }
 
-CpuSet HeldBy(const PodAllocation& a) {
-  CpuSet::Builder b;
-  for (const ContainerAllocation& c : a.containers) {
-    if (c.exclusive) b.Add(c.cpuset);
-  }
-  return b.Build();
-}
-
 std::vector<int> PodNumaNodes(const PodAllocation& a) {
   CpuSet::Builder b;
   for (const ContainerAllocation& c : a.containers) {
@@ -365,6 +357,8 @@ const PodSpec* NodeState::SpecOf(const std::string& pod_uid) const {
   auto it = records_.find(pod_uid);
   return it == records_.end() ? nullptr : &it->second.spec;
 }
+
+const ExclusiveAllocator& NodeState::Allocator() const { return shape_->allocator; }
 
 Owner NodeState::OwnerOf(const std::string& pod_uid) const {
   auto it = records_.find(pod_uid);
@@ -711,7 +705,7 @@ absl::Status NodeState::CheckAssumable(const PodSpec& pod, const PodAllocation& 
 }
 
 void NodeState::Commit(const PodSpec& pod, PodAllocation allocation, Owner owner) {
-  PodRecord rec{.spec = pod, .held = HeldBy(allocation), .owner = owner};
+  PodRecord rec{.spec = pod, .held = allocation.ExclusiveCpus(), .owner = owner};
   std::vector<const ContainerSpec*> specs;
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const ContainerSpec& c : *list) specs.push_back(&c);
@@ -827,7 +821,7 @@ absl::Status NodeState::ReleaseContainer(const std::string& pod_uid,
   a.containers.erase(it);
   if (memory_policy_ != nullptr) memory_policy_->RemoveContainer(memory_, pod_uid, container);
   // CPUs still held by a sibling stay with the pod (kubelet's getAssignedCPUsOfSiblings).
-  const CpuSet still = HeldBy(a);
+  const CpuSet still = a.ExclusiveCpus();
   Give(rec->second.held.Difference(still));
   rec->second.held = still;
   a.numa_nodes = PodNumaNodes(a);
@@ -883,7 +877,7 @@ absl::StatusOr<CpuSet> NodeState::ResizeContainer(const std::string& pod_uid,
   const CpuSet next = *std::move(resized);
   it->cpuset = next;
   it->mems = IdSet(topology_->NumaNodesOf(next));
-  const CpuSet held = HeldBy(a);
+  const CpuSet held = a.ExclusiveCpus();
   Give(rec->second.held.Difference(held));
   Take(held.Difference(rec->second.held));
   rec->second.held = held;
@@ -925,7 +919,7 @@ NodeState::RebuildReport NodeState::Rebuild(
   CpuSet seen, contested;
   std::vector<CpuSet> held(ok.size());
   for (size_t i = 0; i < ok.size(); ++i) {
-    held[i] = HeldBy(ok[i]->second);
+    held[i] = ok[i]->second.ExclusiveCpus();
     contested = contested.Union(held[i].Intersection(seen));
     seen = seen.Union(held[i]);
   }
@@ -992,7 +986,7 @@ std::vector<std::string> NodeState::Validate() const {
       }
     }
     for (std::string& v : PodOverlapViolations(a)) report(std::move(v));
-    const CpuSet held = HeldBy(a);
+    const CpuSet held = a.ExclusiveCpus();
     for (const auto& [other, other_held] : per_pod) {
       if (const CpuSet both = held.Intersection(other_held); !both.Empty()) {
         report(fmt::format("pods {} and {} both hold cpus {}", *other, uid, both.ToString()));

@@ -223,6 +223,9 @@ class NodeState {
   // ---- Pools and counters -------------------------------------------------------------------
   const CpuTopology& Topology() const { return *topology_; }
   const std::shared_ptr<const CpuTopology>& SharedTopology() const { return topology_; }
+  // Huygens' allocator indexed for this node's topology (shared by every NodeState of the same
+  // topology object), for callers that place CPUs on this node themselves (the rebalancer).
+  const ExclusiveAllocator& Allocator() const;
   const NodeConfig& Config() const { return config_; }
   CpuSet SystemPool() const { return system_pool_; }
   CpuSet UserPool() const { return user_pool_; }

@@ -35,13 +35,9 @@ absl::Status ApplyMove(NodeState& state, const Move& move) {
 
 namespace {
 
-// The exclusive CPUs of an allocation (union over its exclusive containers).
-CpuSet HeldCpus(const PodAllocation& allocation) {
-  CpuSet::Builder held;
-  for (const ContainerAllocation& c : allocation.containers) {
-    if (c.exclusive) held.Add(c.cpuset);
-  }
-  return held.Build();
+// CPUs of `to` the pod did not hold in `from` (Move::moved_cpus).
+int MovedCpus(const PodAllocation& from, const PodAllocation& to) {
+  return to.ExclusiveCpus().Difference(from.ExclusiveCpus()).Size();
 }
 
 // The planner's working state: the node as it will be after the moves planned so far.
@@ -51,7 +47,7 @@ class Planner {
           const PlannerOptions& options)
       : state_(state), topo_(state.Topology()), options_(options) {
     for (const auto& [uid, allocation] : state_.Pods()) {
-      if (HeldCpus(allocation).Empty()) continue;  // nothing to move, no NUMA location
+      if (allocation.ExclusiveCpus().Empty()) continue;  // nothing to move, no NUMA location
       std::string why = PinReason(uid, allocation, pinned);
       if (!why.empty()) {
         pinned_[uid] = why;
@@ -66,7 +62,7 @@ class Planner {
       AffinityGroup group{input.name, input.policy, {}};
       for (const std::string& uid : input.members) {
         auto it = state_.Pods().find(uid);
-        if (it == state_.Pods().end() || HeldCpus(it->second).Empty()) continue;
+        if (it == state_.Pods().end() || it->second.ExclusiveCpus().Empty()) continue;
         if (!grouped.insert(uid).second) continue;  // in an earlier group already
         group.members.push_back(uid);
       }
@@ -110,12 +106,15 @@ class Planner {
   bool IsPinned(const std::string& uid) const { return pinned_.contains(uid); }
 
   // The allocation that puts every exclusive CPU of `uid` on NUMA node `target`, over the
-  // current state; nullopt when it does not fit (CPUs or memory).
-  std::optional<PodAllocation> MoveTo(const std::string& uid, int target) const {
+  // current state minus what earlier movers of the same candidate claimed there (`taken` CPUs,
+  // `claimed` memory); nullopt when it does not fit (CPUs or memory).
+  std::optional<PodAllocation> MoveTo(const std::string& uid, int target,
+                                      const CpuSet& taken = {},
+                                      const MemoryRequests& claimed = {}) const {
     const PodAllocation& from = state_.Pods().at(uid);
     const PodSpec& spec = *state_.SpecOf(uid);
     const CpuSet target_cpus = topo_.CpusInNumaNode(target);
-    const CpuSet free_on_target = state_.SharedPool().Intersection(target_cpus);
+    const CpuSet free_on_target = state_.SharedPool().Intersection(target_cpus).Difference(taken);
     ExclusiveRequest request;
     request.bind_policy = spec.bind_policy.value_or(state_.Config().default_bind_policy);
     request.topology_policy = TopologyPolicy::kSingleNumaNode;
@@ -144,7 +143,7 @@ class Planner {
         cpus = old.cpuset;  // already there: kept as it is
       } else {
         request.num_cpus = old.cpuset.Size();
-        absl::StatusOr<ExclusiveAllocation> got = AllocateExclusive(topo_, available, request);
+        absl::StatusOr<ExclusiveAllocation> got = state_.Allocator().Allocate(available, request);
         if (!got.ok()) return std::nullopt;
         cpus = got->cpus;
       }
@@ -159,13 +158,14 @@ class Planner {
       c.cpuset = c.cpuset.IsSubsetOf(running) ? c.cpuset : running.First(c.cpuset.Size());
       c.mems = CpuSet{target};
     }
-    if (!MemoryFits(uid, spec, target)) return std::nullopt;
+    if (!MemoryFits(uid, spec, target, claimed)) return std::nullopt;
     return to;
   }
 
   // Whether the pod's memory, when Huygens places it (memory modelled, policy None), fits NUMA
-  // node `target` once the pod's own memory is released.
-  bool MemoryFits(const std::string& uid, const PodSpec& spec, int target) const {
+  // node `target` once the pod's own memory is released and `claimed` is taken there.
+  bool MemoryFits(const std::string& uid, const PodSpec& spec, int target,
+                  const MemoryRequests& claimed) const {
     if (state_.Memory() == nullptr || !state_.Memory()->assignments.contains(uid)) return true;
     NodeState without = state_;
     if (!without.ReleasePod(uid).ok()) return false;
@@ -174,7 +174,9 @@ class Planner {
     for (const auto& [resource, bytes] : PodMemoryRequests(spec)) {
       if (bytes == 0) continue;
       auto table = node->second.memory_map.find(resource);
-      if (table == node->second.memory_map.end() || table->second.free < bytes) return false;
+      auto other = claimed.find(resource);
+      const uint64_t wanted = bytes + (other == claimed.end() ? 0 : other->second);
+      if (table == node->second.memory_map.end() || table->second.free < wanted) return false;
     }
     return true;
   }
@@ -186,7 +188,7 @@ class Planner {
     move.pod_uid = uid;
     move.from = state_.Pods().at(uid);
     move.to = std::move(to);
-    move.moved_cpus = HeldCpus(move.to).Difference(HeldCpus(move.from)).Size();
+    move.moved_cpus = MovedCpus(move.from, move.to);
     move.group = group;
     move.reason = fmt::format("{} ({} cpus moved)", reason, move.moved_cpus);
     if (absl::Status s = ApplyMove(state_, move); !s.ok()) {
@@ -218,23 +220,32 @@ class Planner {
     return sum / static_cast<double>(a.size() * b.size());
   }
 
+  // The members' NUMA nodes now, or with member `moved` (when set) wholly on NUMA node `target`.
+  std::vector<std::vector<int>> Layout(const std::vector<std::string>& members,
+                                       const std::string* moved, int target) const {
+    std::vector<std::vector<int>> out;
+    for (const std::string& uid : members) {
+      out.push_back(moved != nullptr && uid == *moved ? std::vector<int>{target} : NumaOf(uid));
+    }
+    return out;
+  }
+
   // Goal 2's measure: sum over member pairs of the mean NUMA distance between them.
-  double GroupDistance(const std::vector<std::string>& members) const {
+  double GroupDistance(const std::vector<std::vector<int>>& layout) const {
     double sum = 0;
-    for (size_t i = 0; i < members.size(); ++i) {
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        sum += SetDistance(NumaOf(members[i]), NumaOf(members[j]));
-      }
+    for (size_t i = 0; i < layout.size(); ++i) {
+      for (size_t j = i + 1; j < layout.size(); ++j) sum += SetDistance(layout[i], layout[j]);
     }
     return sum;
   }
 
   // Goal 3's measure: member pairs whose NUMA nodes overlap.
-  int SharingPairs(const std::vector<std::string>& members) const {
+  static int SharingPairs(const std::vector<std::vector<int>>& layout) {
     int pairs = 0;
-    for (size_t i = 0; i < members.size(); ++i) {
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        const std::vector<int> a = NumaOf(members[i]), b = NumaOf(members[j]);
+    for (size_t i = 0; i < layout.size(); ++i) {
+      for (size_t j = i + 1; j < layout.size(); ++j) {
+        const std::vector<int>& a = layout[i];
+        const std::vector<int>& b = layout[j];
         for (int x : a) {
           if (std::find(b.begin(), b.end(), x) != b.end()) {
             ++pairs;
@@ -254,7 +265,7 @@ class Planner {
     return {numa.begin(), numa.end()};
   }
 
-  int CpusOf(const std::string& uid) const { return HeldCpus(state_.Pods().at(uid)).Size(); }
+  int CpusOf(const std::string& uid) const { return state_.Pods().at(uid).ExclusiveCpus().Size(); }
 
   absl::Status PlanGroup(const AffinityGroup& group) {
     GroupOutcome outcome;
@@ -262,7 +273,7 @@ class Planner {
     outcome.numa_before = Span(group.members);
     const size_t moves_before = plan_.moves.size();
     const bool aligned = group.policy == GroupPolicy::kSpread
-                             ? SharingPairs(group.members) == 0
+                             ? SharingPairs(Layout(group.members, nullptr, 0)) == 0
                              : outcome.numa_before.size() == 1;
     absl::Status s;
     if (aligned) {
@@ -298,26 +309,40 @@ class Planner {
         if (IsPinned(uid) && NumaOf(uid) != std::vector<int>{target}) feasible = false;
       }
       if (!feasible) continue;
-      // Plan this target's moves on a scratch copy, members in a fixed order.
-      Planner scratch = *this;
+      // A bound first: the CPUs the movers need on `target` beyond their own must be free
+      // there, and a target needing more than the best one moves cannot win.
+      const CpuSet target_cpus = topo_.CpusInNumaNode(target);
+      int need = 0;
+      for (const std::string& uid : group.members) {
+        if (NumaOf(uid) == std::vector<int>{target}) continue;
+        const CpuSet held = state_.Pods().at(uid).ExclusiveCpus();
+        need += held.Size() - held.IntersectionSize(target_cpus);
+      }
+      if (need > state_.SharedPool().IntersectionSize(target_cpus)) continue;
+      if (best.has_value() && need > std::get<0>(*best)) continue;
+      // This target's moves, members in a fixed order, each into what the ones before it left.
       std::vector<std::pair<std::string, PodAllocation>> moves;
+      CpuSet::Builder taken;
+      MemoryRequests claimed;
       int moved = 0;
       int64_t far = 0;
       for (const std::string& uid : group.members) {
         if (NumaOf(uid) == std::vector<int>{target}) continue;
-        std::optional<PodAllocation> to = scratch.MoveTo(uid, target);
+        std::optional<PodAllocation> to = MoveTo(uid, target, taken.Build(), claimed);
         if (!to.has_value()) {
           feasible = false;
           break;
         }
-        moved += HeldCpus(*to).Difference(HeldCpus(scratch.state_.Pods().at(uid))).Size();
+        const CpuSet held = to->ExclusiveCpus();
+        moved += MovedCpus(state_.Pods().at(uid), *to);
         for (int n : NumaOf(uid)) {
           far += static_cast<int64_t>(CpusOf(uid)) * topo_.Distance(n, target);
         }
-        Move probe{uid, scratch.state_.Pods().at(uid), *to, 0, "", ""};
-        if (!ApplyMove(scratch.state_, probe).ok()) {
-          feasible = false;
-          break;
+        taken.Add(held);
+        if (state_.Memory() != nullptr) {
+          for (const auto& [resource, bytes] : PodMemoryRequests(*state_.SpecOf(uid))) {
+            claimed[resource] += bytes;
+          }
         }
         moves.emplace_back(uid, *std::move(to));
       }
@@ -356,7 +381,7 @@ class Planner {
   template <typename Measure, typename Prefer>
   std::optional<std::pair<std::string, std::pair<int, PodAllocation>>> BestSingleMove(
       const AffinityGroup& group, Measure measure, Prefer prefer) {
-    const double now = measure(*this);
+    const double now = measure(Layout(group.members, nullptr, 0));
     // drop (higher better), moved CPUs, preference (lower better), uid, target
     using Score = std::tuple<double, int, int64_t, std::string, int>;
     std::optional<Score> best;
@@ -365,14 +390,12 @@ class Planner {
       if (IsPinned(uid)) continue;
       for (int target : Targets()) {
         if (NumaOf(uid) == std::vector<int>{target}) continue;
+        const double after = measure(Layout(group.members, &uid, target));
+        if (!(after < now - 1e-9)) continue;
+        if (best.has_value() && -(now - after) > std::get<0>(*best) + 1e-9) continue;
         std::optional<PodAllocation> to = MoveTo(uid, target);
         if (!to.has_value()) continue;
-        Planner scratch = *this;
-        Move probe{uid, state_.Pods().at(uid), *to, 0, "", ""};
-        if (!ApplyMove(scratch.state_, probe).ok()) continue;
-        const double after = measure(scratch);
-        if (!(after < now - 1e-9)) continue;
-        const int moved = HeldCpus(*to).Difference(HeldCpus(state_.Pods().at(uid))).Size();
+        const int moved = MovedCpus(state_.Pods().at(uid), *to);
         const Score score{-(now - after), moved, prefer(target), uid, target};
         if (!best.has_value() || score < *best) {
           best = score;
@@ -384,58 +407,53 @@ class Planner {
     return std::make_pair(std::get<3>(*best), std::make_pair(std::get<4>(*best), *best_to));
   }
 
-  // Goal 2: single moves while the group's distance drops.
-  absl::Status Nearer(const AffinityGroup& group, GroupOutcome& outcome) {
-    const std::string why_not_together = outcome.reason;
-    auto measure = [&group](const Planner& p) { return p.GroupDistance(group.members); };
+  // Goals 2 and 3: single moves while `measure` drops, the best first (BestSingleMove); the
+  // reasons are the outcome's when nothing moves (`blocked`) and after a move (`moved`).
+  template <typename Measure, typename Prefer>
+  absl::Status Greedy(const AffinityGroup& group, GroupOutcome& outcome, Measure measure,
+                      Prefer prefer, const char* verb, const std::string& blocked,
+                      const std::string& moved) {
     while (BudgetLeft()) {
-      auto best = BestSingleMove(group, measure, [](int) { return int64_t{0}; });
+      auto best = BestSingleMove(group, measure, prefer);
       if (!best.has_value()) {
-        if (outcome.reason.empty()) outcome.reason = "no single move brings members nearer";
+        if (outcome.reason.empty()) outcome.reason = blocked;
         return absl::OkStatus();
       }
       auto& [uid, placed] = *best;
       const int target = placed.first;
       if (absl::Status s = Commit(uid, std::move(placed.second), group.name,
-                                  fmt::format("group {}: nearer, to NUMA node {}", group.name,
+                                  fmt::format("group {}: {}, to NUMA node {}", group.name, verb,
                                               target));
           !s.ok()) {
         return s;
       }
-      outcome.reason = why_not_together.empty()
-                           ? "members moved nearer"
-                           : fmt::format("members moved nearer ({})", why_not_together);
+      outcome.reason = moved;
     }
     return absl::OkStatus();
   }
 
+  // Goal 2: single moves while the group's distance drops.
+  absl::Status Nearer(const AffinityGroup& group, GroupOutcome& outcome) {
+    const std::string why_not_together = outcome.reason;
+    return Greedy(
+        group, outcome, [this](const auto& layout) { return GroupDistance(layout); },
+        [](int) { return int64_t{0}; }, "nearer", "no single move brings members nearer",
+        why_not_together.empty() ? "members moved nearer"
+                                 : fmt::format("members moved nearer ({})", why_not_together));
+  }
+
   // Goal 3: single moves while fewer member pairs share a NUMA node; the freest target first.
   absl::Status Spread(const AffinityGroup& group, GroupOutcome& outcome) {
-    auto measure = [&group](const Planner& p) {
-      return static_cast<double>(p.SharingPairs(group.members));
-    };
-    while (BudgetLeft()) {
-      auto best = BestSingleMove(group, measure, [this](int target) {
-        for (const NumaCounters& c : state_.Counters()) {
-          if (c.numa == target) return -static_cast<int64_t>(c.free_cpus);
-        }
-        return int64_t{0};
-      });
-      if (!best.has_value()) {
-        if (outcome.reason.empty()) outcome.reason = "no NUMA node without members has room";
-        return absl::OkStatus();
-      }
-      auto& [uid, placed] = *best;
-      const int target = placed.first;
-      if (absl::Status s = Commit(uid, std::move(placed.second), group.name,
-                                  fmt::format("group {}: spread, to NUMA node {}", group.name,
-                                              target));
-          !s.ok()) {
-        return s;
-      }
-      outcome.reason = "members spread over NUMA nodes";
-    }
-    return absl::OkStatus();
+    return Greedy(
+        group, outcome,
+        [](const auto& layout) { return static_cast<double>(SharingPairs(layout)); },
+        [this](int target) {
+          for (const NumaCounters& c : state_.Counters()) {
+            if (c.numa == target) return -static_cast<int64_t>(c.free_cpus);
+          }
+          return int64_t{0};
+        },
+        "spread", "no NUMA node without members has room", "members spread over NUMA nodes");
   }
 
   // Goal 4: from the most to the least loaded NUMA node while a pod smaller than the gap exists.
@@ -457,7 +475,7 @@ class Planner {
         for (const auto& [uid, allocation] : state_.Pods()) {
           if (IsPinned(uid) || grouped.contains(uid)) continue;
           if (allocation.numa_nodes != std::vector<int>{from}) continue;
-          const int size = HeldCpus(allocation).Size();
+          const int size = allocation.ExclusiveCpus().Size();
           if (size == 0 || size >= gap) continue;
           candidates.emplace_back(std::abs(gap - 2 * size), size, uid);
         }

@@ -20,6 +20,25 @@ using testing::GuaranteedPod;
 constexpr char kAllocation[] =
     R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
 
+// A PodWriter over `server` whose lease check answers `*lease`, with what it needs.
+struct WriterRig {
+  WriterRig(FakeApiServer& server, const bool* lease)
+      : client(kube::testing::ClientFor(server, &clock)),
+        metrics(ServiceMetrics::Register(registry)),
+        events(client.get(), "test", &clock),
+        writer(client.get(), &events, &metrics, [this, lease] {
+          ++asked;
+          return *lease;
+        }) {}
+  huygens::testing::FakeClock clock;
+  std::unique_ptr<kube::Client> client;
+  serving::MetricsRegistry registry;
+  ServiceMetrics metrics;
+  EventSink events;
+  int asked = 0;  // lease checks so far
+  PodWriter writer;
+};
+
 struct FenceCase {
   const char* name;
   bool may_bind;           // what the lease fence answers
@@ -38,16 +57,9 @@ TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSentAndTheResour
   ASSERT_TRUE(testing::AddMachine(**server, "n0", 16));
   auto created = (*server)->Create("pods", GuaranteedPod("p", 2));
   ASSERT_TRUE(created.ok()) << created.status();
-  huygens::testing::FakeClock clock;
-  auto client = kube::testing::ClientFor(**server, &clock);
-  serving::MetricsRegistry registry;
-  ServiceMetrics metrics = ServiceMetrics::Register(registry);
-  EventSink events(client.get(), "test", &clock);
-  int asked = 0;
-  PodWriter writer(client.get(), &events, &metrics, [&] {
-    ++asked;
-    return c.may_bind;
-  });
+  WriterRig rig(**server, &c.may_bind);
+  auto& client = rig.client;
+  PodWriter& writer = rig.writer;
 
   if (c.written_since) {
     ASSERT_TRUE(client
@@ -59,7 +71,7 @@ TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSentAndTheResour
   absl::Status s = writer.FinishBind(*created, "n0", kAllocation);
 
   EXPECT_EQ(s.code(), c.code) << s;
-  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(rig.asked, 1);
   EXPECT_EQ((*server)->RequestCount("create", "pods/binding"), c.bindings_sent);
   const nlohmann::json pod = *(*server)->Get("pods", "default", "p");
   EXPECT_EQ(pod["spec"].value("nodeName", "") == "n0", c.bound);
@@ -89,13 +101,10 @@ TEST(PodWriterMove, AMoveIsWrittenOnlyOnThePodAsReadAndOnlyWhileTheLeaseHolds) {
   bound["metadata"]["annotations"][kAllocationAnnotation] = kAllocation;
   auto created = (*server)->Create("pods", bound);
   ASSERT_TRUE(created.ok()) << created.status();
-  huygens::testing::FakeClock clock;
-  auto client = kube::testing::ClientFor(**server, &clock);
-  serving::MetricsRegistry registry;
-  ServiceMetrics metrics = ServiceMetrics::Register(registry);
-  EventSink events(client.get(), "test", &clock);
   bool lease = true;
-  PodWriter writer(client.get(), &events, &metrics, [&] { return lease; });
+  WriterRig rig(**server, &lease);
+  auto& client = rig.client;
+  PodWriter& writer = rig.writer;
   const std::string moved =
       R"({"version":1,"node":"n0","numaNodes":[1],"containers":[{"name":"app","cpuset":"5,13","mems":"1"}]})";
   auto allocation = [&] {

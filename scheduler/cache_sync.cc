@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/wire_names.h"
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
@@ -16,15 +17,6 @@ namespace huygens::scheduler {
 namespace {
 
 using nlohmann::json;
-
-// The exclusive CPUs of an allocation.
-CpuSet HeldCpus(const PodAllocation& a) {
-  CpuSet held;
-  for (const ContainerAllocation& c : a.containers) {
-    if (c.exclusive) held = held.Union(c.cpuset);
-  }
-  return held;
-}
 
 // The node a pod is on for the cache: spec.nodeName, or the annotated node of a pending pod.
 std::string NodeOf(const json& pod, const std::optional<PodAllocation>& a) {
@@ -208,14 +200,14 @@ void CacheSync::RebuildNode(const std::string& name) {
       if (PodIsTerminal(object)) continue;
       auto a = PodAllocationOf(object);
       std::optional<PodAllocation> alloc = a.ok() ? *a : std::nullopt;
-      if (alloc) held = held.Union(HeldCpus(*alloc));
+      if (alloc) held = held.Union(alloc->ExclusiveCpus());
       on_node.push_back(&object);
     }
   }
   // The agent may publish an in-flight pod's CPUs as exclusive before the informer shows it
   // bound: they are ours, not kubelet's.
   for (const InFlightAssume& a : in_flight) {
-    if (a.allocation) held = held.Union(HeldCpus(*a.allocation));
+    if (a.allocation) held = held.Union(a.allocation->ExclusiveCpus());
   }
   auto state = NodeStateFromNrt(t->second, numa_strategy_, held);
   if (!state.ok()) {
@@ -368,9 +360,15 @@ void CacheSync::Apply(const Change& c) {
         return;
       }
       auto it = nrts_.find(name);
-      if (it != nrts_.end() && it->second["metadata"]["annotations"] == c.object["metadata"]["annotations"] &&
+      // The observed affinity (read by the rebalancer from nrts()) does not shape the CPU state.
+      auto shaping = [](const json& nrt) {
+        json annotations = nrt["metadata"].value("annotations", json::object());
+        if (annotations.is_object()) annotations.erase(kPodTrafficAnnotation);
+        return annotations;
+      };
+      if (it != nrts_.end() && shaping(it->second) == shaping(c.object) &&
           it->second.value("attributes", json()) == c.object.value("attributes", json())) {
-        it->second = c.object;  // only counters changed: the CPU state is ours
+        it->second = c.object;  // only counters or traffic changed: the CPU state is ours
         return;
       }
       nrts_[name] = c.object;

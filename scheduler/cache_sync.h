@@ -159,6 +159,8 @@ class CacheSync {
   sched::SchedulingQueue& queue() { return queue_; }
   // Pods by uid, as last seen (terminal and deleted pods removed).
   const std::map<std::string, nlohmann::json>& pods() const { return pods_; }
+  // NodeResourceTopology objects by node name, as last seen.
+  const std::map<std::string, nlohmann::json>& nrts() const { return nrts_; }
   // A pod's arrival index (the queue's tie-break), or the next one for a pod not seen yet.
   int64_t CreationIndex(const std::string& uid) const;
 

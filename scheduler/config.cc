@@ -158,6 +158,7 @@ rebalancer:                      # moves running pods' CPUs (standalone mode, wh
   interval: 30s                  # each node is planned once per interval
   maxMovesPerNode: 1             # pods moved per node per interval
   balance: false                 # also even the exclusive load over each node's NUMA nodes
+  observedMinBytesPerSecond: 1000000  # pods talking this much (huygens.io/pod-traffic) form a group; 0: off
 )";
 
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
@@ -232,7 +233,8 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   }
   if (auto v = root["rebalancer"]) {
     HUYGENS_RETURN_IF_ERROR(
-        r.CheckMap(v, "rebalancer", {"enabled", "interval", "maxMovesPerNode", "balance"}));
+        r.CheckMap(v, "rebalancer", {"enabled", "interval", "maxMovesPerNode", "balance",
+                                     "observedMinBytesPerSecond"}));
     if (auto e = v["enabled"]) {
       HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.enabled, r.Bool(e, "rebalancer.enabled"));
     }
@@ -246,6 +248,11 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
     }
     if (auto b = v["balance"]) {
       HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.balance, r.Bool(b, "rebalancer.balance"));
+    }
+    if (auto o = v["observedMinBytesPerSecond"]) {
+      HUYGENS_ASSIGN_OR_RETURN(c.rebalancer.observed_min_bytes_per_second,
+                               r.Int(o, "rebalancer.observedMinBytesPerSecond", 0,
+                                     int64_t{1} << 50));
     }
   }
   if (auto v = root["extender"]) {

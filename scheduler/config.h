@@ -73,6 +73,10 @@ struct RebalancerSettings {
   std::chrono::milliseconds interval{30000};   // how often each node is planned; default 30 s
   int max_moves_per_node = 1;                  // moves written per node per interval; default 1
   bool balance = false;                        // also even exclusive load per NUMA node; default false
+  // Observed affinity: pods of a node whose traffic (huygens.io/pod-traffic on its NRT,
+  // published by agents with traffic.enabled) reaches this rate, in bytes per second, form a
+  // group (same-numa) with the pods they are so linked to. 0 turns it off. Default 1 MB/s.
+  int64_t observed_min_bytes_per_second = 1000000;
 };
 
 struct SchedulerConfig {

@@ -41,7 +41,7 @@ clientConnection: {qps: 100, burst: 200}
 metricsAddress: 127.0.0.1:9000
 extender: {enabled: true, address: ":8889", tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt,
                                                  allowedClientNames: [system:kube-scheduler]}}
-rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true}
+rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, observedMinBytesPerSecond: 0}
 )",
                                 "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -76,6 +76,7 @@ rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true}
   EXPECT_EQ(c->rebalancer.interval, std::chrono::minutes(2));
   EXPECT_EQ(c->rebalancer.max_moves_per_node, 3);
   EXPECT_TRUE(c->rebalancer.balance);
+  EXPECT_EQ(c->rebalancer.observed_min_bytes_per_second, 0);
 }
 
 TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
@@ -101,6 +102,8 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
   EXPECT_EQ(c->rebalancer.interval, defaults.rebalancer.interval);
   EXPECT_EQ(c->rebalancer.max_moves_per_node, defaults.rebalancer.max_moves_per_node);
   EXPECT_EQ(c->rebalancer.balance, defaults.rebalancer.balance);
+  EXPECT_EQ(c->rebalancer.observed_min_bytes_per_second,
+            defaults.rebalancer.observed_min_bytes_per_second);
   for (const char* key :
        {"apiVersion", "kind", "schedulerName", "profiles", "pluginWeights",
         "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
@@ -108,7 +111,7 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
         "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
         "qps", "burst", "metricsAddress", "extender", "enabled", "address", "tls", "certFile", "keyFile",
         "clientCAFile", "allowedClientNames", "rebalancer", "interval", "maxMovesPerNode",
-        "balance"}) {
+        "balance", "observedMinBytesPerSecond"}) {
     EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
 }

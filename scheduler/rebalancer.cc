@@ -6,7 +6,11 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "kube/pod_codec.h"
+#include "rebalance/cache_groups.h"
 #include "node/allocation.h"
+#include "topology/nrt.h"
+#include "topology/pod_traffic.h"
 #include "spdlog/spdlog.h"
 
 namespace huygens::scheduler {
@@ -27,26 +31,16 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
   const sched::NodeInfo* info = state_->cache().FindNode(node);
   if (info == nullptr || info->cpu_state == nullptr) return 0;
   const std::vector<std::string>& system = config_->system_pool_namespaces;
-  std::map<std::string, rebalance::AffinityGroup> groups;
-  std::set<std::string> pinned;
-  for (const std::string& uid : info->pod_uids) {
-    const sched::ClusterCache::PodEntry* entry = state_->cache().FindPod(uid);
-    if (entry == nullptr) continue;
-    const sched::Pod& pod = *entry->pod;
-    if (entry->assumed || !entry->allocation.has_value() || !pod.rebalance ||
-        std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
-        !state_->pods().contains(uid)) {
-      pinned.insert(uid);  // stays where it is, and its group's other members may join it
-    }
-    const std::string& group = pod.spec.affinity_group;
-    if (group.empty()) continue;
-    rebalance::AffinityGroup& g = groups[group];
-    g.name = group;
-    g.policy = rebalance::GroupPolicy::kSameNuma;
-    g.members.push_back(uid);
-  }
-  std::vector<rebalance::AffinityGroup> list;
-  for (auto& [name, group] : groups) list.push_back(std::move(group));
+  rebalance::NodeGroups node_groups = rebalance::GroupsOfNode(
+      state_->cache(), *info, [](const sched::Pod&) { return rebalance::GroupPolicy::kSameNuma; },
+      [&](const sched::Pod& pod) {
+        return std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
+               !state_->pods().contains(pod.Uid());
+      });
+  std::vector<rebalance::AffinityGroup>& list = node_groups.groups;
+  const std::set<std::string>& pinned = node_groups.pinned;
+  // Declared groups first; the planner keeps a pod in the first group that lists it.
+  for (rebalance::AffinityGroup& observed : ObservedGroups(node)) list.push_back(std::move(observed));
   if (list.empty() && !config_->rebalancer.balance) return 0;
   const rebalance::PlannerOptions options{.max_moves = config_->rebalancer.max_moves_per_node,
                                           .balance = config_->rebalancer.balance};
@@ -69,6 +63,53 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
     ++moved;
   }
   return moved;
+}
+
+std::vector<rebalance::AffinityGroup> Rebalancer::ObservedGroups(const std::string& node) const {
+  const int64_t threshold = config_->rebalancer.observed_min_bytes_per_second;
+  auto object = state_->nrts().find(node);
+  if (threshold <= 0 || object == state_->nrts().end()) return {};
+  absl::StatusOr<NrtObject> nrt = ReadNrt(object->second);
+  if (!nrt.ok()) return {};
+  absl::StatusOr<std::optional<PodTraffic>> traffic = PodTrafficFromNrt(*nrt);
+  if (!traffic.ok()) {
+    spdlog::warn("rebalancer: node {}: observed affinity ignored: {}", node,
+                 std::string(traffic.status().message()));
+    return {};
+  }
+  if (!traffic->has_value()) return {};
+  // namespace/name -> uid of the node's pods.
+  std::map<std::string, std::string> uid_of;
+  if (const sched::NodeInfo* info = state_->cache().FindNode(node); info != nullptr) {
+    for (const std::string& uid : info->pod_uids) {
+      auto seen = state_->pods().find(uid);
+      if (seen != state_->pods().end()) uid_of[kube::ObjectKey(seen->second)] = uid;
+    }
+  }
+  // Pods linked by enough traffic, transitively: the components of the pairs' graph.
+  std::map<std::string, std::string> parent;  // union-find over pod keys
+  auto find = [&parent](std::string key) {
+    while (parent.at(key) != key) key = parent.at(key);
+    return key;
+  };
+  for (const PodTrafficPair& pair : (*traffic)->pairs) {
+    if (static_cast<int64_t>(pair.bytes_per_second) < threshold) continue;
+    if (!uid_of.contains(pair.a) || !uid_of.contains(pair.b)) continue;
+    parent.try_emplace(pair.a, pair.a);
+    parent.try_emplace(pair.b, pair.b);
+    const std::string ra = find(pair.a), rb = find(pair.b);
+    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+  std::map<std::string, rebalance::AffinityGroup> components;  // by root key
+  for (const auto& [key, unused] : parent) {
+    rebalance::AffinityGroup& g = components[find(key)];
+    g.name = "observed:" + find(key);
+    g.policy = rebalance::GroupPolicy::kSameNuma;
+    g.members.push_back(uid_of.at(key));
+  }
+  std::vector<rebalance::AffinityGroup> out;
+  for (auto& [root, group] : components) out.push_back(std::move(group));
+  return out;
 }
 
 bool Rebalancer::CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock) {

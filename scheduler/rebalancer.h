@@ -4,7 +4,9 @@
 // standalone mode with current informers and its takeover fence complete (the conditions under
 // which it may bind), it plans each node of the cache with rebalance::PlanMoves and carries out
 // up to max_moves_per_node moves per node:
-//   - groups: the pods of the node that share a huygens.io/affinity-group (policy same-numa);
+//   - groups: the pods of the node that share a huygens.io/affinity-group (policy same-numa),
+//     then observed affinity: pods linked by at least observed_min_bytes_per_second of TCP
+//     traffic in the node's huygens.io/pod-traffic (the agent's, on the NRT), transitively;
 //   - pinned: pods with huygens.io/rebalance "false", pods of the system pool namespaces, pods
 //     not yet bound (assumed) and pods without an allocation;
 //   - a move is a JSON merge patch of the pod's huygens.io/allocation carrying the pod's
@@ -57,6 +59,10 @@ class Rebalancer {
  private:
   // Plans node `node` and carries out its first moves.
   int RunNode(const std::string& node, std::unique_lock<std::mutex>& lock);
+  // The groups of node `node`'s observed affinity: the components of the pairs of its NRT's
+  // huygens.io/pod-traffic whose rate reaches observed_min_bytes_per_second (policy same-numa,
+  // named "observed:<first pod key>"); none when the NRT has no such annotation.
+  std::vector<rebalance::AffinityGroup> ObservedGroups(const std::string& node) const;
   // Writes one move; true when the apiserver took it (the cache then holds it).
   bool CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock);
 

@@ -465,11 +465,12 @@ class RebalancerTest : public ServiceTest {
     ASSERT_TRUE(testing::AddNode(*server_, "n0", topology_));
   }
   void AddBound(const std::string& name, const std::string& cpuset, int numa,
-                const nlohmann::json& annotations = nlohmann::json::object()) {
+                const nlohmann::json& annotations = nlohmann::json::object(),
+                const std::string& group = "web") {
     nlohmann::json pod = GuaranteedPod(name, 4);
     pod["spec"]["nodeName"] = "n0";
     pod["metadata"]["annotations"] = annotations;
-    pod["metadata"]["annotations"][kAffinityGroupAnnotation] = "web";
+    if (!group.empty()) pod["metadata"]["annotations"][kAffinityGroupAnnotation] = group;
     pod["metadata"]["annotations"][kAllocationAnnotation] = fmt::format(
         R"({{"version":1,"node":"n0","numaNodes":[{0}],"containers":[{{"name":"app","cpuset":"{1}","mems":"{0}"}}]}})",
         numa, cpuset);
@@ -487,16 +488,24 @@ class RebalancerTest : public ServiceTest {
     }
     return "";
   }
+  // Starts the service over the pods added so far; Stop() ends it.
+  void Start() {
+    client_ = NewClient();
+    service_ = NewService(client_.get(), &registry_);
+    service_->Start();
+  }
+  void Stop() { service_->Stop(); }
+
   CpuTopology topology_;
+  std::unique_ptr<kube::Client> client_;
+  serving::MetricsRegistry registry_;
+  std::unique_ptr<SchedulerService> service_;
 };
 
 TEST_F(RebalancerTest, AGroupMemberMovesBesideItsPeerAndTheCacheHoldsItsNewCpusNotItsOldOnes) {
   AddBound("web-a", "0-1,8-9", 0);
   AddBound("web-b", "4-5,12-13", 1);
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  service->Start();
+  Start();
   // Equal CPUs to move either way: the lower NUMA id, so web-b joins web-a on NUMA node 0.
   ASSERT_TRUE(Eventually([&] { return AllocationOf("web-b").find(R"("numaNodes":[0])") != std::string::npos; }));
   EXPECT_EQ(AllocationOf("web-b"),
@@ -505,13 +514,13 @@ TEST_F(RebalancerTest, AGroupMemberMovesBesideItsPeerAndTheCacheHoldsItsNewCpusN
   EXPECT_EQ(RebalancedNote(),
             "moved to NUMA node 0, cpuset 2-3,10-11 (app 2-3,10-11): group web: join NUMA node 0 (4 cpus "
             "moved)");
-  EXPECT_THAT(registry.Expose(), HasSubstr("huygens_scheduler_rebalance_moves_total{result=\"moved\"} 1"));
-  EXPECT_THAT(registry.Expose(), HasSubstr("huygens_scheduler_rebalance_cpus_moved_total 4"));
+  EXPECT_THAT(registry_.Expose(), HasSubstr("huygens_scheduler_rebalance_moves_total{result=\"moved\"} 1"));
+  EXPECT_THAT(registry_.Expose(), HasSubstr("huygens_scheduler_rebalance_cpus_moved_total 4"));
   // The CPUs web-b left are free in the cache; the ones it took are not: an 8-CPU pod fits only
   // on NUMA node 1 now, whole.
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("late", 8)).ok());
   ASSERT_TRUE(Eventually([&] { return Bound() == 3; }));
-  service->Stop();
+  Stop();
   EXPECT_THAT(AllocationOf("late"), HasSubstr(R"("cpuset":"4-7,12-15")"));
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
@@ -519,12 +528,9 @@ TEST_F(RebalancerTest, AGroupMemberMovesBesideItsPeerAndTheCacheHoldsItsNewCpusN
 TEST_F(RebalancerTest, APodThatOptsOutStaysAndItsPeerComesToIt) {
   AddBound("web-a", "0-1,8-9", 0);
   AddBound("web-b", "4-5,12-13", 1, {{kRebalanceAnnotation, "false"}});
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  service->Start();
+  Start();
   ASSERT_TRUE(Eventually([&] { return AllocationOf("web-a").find(R"("numaNodes":[1])") != std::string::npos; }));
-  service->Stop();
+  Stop();
   EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"4-5,12-13")"));
   EXPECT_THAT(AllocationOf("web-a"), HasSubstr(R"("cpuset":"6-7,14-15")"));
 }
@@ -533,12 +539,9 @@ TEST_F(RebalancerTest, TheCacheFollowsAMoveAnotherReplicaWrote) {
   configure_ = [](SchedulerConfig& c) { c.rebalancer.enabled = false; };
   AddBound("web-a", "0-1,8-9", 0);
   AddBound("web-b", "4-5,12-13", 1);
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  service->Start();
+  Start();
   ASSERT_TRUE(Eventually([&] {
-    return registry.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 2") != std::string::npos;
+    return registry_.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 2") != std::string::npos;
   }));
   ASSERT_TRUE(server_
                   ->MergePatch("pods", "default", "web-b",
@@ -550,9 +553,32 @@ TEST_F(RebalancerTest, TheCacheFollowsAMoveAnotherReplicaWrote) {
   // Only NUMA node 1 can hold 8 CPUs once web-b left it, and only if the cache knows.
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("late", 8)).ok());
   ASSERT_TRUE(Eventually([&] { return Bound() == 3; }));
-  service->Stop();
+  Stop();
   EXPECT_THAT(AllocationOf("late"), HasSubstr(R"("cpuset":"4-7,12-15")"));
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+// Observed affinity: no annotation on the pods, only the agent's traffic summary on the NRT.
+TEST_F(RebalancerTest, PodsThatTalkEnoughAreBroughtTogetherWithoutAnyAnnotation) {
+  AddBound("web-a", "0-1,8-9", 0, nlohmann::json::object(), "");
+  AddBound("web-b", "4-5,12-13", 1, nlohmann::json::object(), "");
+  auto observe = [&](int bytes_per_second) {
+    const std::string traffic = fmt::format(
+        R"({{"version":1,"windowSeconds":30,"pairs":[{{"a":"default/web-a","b":"default/web-b","bytesPerSecond":{}}}]}})",
+        bytes_per_second);
+    ASSERT_TRUE(server_
+                    ->MergePatch(testing::kNrtResource, "", "n0",
+                                 {{"metadata", {{"annotations", {{kPodTrafficAnnotation, traffic}}}}}})
+                    .ok());
+  };
+  observe(1000);  // below the default 1 MB/s
+  Start();
+  EXPECT_FALSE(Eventually([&] { return !RebalancedNote().empty(); }, std::chrono::seconds(3)));
+  observe(5000000);
+  ASSERT_TRUE(Eventually([&] { return !RebalancedNote().empty(); }));
+  Stop();
+  EXPECT_THAT(RebalancedNote(), HasSubstr("group observed:default/web-a: join NUMA node 0"));
+  EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
 }
 
 TEST_F(RebalancerTest, ADisabledRebalancerMovesNothing) {
@@ -562,13 +588,10 @@ TEST_F(RebalancerTest, ADisabledRebalancerMovesNothing) {
   };
   AddBound("web-a", "0-1,8-9", 0);
   AddBound("web-b", "4-5,12-13", 1);
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  service->Start();
+  Start();
   // Thirty intervals of the fake clock.
   EXPECT_FALSE(Eventually([&] { return !RebalancedNote().empty(); }, std::chrono::seconds(3)));
-  service->Stop();
+  Stop();
   EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"4-5,12-13")"));
 }
 

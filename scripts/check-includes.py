@@ -14,10 +14,11 @@ import sys
 
 LAYERS = {
     "base": 0, "cpuset": 1, "topology": 2, "alloc": 3, "node": 4,
-    "sched": 5, "sim": 5, "kube": 5, "serving": 5, "cri": 5,
+    "sched": 5, "sim": 5, "kube": 5, "serving": 5, "cri": 5, "rebalance": 5,
     "scheduler": 6, "agent": 6, "cmd": 6, "testbed": 7,
 }
-SIDEWAYS = {("sim", "sched")}  # DESIGN.md: the simulator runs over sched
+# DESIGN.md: the simulator runs over sched, and runs the rebalancer's planner (issue 17).
+SIDEWAYS = {("sim", "sched"), ("sim", "rebalance")}
 TEST_ONLY = re.compile(r"(_test|_bench|_fuzz)\.cc$|/testing/|/test_[^/]*\.h$|testbed_install\.h$|_main\.cc$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/[^"]+"')
 

@@ -1,5 +1,6 @@
 #include "sim/cpu_ledger.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -32,6 +33,9 @@ CpuLedger::CpuLedger(std::shared_ptr<const LedgerShape> shape, const CpuSet& use
     const int numa = shape_->numa_of[static_cast<size_t>(cpu)];
     if (numa >= 0) ++free_per_numa_[static_cast<size_t>(numa)];
   }
+  user_per_numa_ = free_per_numa_;
+  user_numa_nodes_ = static_cast<int>(
+      std::count_if(user_per_numa_.begin(), user_per_numa_.end(), [](int n) { return n > 0; }));
   user_cpus_ = user_pool_.Size();
   for (size_t i = 0; i < free_per_numa_.size(); ++i) fragmented_ += FragmentOf(static_cast<int>(i));
 }
@@ -58,6 +62,19 @@ bool CpuLedger::CoreShared(int core) const {
 int CpuLedger::FragmentOf(int numa_index) const {
   const int free = free_per_numa_[static_cast<size_t>(numa_index)];
   return StrandedCpus(free);
+}
+
+int CpuLedger::NumaLoadSpread() const {
+  int most = 0, fewest = 0;
+  bool first = true;
+  for (size_t i = 0; i < user_per_numa_.size(); ++i) {
+    if (user_per_numa_[i] == 0) continue;
+    const int held = user_per_numa_[i] - free_per_numa_[i];
+    most = first ? held : std::max(most, held);
+    fewest = first ? held : std::min(fewest, held);
+    first = false;
+  }
+  return most - fewest;
 }
 
 absl::Status CpuLedger::Take(int pod, const CpuSet& cpus) {

@@ -6,7 +6,8 @@
 // cores whose SMT siblings are held by two different pods, and fragmentation (free user-pool
 // CPUs on NUMA nodes with fewer than kFragmentUnit free CPUs, i.e. CPUs that cannot host a
 // 4-CPU single-NUMA pod: alloc/waste.h's StrandedCpus, the rule Huygens' allocator and
-// scheduler rank choices by). Counters are updated incrementally, O(CPUs touched).
+// scheduler rank choices by), and the NUMA load spread. Counters are updated incrementally,
+// O(CPUs touched).
 //
 // Invariants: Owner(cpu) is -1 or the id of the one pod that took it; counters equal a recount.
 //
@@ -50,6 +51,11 @@ class CpuLedger {
   int HeldCpus() const { return held_; }
   int SharedSiblingCores() const { return shared_cores_; }
   int FragmentedFreeCpus() const { return fragmented_; }
+  // NUMA load spread: over the NUMA nodes with user-pool CPUs, the most exclusive CPUs held on
+  // one minus the fewest; 0 with fewer than two such NUMA nodes. O(NUMA nodes).
+  int NumaLoadSpread() const;
+  // NUMA nodes with user-pool CPUs (a node with at least 2 has a spread to measure).
+  int UserNumaNodes() const { return user_numa_nodes_; }
   const CpuTopology& Topology() const { return *shape_->topology; }
   const CpuSet& UserPool() const { return user_pool_; }
 
@@ -61,6 +67,8 @@ class CpuLedger {
   CpuSet user_pool_;
   std::vector<int> owner_;      // cpu id -> pod, -1 free
   std::vector<int> free_per_numa_;
+  std::vector<int> user_per_numa_;  // user-pool CPUs per NUMA node (index into NumaNodes())
+  int user_numa_nodes_ = 0;
   int user_cpus_ = 0;
   int held_ = 0;
   int shared_cores_ = 0;

@@ -68,5 +68,25 @@ TEST(CpuLedgerTest, FreeCpusOnANumaNodeWithFewerThanFourFreeAreFragmented) {
   EXPECT_EQ(ledger.FragmentedFreeCpus(), 0);  // 5 free again
 }
 
+TEST(CpuLedgerTest, NumaLoadSpreadIsTheMostHeldOnOneNumaNodeMinusTheFewest) {
+  CpuLedger ledger(SmallMachine(), CpuSet::Range(0, 15));
+  EXPECT_EQ(ledger.UserNumaNodes(), 2);
+  EXPECT_EQ(ledger.NumaLoadSpread(), 0);
+  ASSERT_TRUE(ledger.Take(1, {0, 1, 2, 8, 9}).ok());  // 5 on NUMA 0
+  EXPECT_EQ(ledger.NumaLoadSpread(), 5);
+  ASSERT_TRUE(ledger.Take(2, {4, 5}).ok());  // 2 on NUMA 1
+  EXPECT_EQ(ledger.NumaLoadSpread(), 3);
+  ledger.Release(1, {0, 1, 2, 8, 9});
+  EXPECT_EQ(ledger.NumaLoadSpread(), 2);
+}
+
+TEST(CpuLedgerTest, ANumaNodeWithoutUserCpusTakesNoPartInTheSpread) {
+  // NUMA 1 (4-7, 12-15) is all system CPUs: one NUMA node with user CPUs, no spread.
+  CpuLedger ledger(SmallMachine(), CpuSet{0, 1, 2, 3, 8, 9, 10, 11});
+  EXPECT_EQ(ledger.UserNumaNodes(), 1);
+  ASSERT_TRUE(ledger.Take(1, {0, 1}).ok());
+  EXPECT_EQ(ledger.NumaLoadSpread(), 0);
+}
+
 }  // namespace
 }  // namespace huygens::sim

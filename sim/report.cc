@@ -14,8 +14,10 @@ namespace {
 
 double Round(double v, double scale) { return std::round(v * scale) / scale; }
 
-// `memory`: Report::memory_modelled (the memory keys appear only then).
-nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory) {
+// `memory`: Report::memory_modelled (the memory keys appear only then); `affinity`:
+// Report::affinity_figures, `moves`: Report::has_rebalance (likewise).
+nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool affinity,
+                         bool moves) {
   nlohmann::json j;
   j["scheduled"] = r.scheduled;
   j["unschedulable"] = r.unschedulable;
@@ -43,6 +45,18 @@ nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory) {
   j["exclusiveUtilisationPeak"] = Round(r.exclusive_utilisation_peak, 1e6);
   j["fragmentedCpusPeak"] = r.fragmented_cpus_peak;
   j["fragmentedCpusMean"] = Round(r.fragmented_cpus_mean, 1e3);
+  if (affinity) {
+    j["groupAlignedShare"] = r.group_aligned_share
+                                 ? nlohmann::json(Round(*r.group_aligned_share, 1e6))
+                                 : nlohmann::json(nullptr);
+    j["groupMembersColocatedMean"] = Round(r.group_members_colocated_mean, 1e3);
+    j["numaLoadSpreadMean"] = Round(r.numa_load_spread_mean, 1e3);
+  }
+  if (moves) {
+    j["rebalanceMoves"] = r.rebalance_moves;
+    j["rebalanceMovedCpus"] = r.rebalance_moved_cpus;
+    j["rebalanceIntervals"] = r.rebalance_intervals;
+  }
   j["attempts"] = r.attempts;
   j["schedulingErrors"] = r.scheduling_errors;
   j["podsPerSecond"] = Round(r.pods_per_second, 1);
@@ -60,6 +74,11 @@ nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory) {
                           {"fragmentedCpus", s.fragmented_cpus},
                           {"runningPods", s.running_pods},
                           {"pendingPods", s.pending_pods}});
+      if (affinity) {
+        timeline.back()["groupMembersColocated"] = s.group_members_colocated;
+        timeline.back()["groupMembersAligned"] = s.group_members_aligned;
+        timeline.back()["numaLoadSpread"] = Round(s.numa_load_spread, 1e3);
+      }
     }
     j["timeline"] = std::move(timeline);
     nlohmann::json maps = nlohmann::json::array();
@@ -97,13 +116,36 @@ std::string PodColour(const std::string& name) {
   return fmt::format("hsl({},{}%,{}%)", h % 360, 55 + (h >> 9) % 30, 45 + (h >> 17) % 20);
 }
 
-// The runs in the report, in column order: huygens, then nrt and baseline when they ran.
+// The runs in the report, in column order: huygens, huygens+rebalance when it ran, then nrt
+// and baseline when they ran.
 std::vector<const RunReport*> Runs(const Report& rep) {
-  if (!rep.has_baseline) return {&rep.huygens};
-  return {&rep.huygens, &rep.nrt, &rep.baseline};
+  std::vector<const RunReport*> runs = {&rep.huygens};
+  if (rep.has_rebalance) runs.push_back(&rep.huygens_rebalance);
+  if (rep.has_baseline) {
+    runs.push_back(&rep.nrt);
+    runs.push_back(&rep.baseline);
+  }
+  return runs;
 }
 
-// One line chart (SVG) of `value` over every run's timeline.
+// The columns of the table, in order, each with its run (nullptr: a peer that did not run,
+// shown as "-"): huygens, [huygens+rebalance], nrt, baseline.
+std::vector<std::pair<std::string, const RunReport*>> Columns(const Report& rep) {
+  std::vector<std::pair<std::string, const RunReport*>> columns = {{"huygens", &rep.huygens}};
+  if (rep.has_rebalance) columns.emplace_back("huygens+rebalance", &rep.huygens_rebalance);
+  columns.emplace_back("nrt", rep.has_baseline ? &rep.nrt : nullptr);
+  columns.emplace_back("baseline", rep.has_baseline ? &rep.baseline : nullptr);
+  return columns;
+}
+
+// A run's name as a CSS class ("huygens+rebalance" -> "huygens-rebalance").
+std::string CssClass(std::string name) {
+  std::replace(name.begin(), name.end(), '+', '-');
+  return name;
+}
+
+// One line chart (SVG) of `value` over every run's timeline; a sample whose value is NaN (not
+// defined there) is left out.
 template <typename F>
 std::string Chart(const std::string& title, const Report& rep, F value, bool percent) {
   const int w = 560, h = 180, pad = 40;
@@ -112,7 +154,7 @@ std::string Chart(const std::string& title, const Report& rep, F value, bool per
   for (const RunReport* r : runs) {
     for (const TimelineSample& s : r->timeline) {
       tmax = std::max(tmax, s.seconds);
-      vmax = std::max(vmax, value(s));
+      if (!std::isnan(value(s))) vmax = std::max(vmax, value(s));
     }
   }
   if (tmax <= 0) tmax = 1;
@@ -129,11 +171,12 @@ std::string Chart(const std::string& title, const Report& rep, F value, bool per
   for (const RunReport* r : runs) {
     std::string points;
     for (const TimelineSample& s : r->timeline) {
+      if (std::isnan(value(s))) continue;
       const double x = pad + (s.seconds / tmax) * (w - pad - 10);
       const double y = 10 + (h - pad - 10) * (1 - value(s) / vmax);
       points += fmt::format("{:.1f},{:.1f} ", x, y);
     }
-    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"/>", r->scheduler, points);
+    svg += fmt::format("<polyline class=\"{}\" points=\"{}\"/>", CssClass(r->scheduler), points);
   }
   svg += "</svg></figure>";
   return svg;
@@ -174,15 +217,15 @@ std::string CpuMapHtml(const CpuMap& m) {
 
 struct Row {
   std::string label;
-  std::string huygens;
-  std::string nrt;
-  std::string baseline;
+  std::vector<std::string> cells;  // one per column of Columns()
 };
 
 std::vector<Row> SummaryRows(const Report& rep) {
+  const auto columns = Columns(rep);
   auto both = [&](const std::string& label, auto f) {
-    if (!rep.has_baseline) return Row{label, f(rep.huygens), "-", "-"};
-    return Row{label, f(rep.huygens), f(rep.nrt), f(rep.baseline)};
+    Row row{label, {}};
+    for (const auto& [name, run] : columns) row.cells.push_back(run != nullptr ? f(*run) : "-");
+    return row;
   };
   std::vector<Row> rows;
   rows.push_back(both("pods", [](const RunReport& r) { return fmt::format("{}", r.pods); }));
@@ -199,6 +242,19 @@ std::vector<Row> SummaryRows(const Report& rep) {
   rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
   rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
   rows.push_back(both("mean NUMA nodes per pod", [](const RunReport& r) { return fmt::format("{:.3f}", r.mean_numa_nodes_per_pod); }));
+  if (rep.affinity_figures) {
+    rows.push_back(both("group members aligned on one NUMA node", [](const RunReport& r) {
+      return r.group_aligned_share ? fmt::format("{:.1f}%", *r.group_aligned_share * 100)
+                                   : std::string("-");
+    }));
+    rows.push_back(both("group members co-located (mean)", [](const RunReport& r) { return fmt::format("{:.1f}", r.group_members_colocated_mean); }));
+    rows.push_back(both("NUMA load spread (mean CPUs)", [](const RunReport& r) { return fmt::format("{:.2f}", r.numa_load_spread_mean); }));
+  }
+  if (rep.has_rebalance) {
+    rows.push_back(both("rebalancer moves / CPUs moved", [](const RunReport& r) {
+      return fmt::format("{} / {}", r.rebalance_moves, r.rebalance_moved_cpus);
+    }));
+  }
   rows.push_back(both("SMT-shared cores (peak)", [](const RunReport& r) { return fmt::format("{}", r.shared_sibling_cores); }));
   rows.push_back(both("exclusive utilisation mean/peak", [](const RunReport& r) {
     return fmt::format("{:.1f}% / {:.1f}%", r.exclusive_utilisation_mean * 100, r.exclusive_utilisation_peak * 100);
@@ -238,10 +294,20 @@ nlohmann::json ReportToJson(const Report& rep, bool detail) {
   j["workload"] = {{"source", rep.workload_source}, {"seed", rep.seed}};
   j["nrtScoring"] = rep.has_baseline ? nlohmann::json(rep.nrt_scoring) : nlohmann::json(nullptr);
   const bool memory = rep.memory_modelled;
-  j["huygens"] = RunToJson(rep.huygens, detail, memory);
-  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail, memory) : nlohmann::json(nullptr);
-  j["baseline"] =
-      rep.has_baseline ? RunToJson(rep.baseline, detail, memory) : nlohmann::json(nullptr);
+  const bool affinity = rep.affinity_figures;
+  const bool moves = rep.has_rebalance;
+  j["huygens"] = RunToJson(rep.huygens, detail, memory, affinity, moves);
+  if (rep.has_rebalance) {
+    const double interval = static_cast<double>(rep.rebalance_interval_us) / 1e6;
+    j["rebalance"] = {{"intervalSeconds", Round(interval, 1e6)},
+                      {"maxMoves", rep.rebalance_max_moves},
+                      {"balance", rep.rebalance_balance}};
+    j["huygensRebalance"] = RunToJson(rep.huygens_rebalance, detail, memory, affinity, moves);
+  }
+  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail, memory, affinity, moves)
+                              : nlohmann::json(nullptr);
+  j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail, memory, affinity, moves)
+                                   : nlohmann::json(nullptr);
   return j;
 }
 
@@ -250,35 +316,48 @@ std::string ReportToTable(const Report& rep) {
                                 rep.cluster_source, rep.nodes, rep.cpus, rep.workload_source,
                                 rep.seed);
   const std::vector<Row> rows = SummaryRows(rep);
-  size_t w0 = 0, w1 = 7, w2 = 3, w3 = 8;
+  const auto columns = Columns(rep);
+  size_t w0 = 0;
+  std::vector<size_t> widths;
+  for (const auto& [name, run] : columns) widths.push_back(name.size());
   for (const Row& r : rows) {
     w0 = std::max(w0, r.label.size());
-    w1 = std::max(w1, r.huygens.size());
-    w2 = std::max(w2, r.nrt.size());
-    w3 = std::max(w3, r.baseline.size());
+    for (size_t c = 0; c < r.cells.size(); ++c) widths[c] = std::max(widths[c], r.cells[c].size());
   }
-  out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", "", w0, "huygens", w1, "nrt", w2,
-                     "baseline", w3);
+  out += fmt::format("{:<{}}", "", w0);
+  for (size_t c = 0; c < columns.size(); ++c) {
+    out += fmt::format("  {:>{}}", columns[c].first, widths[c]);
+  }
+  out += "\n";
   for (const Row& r : rows) {
-    out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", r.label, w0, r.huygens, w1, r.nrt, w2,
-                       r.baseline, w3);
+    out += fmt::format("{:<{}}", r.label, w0);
+    for (size_t c = 0; c < r.cells.size(); ++c) {
+      out += fmt::format("  {:>{}}", r.cells[c], widths[c]);
+    }
+    out += "\n";
   }
+  // Reasons for every column (a peer that did not run counts 0).
+  std::string names;
+  for (const auto& [name, run] : columns) names += (names.empty() ? "" : " ") + name;
   using Reasons = std::map<std::string, int> RunReport::*;
-  auto reasons = [&](const char* title, Reasons field) {
-    std::map<std::string, std::array<int, 3>> merged;
-    const RunReport* runs[3] = {&rep.huygens, &rep.nrt, &rep.baseline};
-    for (size_t i = 0; i < 3; ++i) {
-      for (const auto& [k, v] : runs[i]->*field) merged[k][i] = v;
+  auto reasons = [&](const std::string& title, Reasons field) {
+    std::map<std::string, std::vector<int>> merged;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i].second == nullptr) continue;
+      for (const auto& [k, v] : columns[i].second->*field) {
+        merged.try_emplace(k, std::vector<int>(columns.size(), 0)).first->second[i] = v;
+      }
     }
     if (merged.empty()) return;
-    out += fmt::format("\n{}:\n", title);
+    out += fmt::format("\n{} ({}):\n", title, names);
     for (const auto& [k, v] : merged) {
-      out += fmt::format("  {:>6} {:>6} {:>6}  {}\n", v[0], v[1], v[2], k);
+      out += " ";
+      for (int n : v) out += fmt::format(" {:>6}", n);
+      out += fmt::format("  {}\n", k);
     }
   };
-  reasons("unschedulable pods by reason (huygens nrt baseline)", &RunReport::unschedulable_reasons);
-  reasons("admission rejections by reason (huygens nrt baseline)",
-          &RunReport::admission_rejected_reasons);
+  reasons("unschedulable pods by reason", &RunReport::unschedulable_reasons);
+  reasons("admission rejections by reason", &RunReport::admission_rejected_reasons);
   return out;
 }
 
@@ -290,7 +369,7 @@ table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #d
 td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:8px}figcaption{font-weight:600}
 .plot{fill:#fafafa;stroke:#ccc}.axis{font-size:11px;fill:#666}
-polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt{stroke:#2e7d32}polyline.baseline{stroke:#e65100}
+polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.huygens-rebalance{stroke:#6a1b9a;stroke-dasharray:5 2}polyline.nrt{stroke:#2e7d32}polyline.baseline{stroke:#e65100}
 .key span{display:inline-block;width:14px;height:3px;margin:0 4px 3px 12px}
 .maps{display:flex;gap:24px;flex-wrap:wrap}.run{flex:1;min-width:480px}
 .node{margin:8px 0;padding:6px;border:1px solid #ddd}.node h4{margin:0 0 4px}
@@ -312,11 +391,13 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt
                         g.numa_nodes_per_node, g.topology_policy, g.topology_scope,
                         g.memory_manager.empty() ? "" : ", memory manager " + g.memory_manager);
   }
-  html += "</table><h2>Huygens vs. nrt and baseline</h2><table><tr><th></th><th>huygens</th>"
-          "<th>nrt</th><th>baseline</th></tr>";
+  html += "</table><h2>Huygens vs. nrt and baseline</h2><table><tr><th></th>";
+  for (const auto& [name, run] : Columns(rep)) html += fmt::format("<th>{}</th>", Escape(name));
+  html += "</tr>";
   for (const Row& r : SummaryRows(rep)) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", Escape(r.label),
-                        Escape(r.huygens), Escape(r.nrt), Escape(r.baseline));
+    html += fmt::format("<tr><td>{}</td>", Escape(r.label));
+    for (const std::string& cell : r.cells) html += fmt::format("<td>{}</td>", Escape(cell));
+    html += "</tr>";
   }
   html += fmt::format(
       "</table><p>nrt is the NUMA-aware scheduler users pick today: kube-scheduler with "
@@ -332,8 +413,29 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt
             "exclusive pods on nodes whose kubelet runs the memory manager None (nothing sets "
             "their cpuset.mems; Huygens sets it itself).</p>";
   }
-  html += "<h2>Over time</h2><p class=\"key\"><span style=\"background:#1565c0\"></span>huygens"
-          "<span style=\"background:#2e7d32\"></span>nrt"
+  if (rep.affinity_figures) {
+    html += "<p>Affinity groups: <i>group members aligned on one NUMA node</i> is, over the "
+            "timeline samples, the share of the running exclusive members of same-numa and "
+            "nearest groups that share their node with other members of their group (that one "
+            "NUMA node could hold together) and lie, with all of those, on one NUMA node; "
+            "<i>NUMA load spread</i> is the most minus the "
+            "fewest exclusive CPUs held on one NUMA node of a node, averaged over the nodes "
+            "with two or more NUMA nodes and over the timeline.</p>";
+  }
+  if (rep.has_rebalance) {
+    html += fmt::format(
+        "<p>huygens+rebalance is the Huygens run again with the rebalancer: every {:g} s of "
+        "simulated time it plans at most {} moves per node{} and carries them out; "
+        "<i>rebalancer moves / CPUs moved</i> counts them and the CPUs the moved pods did not "
+        "hold before.</p>",
+        static_cast<double>(rep.rebalance_interval_us) / 1e6, rep.rebalance_max_moves,
+        rep.rebalance_balance ? ", evening the NUMA load too" : "");
+  }
+  html += "<h2>Over time</h2><p class=\"key\"><span style=\"background:#1565c0\"></span>huygens";
+  if (rep.has_rebalance) {
+    html += "<span style=\"background:#6a1b9a\"></span>huygens+rebalance";
+  }
+  html += "<span style=\"background:#2e7d32\"></span>nrt"
           "<span style=\"background:#e65100\"></span>baseline</p>";
   html += Chart("Exclusive CPU utilisation", rep,
                 [](const TimelineSample& s) { return s.exclusive_utilisation; }, true);
@@ -343,6 +445,17 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.nrt
                 [](const TimelineSample& s) { return double(s.fragmented_cpus); }, false);
   html += Chart("Pending pods", rep,
                 [](const TimelineSample& s) { return double(s.pending_pods); }, false);
+  if (rep.affinity_figures) {
+    html += Chart("Group members aligned on one NUMA node (of those co-located)", rep,
+                  [](const TimelineSample& s) {
+                    return s.group_members_colocated == 0
+                               ? std::nan("")
+                               : double(s.group_members_aligned) / s.group_members_colocated;
+                  },
+                  true);
+    html += Chart("NUMA load spread (exclusive CPUs, most minus fewest, mean over nodes)", rep,
+                  [](const TimelineSample& s) { return s.numa_load_spread; }, false);
+  }
   html += "<h2>CPU maps</h2>";
   if (rep.cpu_map_sample_nodes < rep.nodes) {
     html += fmt::format("<p>A sample of {} of the {} nodes (the first node of each group, then "

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct TimelineSample {
   int fragmented_cpus = 0;          // free CPUs on NUMA nodes with fewer than 4 free CPUs
   int running_pods = 0;
   int pending_pods = 0;             // in the scheduling queue
+  // Affinity groups (docs/simulate.md, "The placement figures"): running exclusive members of
+  // same-numa / nearest groups that share their node with another member of their group, where
+  // one NUMA node could hold those members together, and of those, the ones whose group's
+  // members on that node all lie on one NUMA node together.
+  int group_members_colocated = 0;
+  int group_members_aligned = 0;
+  // Over the nodes with at least two NUMA nodes with user-pool CPUs: the mean of (most minus
+  // fewest exclusive CPUs held on one NUMA node), CpuLedger::NumaLoadSpread.
+  double numa_load_spread = 0;
 };
 
 // Which pod holds which CPU on one node, at the moment of peak exclusive utilisation.
@@ -68,7 +78,7 @@ std::string ExplanationToText(const PodExplanation& explanation);
 
 // One scheduler's run.
 struct RunReport {
-  std::string scheduler;            // "huygens", "nrt" or "baseline"
+  std::string scheduler;            // "huygens", "huygens+rebalance", "nrt" or "baseline"
   int pods = 0;                     // pods that arrived
   int scheduled = 0;                // pods that started running (nrt, baseline: kubelet admitted)
   int unschedulable = 0;            // pods still waiting at the end of the run
@@ -108,6 +118,17 @@ struct RunReport {
   int64_t scheduling_errors = 0;    // attempts that ended in an error (Reserve/Bind failed)
   double pods_per_second = 0;       // attempts / time spent inside ScheduleOne
   double p50_micros = 0, p90_micros = 0, p99_micros = 0, max_micros = 0;
+  // Affinity groups: of the co-located member samples over the timeline (sum over samples of
+  // TimelineSample::group_members_colocated), the share that were aligned, 0..1; nullopt when
+  // no sample had co-located members.
+  std::optional<double> group_aligned_share;
+  double group_members_colocated_mean = 0;  // TimelineSample::group_members_colocated, mean
+  double numa_load_spread_mean = 0;         // TimelineSample::numa_load_spread, mean
+  // The rebalancer (huygens+rebalance only; 0 elsewhere): moves carried out, CPUs the moved
+  // pods did not hold before (rebalance::Move::moved_cpus, summed), and its intervals run.
+  int rebalance_moves = 0;
+  int rebalance_moved_cpus = 0;
+  int rebalance_intervals = 0;
   double simulated_seconds = 0;     // simulated time at the last event
   std::vector<TimelineSample> timeline;
   std::vector<CpuMap> cpu_maps;
@@ -128,6 +149,12 @@ struct Report {
   std::vector<Group> groups;
   int cpu_map_sample_nodes = 0; // nodes shown in the CPU maps (a sample when < nodes)
   RunReport huygens;
+  // The Huygens run again with the rebalancer (SimulationOptions::rebalance); has_rebalance.
+  RunReport huygens_rebalance;
+  bool has_rebalance = false;
+  int64_t rebalance_interval_us = 0;  // its settings, for the report (has_rebalance)
+  int rebalance_max_moves = 0;
+  bool rebalance_balance = false;
   RunReport nrt;                // the NRT peer's run
   std::string nrt_scoring;      // its scoring strategy, e.g. "LeastAllocated"
   RunReport baseline;
@@ -135,6 +162,10 @@ struct Report {
   // Some group models memory (`memoryManager`): the table, JSON and HTML carry the memory
   // figures (memory rejections, remote-memory and unpinned pods); absent otherwise.
   bool memory_modelled = false;
+  // Some pod has an affinity group, or the rebalancer ran: the table, JSON and HTML carry the
+  // affinity and NUMA-load figures (group_aligned_share, numa_load_spread_mean); the moves
+  // only with has_rebalance.
+  bool affinity_figures = false;
 };
 
 // JSON, top-level keys "version", "cluster", "workload", "nrtScoring", "huygens", "nrt",

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -18,6 +20,8 @@
 #include "alloc/take.h"
 #include "fmt/format.h"
 #include "node/node_state.h"
+#include "rebalance/cache_groups.h"
+#include "rebalance/planner.h"
 #include "sched/cache.h"
 #include "sched/evaluator.h"
 #include "sched/node_topology.h"
@@ -47,6 +51,8 @@ struct GroupModel {
   // user CPUs (zones in NodeTopology order).
   sched::NodeTopology nrt;
   std::vector<CpuSet> zone_user_cpus;
+  // The most user-pool CPUs one NUMA node of this shape has.
+  int largest_numa_user_cpus = 0;
 };
 
 struct NodeModel {
@@ -69,7 +75,7 @@ struct PodRecord {
   std::vector<std::pair<std::string, int>> last_reasons;
 };
 
-enum class EventKind { kDeparture, kRecreate, kResize };
+enum class EventKind { kDeparture, kRecreate, kResize, kRebalance };
 struct Event {
   int64_t t = 0;
   uint64_t seq = 0;
@@ -80,6 +86,11 @@ struct Event {
 };
 
 absl::Time SimTime(int64_t us) { return absl::FromUnixMicros(us); }
+
+// Rebalancer rounds in a row that may still move pods once nothing else is left to happen
+// (SimulationOptions::rebalance): the planner reaches a fixed point long before (each round
+// strictly improves a measure), so more is a bug, reported instead of running forever.
+constexpr int kMaxIdleMovingRounds = 1000;
 
 absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopology& topo,
                                                                 const CpuSet& isolated) {
@@ -229,6 +240,13 @@ class Run {
   // Moves the pod's CPUs in its node's ledger from rec.held to `held`, keeping the counters.
   absl::Status Rehold(int pod_index, const CpuSet& held);
   absl::Status CheckAll() const;
+  // One node of CheckAll.
+  absl::Status CheckNode(const NodeModel& node) const;
+  // SimulationOptions::rebalance: one interval of the rebalancer over every node. Sets `moved`
+  // when some pod moved.
+  absl::Status Rebalance(bool& moved);
+  // The affinity-group figures of a timeline sample (TimelineSample::group_members_*).
+  void CountGroupAlignment(TimelineSample& s) const;
   void Sample(int64_t t_us);
   void SnapshotCpuMaps(int64_t t_us);
 
@@ -253,6 +271,13 @@ class Run {
 
   // Cluster-wide counters, kept equal to the sum over ledgers.
   int64_t user_cpus_ = 0, held_ = 0, shared_cores_ = 0, fragmented_ = 0;
+  // Sum over nodes of CpuLedger::NumaLoadSpread, and the nodes with a spread to measure.
+  int64_t numa_spread_sum_ = 0;
+  int spread_nodes_ = 0;
+  // Affinity groups: each pod's group id (-1: none, or a spread group, which the alignment
+  // figures leave out), and the pods that have one.
+  std::vector<int> aligned_group_of_;
+  std::vector<int> aligned_members_;
   int running_ = 0;
   std::vector<int64_t> latencies_ns_;
   int64_t total_ns_ = 0;
@@ -290,11 +315,12 @@ absl::Status Run::BuildCluster() {
     }
   }
   std::sort(map_nodes_.begin(), map_nodes_.end());
-  for (const GroupModel& m : groups_) {
+  for (GroupModel& m : groups_) {
     for (const NumaNode& n : m.topology->NumaNodes()) {
-      largest_numa_user_cpus_ =
-          std::max(largest_numa_user_cpus_, n.cpus.Intersection(m.user_pool).Size());
+      m.largest_numa_user_cpus =
+          std::max(m.largest_numa_user_cpus, n.cpus.Intersection(m.user_pool).Size());
     }
+    largest_numa_user_cpus_ = std::max(largest_numa_user_cpus_, m.largest_numa_user_cpus);
   }
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const GroupModel& m = groups_[gi];
@@ -353,6 +379,7 @@ absl::Status Run::BuildCluster() {
       if (auto st = cache_.AddNode(std::move(node)); !st.ok()) return st;
       user_cpus_ += nm.ledger->UserCpus();
       fragmented_ += nm.ledger->FragmentedFreeCpus();
+      if (nm.ledger->UserNumaNodes() >= 2) ++spread_nodes_;
       node_index_[nm.name] = static_cast<int>(nodes_.size());
       nodes_.push_back(std::move(nm));
     }
@@ -607,11 +634,13 @@ absl::Status Run::Rehold(int pod_index, const CpuSet& held) {
   held_ -= node.ledger->HeldCpus();
   shared_cores_ -= node.ledger->SharedSiblingCores();
   fragmented_ -= node.ledger->FragmentedFreeCpus();
+  numa_spread_sum_ -= node.ledger->NumaLoadSpread();
   node.ledger->Release(pod_index, rec.held);
   absl::Status st = node.ledger->Take(pod_index, held);
   held_ += node.ledger->HeldCpus();
   shared_cores_ += node.ledger->SharedSiblingCores();
   fragmented_ += node.ledger->FragmentedFreeCpus();
+  numa_spread_sum_ += node.ledger->NumaLoadSpread();
   if (st.ok()) rec.held = held;
   return st;
 }
@@ -634,13 +663,9 @@ absl::Status Run::Resize(int pod_index, int which) {
     return absl::OkStatus();
   }
   const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
-  CpuSet::Builder held;
-  if (entry != nullptr && entry->allocation) {
-    for (const ContainerAllocation& c : entry->allocation->containers) {
-      if (c.exclusive) held.Add(c.cpuset);
-    }
-  }
-  if (absl::Status st = Rehold(pod_index, held.Build()); !st.ok()) {
+  const CpuSet held =
+      entry != nullptr && entry->allocation ? entry->allocation->ExclusiveCpus() : CpuSet();
+  if (absl::Status st = Rehold(pod_index, held); !st.ok()) {
     return absl::InternalError(fmt::format("huygens run: pod {} resized on node {}: {}", uid,
                                            nodes_[static_cast<size_t>(rec.node)].name, Msg(st)));
   }
@@ -784,11 +809,7 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
           if (absl::Status st = PublishNrt(node_idx); !st.ok()) return st;
         }
       } else if (result.allocation) {
-        CpuSet::Builder b;
-        for (const ContainerAllocation& c : result.allocation->containers) {
-          if (c.exclusive) b.Add(c.cpuset);
-        }
-        held = b.Build();
+        held = result.allocation->ExclusiveCpus();
       }
       return Place(pod_index, node_idx, held, kubelet_admits() ? std::nullopt : result.allocation);
     }
@@ -813,43 +834,131 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
 
 absl::Status Run::CheckAll() const {
   for (const NodeModel& node : nodes_) {
-    if (kubelet_admits()) {
-      const CpuManagerState& s = *node.kubelet_state;
-      CpuSet::Builder seen;
-      for (const auto& [uid, containers] : s.assignments) {
-        CpuSet pod_cpus;
-        for (const auto& [name, cpus] : containers) pod_cpus = pod_cpus.Union(cpus);
-        for (int cpu : pod_cpus) {
-          if (seen.Contains(cpu)) {
-            return absl::InternalError(
-                fmt::format("{}: node {}: CPU {} held by two pods", report_.scheduler,
-                            node.name, cpu));
-          }
+    if (absl::Status st = CheckNode(node); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::CheckNode(const NodeModel& node) const {
+  if (kubelet_admits()) {
+    const CpuManagerState& s = *node.kubelet_state;
+    CpuSet::Builder seen;
+    for (const auto& [uid, containers] : s.assignments) {
+      CpuSet pod_cpus;
+      for (const auto& [name, cpus] : containers) pod_cpus = pod_cpus.Union(cpus);
+      for (int cpu : pod_cpus) {
+        if (seen.Contains(cpu)) {
+          return absl::InternalError(
+              fmt::format("{}: node {}: CPU {} held by two pods", report_.scheduler,
+                          node.name, cpu));
         }
-        seen.Add(pod_cpus);
-        if (s.default_cpu_set.Intersects(pod_cpus)) {
-          return absl::InternalError(fmt::format(
-              "{}: node {}: pod {} holds CPUs of the shared pool", report_.scheduler, node.name,
-              uid));
-        }
       }
-    } else {
-      const sched::NodeInfo* info = cache_.FindNode(node.name);
-      if (info == nullptr || info->cpu_state == nullptr) {
-        return absl::InternalError(fmt::format("node {} lost its CPU state", node.name));
-      }
-      std::vector<std::string> problems = info->cpu_state->Validate();
-      if (!problems.empty()) {
-        return absl::InternalError(fmt::format("huygens: node {}: {}", node.name, problems[0]));
-      }
-      if (info->cpu_state->ExclusiveCpus().Size() != node.ledger->HeldCpus()) {
+      seen.Add(pod_cpus);
+      if (s.default_cpu_set.Intersects(pod_cpus)) {
         return absl::InternalError(fmt::format(
-            "huygens: node {}: the scheduler holds {} exclusive CPUs, the simulator {}",
-            node.name, info->cpu_state->ExclusiveCpus().Size(), node.ledger->HeldCpus()));
+            "{}: node {}: pod {} holds CPUs of the shared pool", report_.scheduler, node.name,
+            uid));
       }
+    }
+  } else {
+    const sched::NodeInfo* info = cache_.FindNode(node.name);
+    if (info == nullptr || info->cpu_state == nullptr) {
+      return absl::InternalError(fmt::format("node {} lost its CPU state", node.name));
+    }
+    std::vector<std::string> problems = info->cpu_state->Validate();
+    if (!problems.empty()) {
+      return absl::InternalError(
+          fmt::format("{}: node {}: {}", report_.scheduler, node.name, problems[0]));
+    }
+    if (info->cpu_state->ExclusiveCpus().Size() != node.ledger->HeldCpus()) {
+      return absl::InternalError(fmt::format(
+          "huygens: node {}: the scheduler holds {} exclusive CPUs, the simulator {}",
+          node.name, info->cpu_state->ExclusiveCpus().Size(), node.ledger->HeldCpus()));
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status Run::Rebalance(bool& moved) {
+  moved = false;
+  ++report_.rebalance_intervals;
+  const RebalanceSettings& settings = *options_.rebalance;
+  for (const NodeModel& node : nodes_) {
+    const sched::NodeInfo* info = cache_.FindNode(node.name);
+    if (info == nullptr || info->cpu_state == nullptr) {
+      return absl::InternalError(fmt::format("node {} lost its CPU state", node.name));
+    }
+    // The node's groups and pinned pods as huygens-scheduler's rebalancer takes them (no system
+    // namespaces here), each group's policy from the workload.
+    rebalance::NodeGroups node_groups = rebalance::GroupsOfNode(
+        cache_, *info, [this](const sched::Pod& pod) {
+          return arrivals_[static_cast<size_t>(pod_index_.at(pod.Uid()))].affinity_policy;
+        });
+    if (node_groups.groups.empty() && !settings.planner.balance) continue;
+    const std::vector<rebalance::AffinityGroup>& groups = node_groups.groups;
+    const std::set<std::string>& pinned = node_groups.pinned;
+    absl::StatusOr<rebalance::Plan> plan =
+        rebalance::PlanMoves(*info->cpu_state, groups, pinned, settings.planner);
+    if (!plan.ok()) {
+      return absl::InternalError(
+          fmt::format("{} run: node {}: rebalancer: {}", report_.scheduler, node.name,
+                      Msg(plan.status())));
+    }
+    for (const rebalance::Move& move : plan->moves) {
+      const int pod_index = pod_index_.at(move.pod_uid);
+      if (absl::Status st = cache_.MovePod(move.pod_uid, move.to); !st.ok()) {
+        return absl::InternalError(fmt::format("{} run: node {}: move of pod {} ({}): {}",
+                                               report_.scheduler, node.name, move.pod_uid,
+                                               move.reason, Msg(st)));
+      }
+      if (absl::Status st = Rehold(pod_index, move.to.ExclusiveCpus()); !st.ok()) {
+        return absl::InternalError(fmt::format("{} run: node {}: move of pod {}: {}",
+                                               report_.scheduler, node.name, move.pod_uid,
+                                               Msg(st)));
+      }
+      ++report_.rebalance_moves;
+      report_.rebalance_moved_cpus += move.moved_cpus;
+    }
+    if (!plan->moves.empty()) {
+      moved = true;
+      if (absl::Status st = CheckNode(node); !st.ok()) return st;
+    }
+  }
+  if (moved) queue_.OnClusterEvent(sched::ClusterEvent::kPodUpdated, SimTime(now_us_));
+  return absl::OkStatus();
+}
+
+void Run::CountGroupAlignment(TimelineSample& s) const {
+  // (group, node) -> members there, their exclusive CPUs, and the one NUMA node they all lie
+  // on (-1: not yet known, -2: more than one).
+  struct Together {
+    int members = 0;
+    int cpus = 0;
+    int numa = -1;
+  };
+  std::map<std::pair<int, int>, Together> sets;
+  for (int pod_index : aligned_members_) {
+    const PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+    if (!rec.running || rec.held.Empty()) continue;
+    const NodeModel& node = nodes_[static_cast<size_t>(rec.node)];
+    const std::vector<int> numa = node.ledger->Topology().NumaNodesOf(rec.held);
+    Together& t = sets[{aligned_group_of_[static_cast<size_t>(pod_index)], rec.node}];
+    ++t.members;
+    t.cpus += rec.held.Size();
+    if (numa.size() != 1 || (t.numa != -1 && t.numa != numa[0])) {
+      t.numa = -2;
+    } else if (t.numa == -1) {
+      t.numa = numa[0];
+    }
+  }
+  for (const auto& [key, t] : sets) {
+    // Only members that one NUMA node of their node could hold together can be aligned.
+    const NodeModel& node = nodes_[static_cast<size_t>(key.second)];
+    const GroupModel& g = groups_[static_cast<size_t>(node.group)];
+    if (t.members < 2 || t.cpus > g.largest_numa_user_cpus) continue;
+    s.group_members_colocated += t.members;
+    if (t.numa >= 0) s.group_members_aligned += t.members;
+  }
 }
 
 void Run::SnapshotCpuMaps(int64_t t_us) {
@@ -888,6 +997,10 @@ void Run::Sample(int64_t t_us) {
     s.fragmented_cpus = static_cast<int>(fragmented_);
     s.running_pods = running_;
     s.pending_pods = static_cast<int>(queue_.Size());
+    s.numa_load_spread = spread_nodes_ > 0 ? static_cast<double>(numa_spread_sum_) /
+                                                 static_cast<double>(spread_nodes_)
+                                           : 0;
+    if (!aligned_members_.empty()) CountGroupAlignment(s);
     if (s.exclusive_utilisation > peak_util_) {
       peak_util_ = s.exclusive_utilisation;
       SnapshotCpuMaps(next_sample_us_);
@@ -912,9 +1025,10 @@ void Run::Sample(int64_t t_us) {
 }
 
 absl::StatusOr<RunReport> Run::Go() {
-  report_.scheduler = which_ == Scheduler::kHuygens ? "huygens"
-                      : which_ == Scheduler::kNrt  ? "nrt"
-                                                   : "baseline";
+  report_.scheduler = which_ == Scheduler::kHuygens
+                          ? (options_.rebalance ? "huygens+rebalance" : "huygens")
+                      : which_ == Scheduler::kNrt ? "nrt"
+                                                  : "baseline";
   report_.pods = static_cast<int>(arrivals_.size());
   if (auto st = BuildCluster(); !st.ok()) return st;
   const std::string scheduler_name = scheduler_->profile().scheduler_name;
@@ -934,10 +1048,28 @@ absl::StatusOr<RunReport> Run::Go() {
   if (options_.timeline_samples > 0) {
     sample_interval_us_ = std::max<int64_t>(1, end_us / options_.timeline_samples);
   }
+  aligned_group_of_.assign(arrivals_.size(), -1);
+  std::map<std::string, int> group_ids;
+  for (size_t i = 0; i < arrivals_.size(); ++i) {
+    const std::string& group = arrivals_[i].pod.spec.affinity_group;
+    if (group.empty() || arrivals_[i].affinity_policy == rebalance::GroupPolicy::kSpread) continue;
+    aligned_group_of_[i] =
+        group_ids.emplace(group, static_cast<int>(group_ids.size())).first->second;
+    aligned_members_.push_back(static_cast<int>(i));
+  }
+  const bool rebalancing = !kubelet_admits() && options_.rebalance.has_value();
+  if (rebalancing) {
+    if (options_.rebalance->interval_us <= 0) {
+      return absl::InvalidArgumentError("rebalance: the interval must be positive");
+    }
+    events_.push({options_.rebalance->interval_us, seq_++, EventKind::kRebalance, -1});
+  }
   size_t next_arrival = 0;
   uint64_t generation_at_idle = UINT64_MAX;
   size_t progress_mark = 0;
   int64_t ignore_wakeups_until = -1;  // a wakeup that found nothing to do is not repeated
+  // Rebalancer rounds in a row that moved something while nothing else was left to happen.
+  int idle_moving_rounds = 0;
   while (true) {
     std::optional<int64_t> t;
     bool from_wakeup = false;
@@ -970,6 +1102,22 @@ absl::StatusOr<RunReport> Run::Go() {
         if (auto st = Depart(e.pod); !st.ok()) return st;
       } else if (e.kind == EventKind::kResize) {
         if (auto st = Resize(e.pod, e.resize); !st.ok()) return st;
+      } else if (e.kind == EventKind::kRebalance) {
+        bool moved = false;
+        if (auto st = Rebalance(moved); !st.ok()) return st;
+        // Until nothing else is left to happen and the planner has reached its fixed point.
+        const bool busy = next_arrival < arrivals_.size() || !events_.empty();
+        idle_moving_rounds = busy || !moved ? 0 : idle_moving_rounds + 1;
+        if (idle_moving_rounds > kMaxIdleMovingRounds) {
+          return absl::InternalError(fmt::format(
+              "{} run: the rebalancer still moves pods after {} rounds with nothing else "
+              "happening (the planner reaches no fixed point)",
+              report_.scheduler, kMaxIdleMovingRounds));
+        }
+        if (busy || moved) {
+          events_.push({now_us_ + options_.rebalance->interval_us, seq_++, EventKind::kRebalance,
+                         -1});
+        }
       } else {
         queue_.Add(pods_[static_cast<size_t>(e.pod)].pod, SimTime(now_us_));
       }
@@ -1026,6 +1174,18 @@ absl::StatusOr<RunReport> Run::Go() {
       report_.fragmented_cpus_peak = std::max(report_.fragmented_cpus_peak, s.fragmented_cpus);
     }
     const auto n = static_cast<double>(report_.timeline.size());
+    int64_t colocated = 0, aligned = 0;
+    double spread = 0;
+    for (const TimelineSample& s : report_.timeline) {
+      colocated += s.group_members_colocated;
+      aligned += s.group_members_aligned;
+      spread += s.numa_load_spread;
+    }
+    if (colocated > 0) {
+      report_.group_aligned_share = static_cast<double>(aligned) / static_cast<double>(colocated);
+    }
+    report_.group_members_colocated_mean = static_cast<double>(colocated) / n;
+    report_.numa_load_spread_mean = spread / n;
     report_.exclusive_utilisation_mean = util / n;
     report_.shared_sibling_cores_mean = shared / n;
     report_.fragmented_cpus_mean = frag / n;
@@ -1082,12 +1242,33 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
   }
   report.cpu_map_sample_nodes = std::min(options.cpu_map_nodes, report.nodes);
   report.nrt_scoring = sched::ToString(options.nrt_scoring);
-  const std::vector<Scheduler> runs =
-      with_baseline ? std::vector<Scheduler>{Scheduler::kHuygens, Scheduler::kNrt,
-                                             Scheduler::kBaseline}
-                    : std::vector<Scheduler>{Scheduler::kHuygens};
+  // The columns in run order: huygens, [huygens+rebalance], [nrt, baseline].
+  struct Column {
+    Scheduler which;
+    bool rebalance;
+    RunReport* out;
+  };
+  std::vector<Column> runs = {{Scheduler::kHuygens, false, &report.huygens}};
+  if (options.rebalance) {
+    report.has_rebalance = true;
+    report.rebalance_interval_us = options.rebalance->interval_us;
+    report.rebalance_max_moves = options.rebalance->planner.max_moves;
+    report.rebalance_balance = options.rebalance->planner.balance;
+    runs.push_back({Scheduler::kHuygens, true, &report.huygens_rebalance});
+  }
+  if (with_baseline) {
+    runs.push_back({Scheduler::kNrt, false, &report.nrt});
+    runs.push_back({Scheduler::kBaseline, false, &report.baseline});
+  }
+  report.affinity_figures =
+      report.has_rebalance ||
+      std::ranges::any_of(arrivals, [](const PodArrival& a) {
+        return !a.pod.spec.affinity_group.empty();
+      });
   for (size_t i = 0; i < runs.size(); ++i) {
     SimulationOptions run_options = options;
+    if (!runs[i].rebalance) run_options.rebalance.reset();
+    if (runs[i].rebalance) run_options.explain_pod.clear();
     if (options.progress) {
       const double from = static_cast<double>(i) / static_cast<double>(runs.size());
       const double share = 1.0 / static_cast<double>(runs.size());
@@ -1095,11 +1276,9 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
         options.progress(from + f * share);
       };
     }
-    auto run = RunSimulation(cluster, arrivals, runs[i], run_options);
+    auto run = RunSimulation(cluster, arrivals, runs[i].which, run_options);
     if (!run.ok()) return run.status();
-    (runs[i] == Scheduler::kHuygens ? report.huygens
-     : runs[i] == Scheduler::kNrt   ? report.nrt
-                                    : report.baseline) = *std::move(run);
+    *runs[i].out = *std::move(run);
   }
   return report;
 }

@@ -30,6 +30,7 @@
 //     refusal counts as unschedulable (it waits for a change), and a pod whose attempts end in
 //     a scheduling error max_scheduling_errors_per_pod times stops the run with an Internal
 //     error, so every run ends or says why it cannot.
+//   - Rebalancer (SimulationOptions::rebalance, Huygens only): see there.
 //   - Checks: a CpuLedger per node records every exclusive CPU independently; a CPU taken by
 //     two pods, a CPU outside the user pool, or a placement that breaks its policy (CPU count,
 //     single-numa-node, full-cores) stops the run with an Internal error. With
@@ -43,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,18 @@ struct SimulationOptions {
   // explained in RunReport::explanations (each node's filter verdict and scores by plugin, the
   // chosen node, NUMA nodes and cpusets). Empty (default): none.
   std::string explain_pod;
+  // Huygens runs: the rebalancer. When set, RunSimulation(kHuygens) runs rebalance::PlanMoves
+  // every interval_us of simulated time (from interval_us on) on every node, with the node's
+  // affinity groups (the pods on it that name one group; the group's policy from the workload)
+  // and pinned = the pods with sched::Pod::rebalance false (the template's `rebalance: false`,
+  // huygens.io/rebalance "false"), as huygens-scheduler's rebalancer does, and carries every
+  // move out through the scheduler cache (ClusterCache::MovePod, NodeState::ReplaceAllocation) and the
+  // simulator's ledger, so later attempts see the moved CPUs; each moved node is validated
+  // after the interval. Ticks go on while arrivals or events remain, and after that while a
+  // tick still moves something (the planner reaches a fixed point; 1000 such rounds stop the
+  // run with an Internal error instead of looping forever). Simulate() then runs
+  // Huygens twice: "huygens" without, "huygens+rebalance" with. Default: none.
+  std::optional<RebalanceSettings> rebalance;
   // Huygens run: makes the Bind plugin over the run's cache (a seam for tests, e.g. a binder
   // that fails). Default (empty): bind in the cache at once (sched's CacheBind).
   std::function<std::unique_ptr<sched::BindPlugin>(sched::ClusterCache*)> huygens_binder;
@@ -99,7 +113,9 @@ absl::StatusOr<RunReport> RunSimulation(const ClusterSpec& cluster,
                                         const std::vector<PodArrival>& arrivals,
                                         Scheduler which, const SimulationOptions& options);
 
-// The three runs on the same input (huygens, nrt, baseline), and the cluster summary.
+// The three runs on the same input (huygens, nrt, baseline), and the cluster summary; with
+// options.rebalance a fourth, huygens+rebalance (Report::has_rebalance; the plain huygens run
+// then has no rebalancer, and --explain applies to it only).
 // `with_baseline` false runs Huygens only (Report::has_baseline false).
 absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<PodArrival>& arrivals,
                                 const SimulationOptions& options, bool with_baseline = true);

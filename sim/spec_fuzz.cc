@@ -1,6 +1,8 @@
 // Fuzzes the simulator's YAML spec parsers (cluster spec, memoryManager included, and workload
-// spec, hugepages included): any input gives a spec or an error, never a crash; a parsed
-// cluster keeps its invariants (topology with CPUs, memory manager accepted by kubelet's rules).
+// spec, hugepages, affinity groups and the rebalance block included): any input gives a spec or
+// an error, never a crash; a parsed cluster keeps its invariants (topology with CPUs, memory
+// manager accepted by kubelet's rules), a parsed workload its own (affinityGroups >= 1, a
+// positive rebalance interval).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,7 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto workload = huygens::sim::ParseWorkloadSpec(text, "fuzz.yaml");
   if (workload.ok()) {
+    if (workload->rebalance && workload->rebalance->interval_us <= 0) std::abort();
     for (const huygens::sim::PodTemplate& t : workload->templates) {
+      if (t.affinity_groups < 1) std::abort();
       for (const huygens::ContainerSpec& c : t.pod.spec.containers) {
         for (const auto& [name, bytes] : c.hugepages_request_bytes) {
           if (bytes < 0) std::abort();

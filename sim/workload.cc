@@ -258,8 +258,8 @@ absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node&
   if (auto st = r.CheckMap(node, field,
                            {"name", "count", "arrivalsPerSecond", "startAt", "lifetime",
                             "priority", "cpuPolicy", "topologyPolicy", "bindPolicy",
-                            "affinityGroup", "labels", "nodeSelector", "tolerations",
-                            "containers", "resizes"});
+                            "affinityGroup", "affinityGroups", "affinityPolicy", "rebalance",
+                            "labels", "nodeSelector", "tolerations", "containers", "resizes"});
       !st.ok()) {
     return st;
   }
@@ -313,6 +313,31 @@ absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node&
     if (!s.ok()) return s.status();
     t.pod.spec.affinity_group = *s;
   }
+  for (const char* key : {"affinityGroups", "affinityPolicy"}) {
+    if (node[key] && t.pod.spec.affinity_group.empty()) {
+      return r.Error(node[key], fmt::format("{}.{}", field, key), "needs affinityGroup");
+    }
+  }
+  if (auto v = node["affinityGroups"]) {
+    auto n = r.Int(v, field + ".affinityGroups", 1, 1000000);
+    if (!n.ok()) return n.status();
+    t.affinity_groups = static_cast<int>(*n);
+  }
+  if (auto v = node["affinityPolicy"]) {
+    auto s = r.String(v, field + ".affinityPolicy");
+    if (!s.ok()) return s.status();
+    auto policy = ParseAffinityGroupPolicy(*s);
+    if (!policy) {
+      return r.Error(v, field + ".affinityPolicy",
+                     fmt::format("unknown value {:?} (same-numa, nearest, spread)", *s));
+    }
+    t.affinity_policy = *policy;
+  }
+  if (auto v = node["rebalance"]) {
+    auto b = r.Bool(v, field + ".rebalance");
+    if (!b.ok()) return b.status();
+    t.pod.rebalance = *b;
+  }
   if (auto v = node["labels"]) {
     auto m = r.StringMap(v, field + ".labels");
     if (!m.ok()) return m.status();
@@ -359,6 +384,71 @@ absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node&
   return t;
 }
 
+// The affinity group of pod `index` of `t` ("" when the template has none).
+std::string GroupOf(const PodTemplate& t, int index) {
+  if (t.pod.spec.affinity_group.empty() || t.affinity_groups <= 1) {
+    return t.pod.spec.affinity_group;
+  }
+  return fmt::format("{}-{}", t.pod.spec.affinity_group, index % t.affinity_groups);
+}
+
+// Whether some pod of `t` joins `group`.
+bool JoinsGroup(const PodTemplate& t, const std::string& group) {
+  const std::string& base = t.pod.spec.affinity_group;
+  if (base.empty() || t.count == 0) return false;
+  if (t.affinity_groups <= 1) return group == base;
+  // "<base>-<k>" with k a decimal number below min(count, affinity_groups), no leading zero.
+  if (group.size() <= base.size() + 1 || !group.starts_with(base + "-")) return false;
+  const std::string k = group.substr(base.size() + 1);
+  if (k.size() > 7 || (k.size() > 1 && k[0] == '0') ||
+      !std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  return std::stoi(k) < std::min(t.count, t.affinity_groups);
+}
+
+// A group that pods of both `a` and `b` join, if any (GroupOf's names cannot collide
+// otherwise: two templates dealing into groups with different bases never share a name).
+std::optional<std::string> SharedGroup(const PodTemplate& a, const PodTemplate& b) {
+  if (a.count == 0 || b.count == 0) return std::nullopt;
+  if (a.affinity_groups <= 1 && JoinsGroup(b, a.pod.spec.affinity_group)) {
+    return a.pod.spec.affinity_group;
+  }
+  if (b.affinity_groups <= 1 && JoinsGroup(a, b.pod.spec.affinity_group)) {
+    return b.pod.spec.affinity_group;
+  }
+  if (a.affinity_groups > 1 && b.affinity_groups > 1 && !a.pod.spec.affinity_group.empty() &&
+      a.pod.spec.affinity_group == b.pod.spec.affinity_group) {
+    return GroupOf(a, 0);
+  }
+  return std::nullopt;
+}
+
+// The spec's `rebalance` block: {interval: DURATION, maxMoves: N, balance: BOOL}.
+absl::StatusOr<RebalanceSettings> ParseRebalance(const YamlReader& r, const YAML::Node& node) {
+  if (auto st = r.CheckMap(node, "rebalance", {"interval", "maxMoves", "balance"}); !st.ok()) {
+    return st;
+  }
+  RebalanceSettings out;
+  if (auto v = node["interval"]) {
+    auto d = r.Duration(v, "rebalance.interval");
+    if (!d.ok()) return d.status();
+    if (*d <= 0) return r.Error(v, "rebalance.interval", "must be positive");
+    out.interval_us = *d;
+  }
+  if (auto v = node["maxMoves"]) {
+    auto n = r.Int(v, "rebalance.maxMoves", 0, 1000000);
+    if (!n.ok()) return n.status();
+    out.planner.max_moves = static_cast<int>(*n);
+  }
+  if (auto v = node["balance"]) {
+    auto b = r.Bool(v, "rebalance.balance");
+    if (!b.ok()) return b.status();
+    out.planner.balance = *b;
+  }
+  return out;
+}
+
 int64_t DrawLifetime(const Lifetime& l, Random& rng) {
   switch (l.kind) {
     case Lifetime::Kind::kForever: return -1;
@@ -400,12 +490,17 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadSpec(std::string_view yaml,
   YamlReader r{std::string(file_name)};
   auto doc = r.Load(yaml);
   if (!doc.ok()) return doc.status();
-  if (auto st = r.CheckMap(*doc, "workload", {"seed", "pods"}); !st.ok()) return st;
+  if (auto st = r.CheckMap(*doc, "workload", {"seed", "rebalance", "pods"}); !st.ok()) return st;
   WorkloadSpec spec;
   if (auto s = (*doc)["seed"]) {
     auto n = r.Int(s, "seed", 0, INT64_MAX);
     if (!n.ok()) return n.status();
     spec.seed = static_cast<uint64_t>(*n);
+  }
+  if (auto v = (*doc)["rebalance"]) {
+    auto settings = ParseRebalance(r, v);
+    if (!settings.ok()) return settings.status();
+    spec.rebalance = *settings;
   }
   const YAML::Node pods = (*doc)["pods"];
   if (!pods) return r.Error(*doc, "pods", "required");
@@ -418,6 +513,18 @@ absl::StatusOr<WorkloadSpec> ParseWorkloadSpec(std::string_view yaml,
     if (!names.insert(t->name).second) {
       return r.Error(pods[i]["name"], field + ".name",
                      fmt::format("duplicate template name {:?}", t->name));
+    }
+    // One policy per group, whichever templates name it.
+    for (const PodTemplate& other : spec.templates) {
+      if (other.affinity_policy == t->affinity_policy) continue;
+      const std::optional<std::string> group = SharedGroup(other, *t);
+      if (!group) continue;
+      const YAML::Node where = pods[i]["affinityPolicy"] ? pods[i]["affinityPolicy"]
+                                                         : pods[i]["affinityGroup"];
+      return r.Error(where, field + ".affinityPolicy",
+                     fmt::format("group {:?} has policy {} in template {:?}, here {}", *group,
+                                 ToString(other.affinity_policy), other.name,
+                                 ToString(t->affinity_policy)));
     }
     spec.templates.push_back(*std::move(t));
   }
@@ -447,6 +554,8 @@ std::vector<PodArrival> GenerateArrivals(const WorkloadSpec& spec, uint64_t seed
       a.pod.spec.namespace_name = "default";
       a.source = static_cast<int>(ti);
       a.resizes = t.resizes;
+      a.pod.spec.affinity_group = GroupOf(t, i);
+      a.affinity_policy = t.affinity_policy;
       out.push_back(std::move(a));
     }
   }

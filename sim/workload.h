@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "rebalance/planner.h"
 #include "sched/pod.h"
 
 namespace huygens::sim {
@@ -58,14 +59,32 @@ struct PodTemplate {
   int64_t start_us = 0;             // first possible arrival
   Lifetime lifetime;
   std::vector<ResizeEvent> resizes;  // in YAML order; each applies to every pod of the template
-  // Prototype: containers, Huygens annotations (cpu/topology/bind policy, affinity group),
+  // Affinity groups (with pod.spec.affinity_group set, the base name): 1 = every pod of the
+  // template joins that group; N > 1 = the pods are dealt round-robin into N groups named
+  // "<base>-0" ... "<base>-<N-1>" (pod i joins group i mod N), so with Poisson arrivals the
+  // members of each group arrive spread over the run. >= 1.
+  int affinity_groups = 1;
+  // The groups' policy (a NumaAffinityGroup's spec.policy), read by the rebalancer; every
+  // template naming one group gives it the same policy. Default same-numa.
+  rebalance::GroupPolicy affinity_policy = rebalance::GroupPolicy::kSameNuma;
+  // Prototype: containers, Huygens annotations (cpu/topology/bind policy, affinity group,
+  // huygens.io/rebalance as sched::Pod::rebalance),
   // labels, node selector, tolerations, priority. uid/name/creation_index are set per pod.
   sched::Pod pod;
+};
+
+// The rebalancer in a simulation (the Huygens run's second column, "huygens+rebalance"):
+// every `interval_us` of simulated time, rebalance::PlanMoves on every node, and the moves
+// carried out (sim/simulator.h).
+struct RebalanceSettings {
+  int64_t interval_us = 60'000'000;  // > 0. Default 60 s
+  rebalance::PlannerOptions planner;  // maxMoves (per node per interval) and balance
 };
 
 struct WorkloadSpec {
   std::vector<PodTemplate> templates;
   std::optional<uint64_t> seed;  // the spec's own seed; --seed overrides it
+  std::optional<RebalanceSettings> rebalance;  // the spec's `rebalance` block, when given
 };
 
 // One pod of the run.
@@ -75,10 +94,14 @@ struct PodArrival {
   sched::Pod pod;            // uid, name and creation_index set
   int source = 0;            // template index (YAML) or trace row line (CSV)
   std::vector<ResizeEvent> resizes;  // from the template (YAML); none from a trace
+  // Its affinity group's policy (pod.spec.affinity_group names the group); from the template
+  // (YAML), same-numa from a trace.
+  rebalance::GroupPolicy affinity_policy = rebalance::GroupPolicy::kSameNuma;
 };
 
 // Parses a workload YAML. Errors: InvalidArgument "FILE:LINE:COL: FIELD: problem" (unknown
-// field, wrong unit, negative count or rate, limit below request, bad policy name, ...).
+// field, wrong unit, negative count or rate, limit below request, bad policy name, two
+// templates giving one affinity group different policies, ...).
 absl::StatusOr<WorkloadSpec> ParseWorkloadSpec(std::string_view yaml, std::string_view file_name);
 absl::StatusOr<WorkloadSpec> LoadWorkloadSpec(const std::string& path);
 

@@ -1,6 +1,7 @@
 #include "sim/workload.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -100,6 +101,75 @@ TEST(WorkloadSpecTest, ResizesAreParsedAndCopiedToEveryPodOfTheTemplate) {
   }
 }
 
+TEST(WorkloadSpecTest, AffinityGroupsPolicyAndTheRebalanceBlockAreParsed) {
+  auto spec = ParseWorkloadSpec(R"(rebalance: {interval: 30s, maxMoves: 3, balance: true}
+pods:
+  - name: cache
+    count: 5
+    affinityGroup: cache
+    affinityGroups: 2
+    affinityPolicy: nearest
+    rebalance: false
+    containers: [{name: c, limits: {cpu: 2, memory: 1Gi}}]
+  - name: web
+    containers: [{name: c, limits: {cpu: 2, memory: 1Gi}}]
+)",
+                                "w.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(spec->rebalance.has_value());
+  EXPECT_EQ(spec->rebalance->interval_us, 30000000);
+  EXPECT_EQ(spec->rebalance->planner.max_moves, 3);
+  EXPECT_TRUE(spec->rebalance->planner.balance);
+  const PodTemplate& cache = spec->templates[0];
+  EXPECT_EQ(cache.affinity_groups, 2);
+  EXPECT_EQ(cache.affinity_policy, rebalance::GroupPolicy::kNearest);
+  EXPECT_FALSE(cache.pod.rebalance);
+  const PodTemplate& web = spec->templates[1];
+  EXPECT_EQ(web.affinity_groups, 1);
+  EXPECT_EQ(web.affinity_policy, rebalance::GroupPolicy::kSameNuma);
+  EXPECT_TRUE(web.pod.rebalance);
+  // Without the block, no rebalancer; its defaults are 60 s and 2 moves.
+  auto plain = ParseWorkloadSpec("pods:\n  - name: a\n    containers: [{name: c}]\n", "w.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->rebalance.has_value());
+  EXPECT_EQ(RebalanceSettings().interval_us, 60000000);
+  EXPECT_EQ(RebalanceSettings().planner.max_moves, 2);
+}
+
+TEST(GenerateArrivalsTest, PodsAreDealtRoundRobinIntoTheTemplatesGroups) {
+  auto spec = ParseWorkloadSpec(R"(pods:
+  - name: cache
+    count: 5
+    arrivalsPerSecond: 1
+    affinityGroup: cache
+    affinityGroups: 2
+    affinityPolicy: spread
+    rebalance: false
+    containers: [{name: c, limits: {cpu: 2, memory: 1Gi}}]
+  - name: db
+    count: 2
+    affinityGroup: db
+    containers: [{name: c, limits: {cpu: 2, memory: 1Gi}}]
+)",
+                                "w.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  std::map<std::string, std::string> group_of;
+  for (const PodArrival& a : GenerateArrivals(*spec, 1)) {
+    group_of[a.pod.spec.name] = a.pod.spec.affinity_group;
+    const bool cache = a.pod.spec.name.starts_with("cache");
+    EXPECT_EQ(a.affinity_policy,
+              cache ? rebalance::GroupPolicy::kSpread : rebalance::GroupPolicy::kSameNuma);
+    EXPECT_EQ(a.pod.rebalance, !cache);
+  }
+  EXPECT_EQ(group_of, (std::map<std::string, std::string>{{"cache-0", "cache-0"},
+                                                          {"cache-1", "cache-1"},
+                                                          {"cache-2", "cache-0"},
+                                                          {"cache-3", "cache-1"},
+                                                          {"cache-4", "cache-0"},
+                                                          {"db-0", "db"},
+                                                          {"db-1", "db"}}));
+}
+
 TEST(WorkloadSpecTest, BadInputIsReportedWithFileLineAndField) {
   struct Case {
     const char* what;
@@ -161,6 +231,38 @@ TEST(WorkloadSpecTest, BadInputIsReportedWithFileLineAndField) {
       {"a resize without a time",
        "pods:\n  - name: a\n    containers: [{name: c}]\n    resizes: [{container: c, cpu: 2}]\n",
        "pods[0].resizes[0].after: required"},
+      {"affinity groups without a group name",
+       "pods:\n  - name: a\n    affinityGroups: 3\n    containers: [{name: c}]\n",
+       "w.yaml:3:21: pods[0].affinityGroups: needs affinityGroup"},
+      {"no affinity group at all",
+       "pods:\n  - name: a\n    affinityGroup: g\n    affinityGroups: 0\n    containers: [{name: c}]\n",
+       "w.yaml:4:21: pods[0].affinityGroups: 0 is out of range"},
+      {"an unknown group policy",
+       "pods:\n  - name: a\n    affinityGroup: g\n    affinityPolicy: together\n"
+       "    containers: [{name: c}]\n",
+       "w.yaml:4:21: pods[0].affinityPolicy: unknown value \"together\" (same-numa, nearest, spread)"},
+      {"two policies for one group",
+       "pods:\n  - name: a\n    affinityGroup: g\n    containers: [{name: c}]\n"
+       "  - name: b\n    affinityGroup: g\n    affinityPolicy: spread\n    containers: [{name: c}]\n",
+       "w.yaml:7:21: pods[1].affinityPolicy: group \"g\" has policy same-numa in template \"a\", here "
+       "spread"},
+      {"two policies for a group one template deals pods into",
+       "pods:\n  - name: a\n    count: 4\n    affinityGroup: g\n    affinityGroups: 4\n"
+       "    containers: [{name: c}]\n"
+       "  - name: b\n    affinityGroup: g-3\n    affinityPolicy: nearest\n    containers: [{name: c}]\n",
+       "pods[1].affinityPolicy: group \"g-3\" has policy same-numa in template \"a\", here nearest"},
+      {"a rebalance flag that is not a boolean",
+       "pods:\n  - name: a\n    rebalance: sometimes\n    containers: [{name: c}]\n",
+       "w.yaml:3:16: pods[0].rebalance:"},
+      {"a rebalance interval of zero",
+       "rebalance: {interval: 0s}\npods:\n  - name: a\n    containers: [{name: c}]\n",
+       "w.yaml:1:23: rebalance.interval: must be positive"},
+      {"an unknown rebalance field",
+       "rebalance: {every: 10s}\npods:\n  - name: a\n    containers: [{name: c}]\n",
+       "rebalance.every: unknown field"},
+      {"a negative move budget",
+       "rebalance: {maxMoves: -1}\npods:\n  - name: a\n    containers: [{name: c}]\n",
+       "rebalance.maxMoves: -1 is out of range"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

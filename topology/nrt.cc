@@ -440,4 +440,13 @@ absl::StatusOr<NrtPools> PoolsFromNrt(const NrtObject& nrt) {
   return pools;
 }
 
+absl::StatusOr<std::optional<PodTraffic>> PodTrafficFromNrt(const NrtObject& nrt) {
+  auto it = nrt.annotations.find(kPodTrafficAnnotation);
+  if (it == nrt.annotations.end()) return std::nullopt;
+  const std::string field = fmt::format("metadata.annotations[{:?}]", kPodTrafficAnnotation);
+  absl::StatusOr<PodTraffic> traffic = ParsePodTraffic(it->second, field);
+  if (!traffic.ok()) return ObjectError(nrt.name, traffic.status());
+  return *std::move(traffic);
+}
+
 }  // namespace huygens

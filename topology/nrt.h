@@ -31,6 +31,7 @@
 #include "cpuset/cpuset.h"
 #include "base/wire_names.h"
 #include "nlohmann/json.hpp"
+#include "topology/pod_traffic.h"
 #include "topology/topology.h"
 
 namespace huygens {
@@ -183,6 +184,13 @@ struct NrtPools {
 };
 // Errors: InvalidArgument naming the object and the annotation field.
 absl::StatusOr<NrtPools> PoolsFromNrt(const NrtObject& nrt);
+
+// The observed affinity of the `huygens.io/pod-traffic` annotation (topology/pod_traffic.h);
+// nullopt when the object has none (an agent that does not observe traffic). Errors:
+// InvalidArgument naming the object and the annotation field (ParsePodTraffic's), e.g.
+// `NodeResourceTopology "n1": metadata.annotations["huygens.io/pod-traffic"].windowSeconds:
+// missing`.
+absl::StatusOr<std::optional<PodTraffic>> PodTrafficFromNrt(const NrtObject& nrt);
 
 }  // namespace huygens
 
