@@ -6,19 +6,13 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
+#include "kube/meta_time.h"
 #include "kube/resource.h"
 
 namespace huygens::kube {
 namespace {
 
 using nlohmann::json;
-
-// RFC 3339 with microseconds (metav1.MicroTime) of the wall clock.
-std::string MicroTimeNow() {
-  auto now = std::chrono::system_clock::now();
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), micros);
-}
 
 std::string EventNamespace(const EventRecord& e) { return e.ns.empty() ? "default" : e.ns; }
 
@@ -57,7 +51,7 @@ absl::Status EventRecorder::Record(const EventRecord& e) {
   const Clock::TimePoint now = clock_->Now();
   std::erase_if(series_, [&](const auto& entry) { return now - entry.second.last > kSeriesWindow; });
   const std::string ns = EventNamespace(e);
-  const std::string at = MicroTimeNow();
+  const std::string at = MicroTime(std::chrono::system_clock::now());
   auto it = series_.find(e);
   if (it == series_.end()) {
     const std::string name = NewEventName(e);

@@ -5,6 +5,7 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
+#include "kube/meta_time.h"
 #include "kube/resource.h"
 #include "spdlog/spdlog.h"
 
@@ -64,8 +65,7 @@ absl::StatusOr<json> LeaderElector::Send(HttpRequest request) {
 // MicroTime of the injected clock, anchored at the wall time of construction.
 std::string LeaderElector::WallTime() const {
   auto wall = wall_start_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(clock_->Now() - start_);
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(wall.time_since_epoch()).count() % 1000000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(wall)), micros);
+  return MicroTime(wall);
 }
 
 bool LeaderElector::TryAcquireOrRenew() {

@@ -58,6 +58,24 @@ absl::Status PodWriter::MoveAllocation(const json& object, const std::string& al
   return r.status();
 }
 
+absl::Status PodWriter::WriteAffinityGroupStatus(const json& group, json status_patch) {
+  const std::string key = kube::ObjectKey(group);
+  if (may_bind_ && !may_bind_()) {
+    return absl::FailedPreconditionError(
+        fmt::format("NumaAffinityGroup {}: status not written: this instance no longer holds the leader lease", key));
+  }
+  status_patch["metadata"]["resourceVersion"] = group["metadata"].value("resourceVersion", "");
+  auto r = client_->MergePatch(kube::NumaAffinityGroups(), group["metadata"].value("namespace", ""),
+                               group["metadata"].value("name", ""), status_patch, "status");
+  if (r.ok()) return absl::OkStatus();
+  if (kube::IsApiConflict(r.status())) {
+    return absl::AbortedError(fmt::format("NumaAffinityGroup {}: changed since it was read: {}", key,
+                                          std::string(r.status().message())));
+  }
+  ApiError("patch", r.status());
+  return r.status();
+}
+
 bool PodWriter::Undo(const json& object, const std::string& why) {
   const std::string ns = object["metadata"].value("namespace", "");
   const std::string name = object["metadata"].value("name", "");

@@ -91,6 +91,12 @@ class PodWriter {
   // on 409 (the pod changed: nothing written); FailedPrecondition when the lease check fails
   // (nothing sent); else the API error, counted as operation "patch".
   absl::Status MoveAllocation(const nlohmann::json& object, const std::string& allocation);
+  // Writes a NumaAffinityGroup's status (the rebalancer's; kube::EncodeStatusPatch's body
+  // `status_patch`) through the status subresource, carrying `group`'s resourceVersion as a
+  // precondition. OK when written; Aborted on 409 (the group changed since it was read);
+  // FailedPrecondition when the lease check fails (nothing sent); else the API error, counted
+  // as operation "patch".
+  absl::Status WriteAffinityGroupStatus(const nlohmann::json& group, nlohmann::json status_patch);
   // Removes an allocation annotation that cannot be honoured (precondition: the pod unchanged
   // and unbound; otherwise nothing to undo). Returns false when the patch failed (the annotation
   // may still be there). Posts "AllocationUndone" with `why`.

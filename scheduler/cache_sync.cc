@@ -45,7 +45,7 @@ kube::InformerHandlers ChangeFeed::HandlersFor(ChangeKind kind) {
   return h;
 }
 
-void ChangeFeed::StartInformers(kube::Client* client, Clock* clock) {
+void ChangeFeed::StartInformers(kube::Client* client, Clock* clock, bool affinity_groups) {
   clock_ = clock;
   nodes_ = std::make_unique<kube::Informer>(client, kube::Nodes(), kube::InformerOptions{},
                                             HandlersFor(ChangeKind::kNode), clock);
@@ -53,15 +53,26 @@ void ChangeFeed::StartInformers(kube::Client* client, Clock* clock) {
                                            HandlersFor(ChangeKind::kNrt), clock);
   pods_ = std::make_unique<kube::Informer>(client, kube::Pods(), kube::InformerOptions{},
                                            HandlersFor(ChangeKind::kPod), clock);
+  if (affinity_groups) {
+    groups_ = std::make_unique<kube::Informer>(client, kube::NumaAffinityGroups(), kube::InformerOptions{},
+                                               HandlersFor(ChangeKind::kAffinityGroup), clock);
+  }
   nodes_->Start();
   nrts_->Start();
   pods_->Start();
+  if (groups_ != nullptr) groups_->Start();
 }
 
 void ChangeFeed::StopInformers() {
   nodes_->Stop();
   nrts_->Stop();
   pods_->Stop();
+  if (groups_ != nullptr) groups_->Stop();
+}
+
+absl::Status ChangeFeed::AffinityGroupsReady() const {
+  if (groups_ == nullptr) return absl::FailedPreconditionError("the NumaAffinityGroup informer is not running");
+  return groups_->Ready();
 }
 
 bool ChangeFeed::Synced() const { return nodes_->HasSynced() && nrts_->HasSynced() && pods_->HasSynced(); }
@@ -378,6 +389,21 @@ void CacheSync::Apply(const Change& c) {
     case ChangeKind::kPod:
       ApplyPod(c.object, c.deleted);
       return;
+    case ChangeKind::kAffinityGroup: {
+      const std::string key = kube::ObjectKey(c.object);
+      if (c.deleted) {
+        affinity_groups_.erase(key);
+        return;
+      }
+      absl::StatusOr<kube::NumaAffinityGroup> group = kube::DecodeNumaAffinityGroup(c.object);
+      if (!group.ok()) {
+        spdlog::warn("{}; the rebalancer leaves the group out until it is fixed", std::string(group.status().message()));
+        affinity_groups_.erase(key);
+        return;
+      }
+      affinity_groups_[key] = DeclaredGroup{*std::move(group), c.object};
+      return;
+    }
   }
 }
 

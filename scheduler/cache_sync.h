@@ -1,8 +1,9 @@
 // The scheduler service's intake and cache sync: what the cluster looks like to the scheduling
 // core, kept from the API server's objects.
 //
-//   ChangeFeed  the informers on Nodes, NodeResourceTopologies and Pods, and the queue of their
-//               changes that the informers' threads fill and the scheduling thread takes.
+//   ChangeFeed  the informers on Nodes, NodeResourceTopologies and Pods (and NumaAffinityGroups
+//               when the rebalancer runs), and the queue of their changes that the informers'
+//               threads fill and the scheduling thread takes.
 //   CacheSync   the state those changes build, owned by the scheduling thread: the last seen
 //               objects, the sched::ClusterCache (nodes from Node + NRT, pods on their nodes with
 //               their huygens.io/allocation) and the sched::SchedulingQueue of pending pods; and
@@ -46,6 +47,7 @@
 #include "base/clock.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "kube/numa_affinity_group.h"
 #include "nlohmann/json.hpp"
 #include "node/allocation.h"
 #include "sched/cache.h"
@@ -60,7 +62,7 @@ inline absl::Time QueueTime(const Clock& clock) {
   return absl::UnixEpoch() + absl::FromChrono(clock.Now().time_since_epoch());
 }
 
-enum class ChangeKind { kNode, kNrt, kPod };
+enum class ChangeKind { kNode, kNrt, kPod, kAffinityGroup };
 
 // One informer event: the object as last seen, and whether it was deleted.
 struct Change {
@@ -74,8 +76,10 @@ struct Change {
 class ChangeFeed {
  public:
   // Starts one informer per kind over `client` (which, like `clock`, must outlive the feed);
-  // their events queue up until Take.
-  void StartInformers(kube::Client* client, Clock* clock);
+  // their events queue up until Take. The NumaAffinityGroup informer (huygens.io/v1alpha1, the
+  // rebalancer's declared groups) runs only when `affinity_groups`; scheduling never waits for
+  // it (Synced, Ready and Current leave it out): AffinityGroupsReady says whether it is current.
+  void StartInformers(kube::Client* client, Clock* clock, bool affinity_groups = false);
   // Stops the informers. REQUIRES: StartInformers was called.
   void StopInformers();
   // Every informer has listed once. REQUIRES: StartInformers was called.
@@ -84,6 +88,10 @@ class ChangeFeed {
   // the API server within its stale bound), else Unavailable with each failing informer's
   // reason, joined by "; ". REQUIRES: StartInformers was called.
   absl::Status Ready() const;
+  // OK when the NumaAffinityGroup informer is ready (listed, and heard from within its stale
+  // bound; kube::Informer::Ready); FailedPrecondition when it was not started; else Unavailable
+  // with its reason (for example the CRD is not installed: the list answers 404). Any thread.
+  absl::Status AffinityGroupsReady() const;
   // Whether new pods may be reserved and bound now (the scheduling loop asks before each
   // attempt, the extender before each filter and bind): OK while Ready(); else Unavailable
   // "scheduling paused: " + Ready()'s reasons, so no decision is taken on a cache that may have
@@ -117,6 +125,7 @@ class ChangeFeed {
   std::deque<Change> changes_;
   bool closed_ = false;
   std::unique_ptr<kube::Informer> nodes_, nrts_, pods_;
+  std::unique_ptr<kube::Informer> groups_;  // NumaAffinityGroups; null unless asked for
 
   // Current()'s state: whether it passed once, and while it refuses, since when and which
   // informers were not ready (their resource names, in the order nodes, NRTs, pods).
@@ -161,6 +170,15 @@ class CacheSync {
   const std::map<std::string, nlohmann::json>& pods() const { return pods_; }
   // NodeResourceTopology objects by node name, as last seen.
   const std::map<std::string, nlohmann::json>& nrts() const { return nrts_; }
+  // One NumaAffinityGroup as last seen: the decoded group and its object (resourceVersion,
+  // status).
+  struct DeclaredGroup {
+    kube::NumaAffinityGroup group;
+    nlohmann::json object;
+  };
+  // The NumaAffinityGroups that decode (kube/numa_affinity_group.h), by "namespace/name"; one that
+  // does not is logged (warn) and left out until a valid version arrives.
+  const std::map<std::string, DeclaredGroup>& affinity_groups() const { return affinity_groups_; }
   // A pod's arrival index (the queue's tie-break), or the next one for a pod not seen yet.
   int64_t CreationIndex(const std::string& uid) const;
 
@@ -190,6 +208,7 @@ class CacheSync {
   std::map<std::string, nlohmann::json> nodes_;  // by name
   std::map<std::string, nlohmann::json> nrts_;   // by name
   std::map<std::string, nlohmann::json> pods_;   // by uid
+  std::map<std::string, DeclaredGroup> affinity_groups_;  // by namespace/name
   // The stored pods by the node they hold CPUs on (spec.nodeName, else their allocation's
   // node; pods on none are not indexed), so a rebuild reads its own pods only.
   std::map<std::string, std::set<std::string>> uids_by_node_;

@@ -58,6 +58,7 @@
 #include "kube/api_error.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/meta_time.h"
 #include "kube/rest_client.h"
 #include "kube/testing/fake_apiserver.h"
 #include "kube/testing/tcp_proxy.h"
@@ -379,11 +380,7 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
   }
 
   // The UTC time now as the audit log writes it ("2026-12-02T18:07:40.502622Z").
-  static std::string AuditTimeNow() {
-    const auto now = std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
-    const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(now);
-    return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}Z", seconds, (now - seconds).count());
-  }
+  static std::string AuditTimeNow() { return kube::MicroTime(std::chrono::system_clock::now()); }
 
   // The index of the event that was running at audit time `time` (0 before the first).
   int EventAt(const std::string& time) const {

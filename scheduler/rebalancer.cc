@@ -1,11 +1,14 @@
 #include "scheduler/rebalancer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <vector>
 
 #include "fmt/format.h"
+#include "kube/meta_time.h"
+#include "kube/numa_affinity_group.h"
 #include "kube/pod_codec.h"
 #include "rebalance/cache_groups.h"
 #include "node/allocation.h"
@@ -15,19 +18,99 @@
 
 namespace huygens::scheduler {
 
+namespace {
+
+using nlohmann::json;
+
+// A pod object's metadata.labels (values that are not strings are left out: the apiserver
+// never stores them).
+Labels LabelsOf(const json& pod) {
+  Labels labels;
+  const json& metadata = pod["metadata"];
+  if (auto it = metadata.find("labels"); it != metadata.end() && it->is_object()) {
+    for (const auto& [key, value] : it->items()) {
+      if (value.is_string()) labels[key] = value.get<std::string>();
+    }
+  }
+  return labels;
+}
+
+bool IsMember(const kube::NumaAffinityGroup& group, const json& pod) {
+  return pod["metadata"].value("namespace", "") == group.namespace_name && group.selector.Matches(LabelsOf(pod));
+}
+
+// The condition Aligned of a group after a round (see the header for the reasons).
+kube::AffinityGroupCondition AlignedCondition(const std::vector<std::pair<std::string, rebalance::GroupOutcome>>& outcomes,
+                                              int64_t moves) {
+  using State = rebalance::GroupOutcome::State;
+  kube::AffinityGroupCondition c;
+  if (outcomes.empty()) {
+    c.status = true;
+    c.reason = "NothingToAlign";
+    c.message = "no member holds exclusive CPUs";
+    return c;
+  }
+  std::vector<std::string> blocked;
+  for (const auto& [node, outcome] : outcomes) {
+    if (outcome.state == State::kBlocked) blocked.push_back(fmt::format("node {}: {}", node, outcome.reason));
+  }
+  if (moves > 0) {
+    c.reason = "Moving";
+    c.message = fmt::format("{} member move(s) made this round", moves);
+  } else if (!blocked.empty()) {
+    c.reason = "Blocked";
+    c.message = fmt::format("{}", fmt::join(blocked, "; "));
+  } else {
+    c.status = true;
+    c.reason = "Aligned";
+    c.message = "the members sit as the policy asks on every node";
+  }
+  return c;
+}
+
+}  // namespace
+
 int Rebalancer::MaybeRun(std::unique_lock<std::mutex>& lock) {
   if (!config_->rebalancer.enabled || clock_->Now() < next_run_) return 0;
   next_run_ = clock_->Now() + config_->rebalancer.interval;
+  if (absl::Status ready = feed_->AffinityGroupsReady(); !ready.ok()) {
+    if (!groups_unready_) {
+      spdlog::warn("rebalancer: no pod is moved while NumaAffinityGroups are not current (is the CRD "
+                   "numaaffinitygroups.huygens.io installed? deploy/crd/): {}",
+                   std::string(ready.message()));
+      groups_unready_ = true;
+    }
+    return 0;
+  }
+  if (groups_unready_) {
+    spdlog::info("rebalancer: NumaAffinityGroups are current again; rebalancing resumes");
+    groups_unready_ = false;
+  }
   std::vector<std::string> nodes;
   for (const sched::NodeInfo* info : state_->cache().Nodes()) {
     if (info->cpu_state != nullptr) nodes.push_back(info->node.name);
   }
+  Round round;
   int moved = 0;
-  for (const std::string& node : nodes) moved += RunNode(node, lock);
+  for (const std::string& node : nodes) moved += RunNode(node, lock, round);
+  WriteStatuses(round, lock);
   return moved;
 }
 
-int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& lock) {
+std::vector<rebalance::AffinityGroup> Rebalancer::DeclaredGroups(const sched::NodeInfo& info) const {
+  std::vector<rebalance::AffinityGroup> out;
+  for (const auto& [key, declared] : state_->affinity_groups()) {
+    rebalance::AffinityGroup group{.name = key, .policy = declared.group.policy};
+    for (const std::string& uid : info.pod_uids) {
+      auto pod = state_->pods().find(uid);
+      if (pod != state_->pods().end() && IsMember(declared.group, pod->second)) group.members.push_back(uid);
+    }
+    if (!group.members.empty()) out.push_back(std::move(group));
+  }
+  return out;
+}
+
+int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& lock, Round& round) {
   const sched::NodeInfo* info = state_->cache().FindNode(node);
   if (info == nullptr || info->cpu_state == nullptr) return 0;
   const std::vector<std::string>& system = config_->system_pool_namespaces;
@@ -37,9 +120,15 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
         return std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
                !state_->pods().contains(pod.Uid());
       });
-  std::vector<rebalance::AffinityGroup>& list = node_groups.groups;
   const std::set<std::string>& pinned = node_groups.pinned;
-  // Declared groups first; the planner keeps a pod in the first group that lists it.
+  // Declared groups first (objects, then annotations), then observed ones; the planner keeps a
+  // pod in the first group that lists it.
+  std::vector<rebalance::AffinityGroup> list = DeclaredGroups(*info);
+  for (rebalance::AffinityGroup& annotated : node_groups.groups) {
+    // An annotation's value that spells a group object's key keeps the two apart in outcomes.
+    if (state_->affinity_groups().contains(annotated.name)) annotated.name = "annotation:" + annotated.name;
+    list.push_back(std::move(annotated));
+  }
   for (rebalance::AffinityGroup& observed : ObservedGroups(node)) list.push_back(std::move(observed));
   if (list.empty() && !config_->rebalancer.balance) return 0;
   const rebalance::PlannerOptions options{.max_moves = config_->rebalancer.max_moves_per_node,
@@ -55,12 +144,14 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
       spdlog::debug("rebalancer: node {}: group {} stays on NUMA nodes {}: {}", node, g.group,
                     fmt::join(g.numa_before, ","), g.reason);
     }
+    if (state_->affinity_groups().contains(g.group)) round[g.group].outcomes.emplace_back(node, g);
   }
   int moved = 0;
   for (const rebalance::Move& move : plan->moves) {
     // Each move was planned on the state the ones before it leave: stop at the first failure.
     if (!CarryOut(move, lock)) break;
     ++moved;
+    if (state_->affinity_groups().contains(move.group)) ++round[move.group].moves;
   }
   return moved;
 }
@@ -110,6 +201,63 @@ std::vector<rebalance::AffinityGroup> Rebalancer::ObservedGroups(const std::stri
   std::vector<rebalance::AffinityGroup> out;
   for (auto& [root, group] : components) out.push_back(std::move(group));
   return out;
+}
+
+void Rebalancer::WriteStatuses(const Round& round, std::unique_lock<std::mutex>& lock) {
+  // Computed under the lock, written without it.
+  std::vector<std::pair<json, json>> writes;  // group object, status patch
+  for (const auto& [key, declared] : state_->affinity_groups()) {
+    kube::NumaAffinityGroupStatus status;
+    status.observed_generation = declared.group.generation;
+    std::map<std::string, std::set<int>> numa_by_node;
+    for (const auto& [uid, pod] : state_->pods()) {
+      if (!IsMember(declared.group, pod)) continue;
+      kube::AffinityGroupMember member{.pod = pod["metadata"].value("name", ""),
+                                       .node = pod["spec"].value("nodeName", "")};
+      const sched::ClusterCache::PodEntry* entry = state_->cache().FindPod(uid);
+      if (entry != nullptr && entry->allocation.has_value()) {
+        member.cpus = entry->allocation->ExclusiveCpus().Size();
+        if (member.cpus > 0) member.numa_nodes = entry->allocation->numa_nodes;
+      }
+      if (!member.numa_nodes.empty()) numa_by_node[member.node].insert(member.numa_nodes.begin(), member.numa_nodes.end());
+      status.members.push_back(std::move(member));
+    }
+    std::sort(status.members.begin(), status.members.end(),
+              [](const kube::AffinityGroupMember& a, const kube::AffinityGroupMember& b) { return a.pod < b.pod; });
+    for (const auto& [node, numa] : numa_by_node) {
+      status.numa_nodes_spanned = std::max(status.numa_nodes_spanned, static_cast<int>(numa.size()));
+    }
+    const json& carried = declared.object.value("status", json::object());
+    auto this_round = round.find(key);
+    const int64_t moves = this_round == round.end() ? 0 : this_round->second.moves;
+    // A carried count that is not a non-negative integer (a hand edit) starts again from 0.
+    const json carried_moves = carried.value("movesMade", json(0));
+    status.moves_made = (carried_moves.is_number_integer() && carried_moves.get<int64_t>() >= 0 ? carried_moves.get<int64_t>() : 0) + moves;
+    kube::AffinityGroupCondition condition = AlignedCondition(
+        this_round == round.end() ? std::vector<std::pair<std::string, rebalance::GroupOutcome>>{}
+                                  : this_round->second.outcomes,
+        moves);
+    // The transition time moves only when the condition's status does.
+    condition.last_transition_time = kube::MetaTime(std::chrono::system_clock::now());
+    for (const json& c : carried.value("conditions", json::array())) {
+      if (c.is_object() && c.value("type", "") == condition.type &&
+          c.value("status", "") == (condition.status ? "True" : "False") && c.contains("lastTransitionTime") &&
+          c["lastTransitionTime"].is_string()) {
+        condition.last_transition_time = c["lastTransitionTime"].get<std::string>();
+      }
+    }
+    status.conditions.push_back(std::move(condition));
+    json patch = kube::EncodeStatusPatch(status);
+    if (patch["status"] != carried) writes.emplace_back(declared.object, std::move(patch));
+  }
+  if (writes.empty()) return;
+  lock.unlock();
+  for (auto& [object, patch] : writes) {
+    if (absl::Status s = writer_->WriteAffinityGroupStatus(object, std::move(patch)); !s.ok()) {
+      spdlog::info("rebalancer: {} (written again next round)", std::string(s.message()));
+    }
+  }
+  lock.lock();
 }
 
 bool Rebalancer::CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock) {

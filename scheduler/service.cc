@@ -76,7 +76,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   }
   impl->binders = std::make_unique<BinderPool>(impl->writer.get(), &impl->metrics, impl->clock,
                                                [raw] { raw->feed.Wake(); });
-  impl->rebalancer = std::make_unique<Rebalancer>(&impl->options.config, impl->state.get(),
+  impl->rebalancer = std::make_unique<Rebalancer>(&impl->options.config, impl->state.get(), &impl->feed,
                                                   impl->writer.get(), &impl->metrics, impl->clock);
   impl->loop = std::make_unique<SchedulingLoop>(SchedulingLoop::Parts{
       .config = &impl->options.config,
@@ -150,7 +150,9 @@ void SchedulerService::Start() {
   Impl* impl = impl_.get();
   if (impl->started.exchange(true)) return;
   impl->events->Start();
-  impl->feed.StartInformers(impl->client, impl->clock);
+  // The rebalancer runs in standalone mode only, and reads NumaAffinityGroups.
+  impl->feed.StartInformers(impl->client, impl->clock,
+                            impl->options.config.rebalancer.enabled && !impl->options.config.extender_enabled);
   if (impl->elector != nullptr) {
     impl->election_thread = std::thread([impl] { impl->elector->Run(impl->stop_election); });
   } else {

@@ -466,10 +466,11 @@ class RebalancerTest : public ServiceTest {
   }
   void AddBound(const std::string& name, const std::string& cpuset, int numa,
                 const nlohmann::json& annotations = nlohmann::json::object(),
-                const std::string& group = "web") {
+                const std::string& group = "web", const nlohmann::json& labels = nlohmann::json::object()) {
     nlohmann::json pod = GuaranteedPod(name, 4);
     pod["spec"]["nodeName"] = "n0";
     pod["metadata"]["annotations"] = annotations;
+    if (!labels.empty()) pod["metadata"]["labels"] = labels;
     if (!group.empty()) pod["metadata"]["annotations"][kAffinityGroupAnnotation] = group;
     pod["metadata"]["annotations"][kAllocationAnnotation] = fmt::format(
         R"({{"version":1,"node":"n0","numaNodes":[{0}],"containers":[{{"name":"app","cpuset":"{1}","mems":"{0}"}}]}})",
@@ -481,6 +482,25 @@ class RebalancerTest : public ServiceTest {
     auto pod = server_->Get("pods", "default", name);
     if (!pod.has_value()) return "";
     return pod->at("metadata").value("annotations", nlohmann::json::object()).value(kAllocationAnnotation, "");
+  }
+  static constexpr char kGroups[] = "numaaffinitygroups.huygens.io";
+  // A NumaAffinityGroup named `name` in namespace default with `selector` (policy: the default).
+  static nlohmann::json Group(const std::string& name, const nlohmann::json& selector) {
+    return {{"apiVersion", "huygens.io/v1alpha1"},
+            {"kind", "NumaAffinityGroup"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec", {{"selector", selector}}}};
+  }
+  nlohmann::json StatusOf(const std::string& group) {
+    auto object = server_->Get(kGroups, "default", group);
+    return object.has_value() ? object->value("status", nlohmann::json::object()) : nlohmann::json::object();
+  }
+  // The status of the group's Aligned condition ("" when none).
+  std::string AlignedOf(const std::string& group) {
+    for (const nlohmann::json& c : StatusOf(group).value("conditions", nlohmann::json::array())) {
+      if (c.value("type", "") == "Aligned") return c.value("status", "");
+    }
+    return "";
   }
   std::string RebalancedNote() {
     for (const auto& e : server_->List("events.events.k8s.io")) {
@@ -579,6 +599,88 @@ TEST_F(RebalancerTest, PodsThatTalkEnoughAreBroughtTogetherWithoutAnyAnnotation)
   Stop();
   EXPECT_THAT(RebalancedNote(), HasSubstr("group observed:default/web-a: join NUMA node 0"));
   EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
+}
+
+// Declared affinity: a NumaAffinityGroup selects pods by label (no annotation on them); its
+// status shows the members, the move and, once they sit together, Aligned.
+TEST_F(RebalancerTest, ANumaAffinityGroupBringsItsMembersTogetherAndItsStatusShowsItAligned) {
+  AddBound("db-a", "0-1,8-9", 0, nlohmann::json::object(), "", {{"app", "orders"}, {"role", "db"}});
+  AddBound("db-b", "4-5,12-13", 1, nlohmann::json::object(), "", {{"app", "orders"}, {"role", "cache"}});
+  AddBound("other", "6-7,14-15", 1, nlohmann::json::object(), "", {{"app", "orders"}, {"role", "batch"}});
+  ASSERT_TRUE(server_->Create(kGroups, Group("orders", {{"matchLabels", {{"app", "orders"}}},
+                                                         {"matchExpressions",
+                                                          {{{"key", "role"}, {"operator", "In"}, {"values", {"db", "cache"}}}}}}))
+                  .ok());
+  Start();
+  ASSERT_TRUE(Eventually([&] { return StatusOf("orders").value("movesMade", 0) == 1 && AlignedOf("orders") == "True"; }))
+      << StatusOf("orders").dump();
+  Stop();
+  EXPECT_THAT(RebalancedNote(), HasSubstr("group default/orders: join NUMA node 0"));
+  EXPECT_THAT(AllocationOf("db-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
+  EXPECT_THAT(AllocationOf("other"), HasSubstr(R"("cpuset":"6-7,14-15")"));  // not selected: stays
+  const nlohmann::json status = StatusOf("orders");
+  EXPECT_EQ(status["members"], nlohmann::json::parse(R"([{"pod":"db-a","node":"n0","numaNodes":[0],"cpus":4},
+                                                         {"pod":"db-b","node":"n0","numaNodes":[0],"cpus":4}])"));
+  EXPECT_EQ(status["memberCount"], 2);
+  EXPECT_EQ(status["numaNodesSpanned"], 1);
+  EXPECT_EQ(status["observedGeneration"], 1);
+  EXPECT_EQ(status["conditions"][0]["reason"], "Aligned");
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(RebalancerTest, ASpreadGroupMovesAMemberAwayFromItsPeer) {
+  AddBound("a", "0-1,8-9", 0, nlohmann::json::object(), "", {{"app", "bw"}});
+  AddBound("b", "2-3,10-11", 0, nlohmann::json::object(), "", {{"app", "bw"}});
+  nlohmann::json group = Group("bw", {{"matchLabels", {{"app", "bw"}}}});
+  group["spec"]["policy"] = "spread";
+  ASSERT_TRUE(server_->Create(kGroups, group).ok());
+  Start();
+  ASSERT_TRUE(Eventually([&] { return AlignedOf("bw") == "True" && StatusOf("bw").value("movesMade", 0) == 1; }))
+      << StatusOf("bw").dump();
+  Stop();
+  EXPECT_EQ(StatusOf("bw")["numaNodesSpanned"], 2);
+  EXPECT_THAT(AllocationOf("a") + AllocationOf("b"), HasSubstr(R"("numaNodes":[1])"));
+}
+
+TEST_F(RebalancerTest, AGroupThatCannotMoveSaysWhyInItsStatus) {
+  const nlohmann::json stay = {{kRebalanceAnnotation, "false"}};
+  AddBound("a", "0-1,8-9", 0, stay, "", {{"app", "pinned"}});
+  AddBound("b", "4-5,12-13", 1, stay, "", {{"app", "pinned"}});
+  ASSERT_TRUE(server_->Create(kGroups, Group("pinned", {{"matchLabels", {{"app", "pinned"}}}})).ok());
+  Start();
+  ASSERT_TRUE(Eventually([&] { return AlignedOf("pinned") == "False"; })) << StatusOf("pinned").dump();
+  Stop();
+  const nlohmann::json condition = StatusOf("pinned")["conditions"][0];
+  EXPECT_EQ(condition["reason"], "Blocked");
+  EXPECT_THAT(condition["message"].get<std::string>(), HasSubstr("node n0: "));
+  EXPECT_EQ(StatusOf("pinned")["numaNodesSpanned"], 2);
+  EXPECT_EQ(StatusOf("pinned").value("movesMade", -1), 0);
+  EXPECT_THAT(RebalancedNote(), IsEmpty());
+}
+
+// The group informer gates the rebalancer (not scheduling): while NumaAffinityGroups cannot be
+// listed (here: 404, as without the CRD) nothing moves and the log says why, once; once they can
+// be listed, the next round runs.
+TEST_F(RebalancerTest, NothingMovesUntilNumaAffinityGroupsCanBeListed) {
+  AddBound("web-a", "0-1,8-9", 0);
+  AddBound("web-b", "4-5,12-13", 1);
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  server_->FailNext("list", "numaaffinitygroups", 8, 404);
+  Start();
+  // Six refused lists take the informer's backoff (0.2 s doubling) past three 2 s intervals.
+  ASSERT_TRUE(Eventually([&] { return server_->RequestCount("list", "numaaffinitygroups") >= 6; }));
+  EXPECT_THAT(RebalancedNote(), IsEmpty());
+  ASSERT_TRUE(Eventually([&] { return !RebalancedNote().empty(); }));
+  Stop();
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_THAT(AllocationOf("web-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
+  const std::string text = log.str();
+  const std::string warning = "rebalancer: no pod is moved while NumaAffinityGroups are not current";
+  ASSERT_THAT(text, HasSubstr(warning));
+  EXPECT_EQ(text.find(warning), text.rfind(warning));
+  EXPECT_THAT(text, HasSubstr("rebalancer: NumaAffinityGroups are current again"));
 }
 
 TEST_F(RebalancerTest, ADisabledRebalancerMovesNothing) {

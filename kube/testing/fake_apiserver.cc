@@ -16,6 +16,7 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
+#include "kube/meta_time.h"
 #include "kube/rest_client.h"
 #include "kube/testing/selector.h"
 #include "spdlog/spdlog.h"
@@ -169,10 +170,7 @@ std::optional<std::int64_t> ParseVersion(std::string_view s) {
   return v;
 }
 
-std::string NowRfc3339() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
-                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-}
+std::string NowRfc3339() { return MetaTime(std::chrono::system_clock::now()); }
 
 // Strategic merge patch, reduced to what Huygens and kubectl apply send: a JSON merge patch in
 // which `$`-directives are dropped and lists of objects keyed by "name" (containers, env,
