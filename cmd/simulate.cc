@@ -298,14 +298,14 @@ void Setup(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--rebalance", args->rebalance,
                 "Run Huygens a second time with the rebalancer (column huygens+rebalance; "
-                "settings from the workload's rebalance block, else every 60 s, 2 moves per "
-                "node, no balancing)");
+                "settings from the workload's rebalance block, else huygens-scheduler's "
+                "defaults: every 30 s, 1 move per node, no balancing)");
   sub->add_option("--rebalance-interval", args->rebalance_interval,
-                  "Rebalancer: simulated time between two rounds (default 60s; implies "
+                  "Rebalancer: simulated time between two rounds (default 30s, as huygens-scheduler's; implies "
                   "--rebalance)")
       ->type_name("DURATION");
   sub->add_option("--rebalance-max-moves", args->rebalance_max_moves,
-                  "Rebalancer: most moves per node per round (default 2; implies --rebalance)")
+                  "Rebalancer: most moves per node per round (default 1; implies --rebalance)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--rebalance-balance", args->rebalance_balance,
                 "Rebalancer: also even the exclusive load of the NUMA nodes (implies "

@@ -106,7 +106,7 @@ TEST(SimulateCommandTest, RebalanceOptionsAddTheColumnAndOverrideTheSpec) {
   EXPECT_EQ(j["rebalance"]["maxMoves"], 5);
   EXPECT_EQ(j["rebalance"]["balance"], true);
   EXPECT_EQ(j["huygensRebalance"]["scheduled"], 4);
-  // --rebalance alone, on a workload without the block: the defaults.
+  // --rebalance alone, on a workload without the block: huygens-scheduler's defaults.
   const std::string plain = TempPath("rebalance_plain_workload.yaml");
   std::ofstream(plain) << "pods:\n  - name: p\n    containers: [{name: a, "
                           "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
@@ -114,8 +114,8 @@ TEST(SimulateCommandTest, RebalanceOptionsAddTheColumnAndOverrideTheSpec) {
                  json_path);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   j = nlohmann::json::parse(ReadAll(json_path));
-  EXPECT_EQ(j["rebalance"]["intervalSeconds"], 60);
-  EXPECT_EQ(j["rebalance"]["maxMoves"], 2);
+  EXPECT_EQ(j["rebalance"]["intervalSeconds"], 30);
+  EXPECT_EQ(j["rebalance"]["maxMoves"], 1);
   const Result bad = RunHuygens("simulate " + cluster + " --rebalance-interval 0s");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("--rebalance-interval: 0s is not a positive duration"));

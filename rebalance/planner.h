@@ -49,6 +49,7 @@
 #define HUYGENS_REBALANCE_PLANNER_H_
 
 #include <optional>
+#include <chrono>
 #include <set>
 #include <span>
 #include <string>
@@ -75,9 +76,15 @@ struct AffinityGroup {
   std::vector<std::string> members;  // pod uids; members the node does not know are ignored
 };
 
+// How often the rebalancer plans each node by default: huygens-scheduler's
+// `rebalancer.interval` and the simulator's `rebalance.interval` (one default for both, so the
+// simulator shows what the service does).
+inline constexpr std::chrono::seconds kDefaultInterval{30};
+
 struct PlannerOptions {
-  // The most moves one plan holds (the bound per node per interval). Default 2.
-  int max_moves = 2;
+  // The most moves one plan holds (the bound per node per interval). Default 1, also
+  // huygens-scheduler's `rebalancer.maxMovesPerNode` and the simulator's `rebalance.maxMoves`.
+  int max_moves = 1;
   // Goal 4, even exclusive load per NUMA node (the node's numaStrategy least-allocated).
   // Default false.
   bool balance = false;

@@ -31,7 +31,6 @@
 
 #include <chrono>
 #include <optional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
 #include "node/node_state.h"
+#include "rebalance/planner.h"
 #include "sched/profile.h"
 
 namespace huygens::scheduler {
@@ -70,8 +70,10 @@ struct LeaderElectionSettings {
 struct RebalancerSettings {
   bool enabled = true;                         // default true (moves only grouped pods, or
                                                // every pod when `balance`)
-  std::chrono::milliseconds interval{30000};   // how often each node is planned; default 30 s
-  int max_moves_per_node = 1;                  // moves written per node per interval; default 1
+  // How often each node is planned; default 30 s (rebalance::kDefaultInterval).
+  std::chrono::milliseconds interval{rebalance::kDefaultInterval};
+  // Moves written per node per interval; default 1 (rebalance::PlannerOptions).
+  int max_moves_per_node = rebalance::PlannerOptions{}.max_moves;
   bool balance = false;                        // also even exclusive load per NUMA node; default false
   // Observed affinity: pods of a node whose traffic (huygens.io/pod-traffic on its NRT,
   // published by agents with traffic.enabled) reaches this rate, in bytes per second, form a

@@ -167,7 +167,7 @@ TEST(SimulatorRebalanceTest, TheColumnAndTheFiguresAppearInEveryRendering) {
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json j = ReportToJson(*report, true);
   EXPECT_EQ(j["rebalance"]["intervalSeconds"], 60);
-  EXPECT_EQ(j["rebalance"]["maxMoves"], 2);
+  EXPECT_EQ(j["rebalance"]["maxMoves"], 1);
   EXPECT_EQ(j["huygensRebalance"]["rebalanceMoves"], 1);
   EXPECT_TRUE(j["nrt"].is_null());
   for (const char* run : {"huygens", "huygensRebalance"}) {

@@ -20,6 +20,7 @@
 #ifndef HUYGENS_SIM_WORKLOAD_H_
 #define HUYGENS_SIM_WORKLOAD_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -77,7 +78,8 @@ struct PodTemplate {
 // every `interval_us` of simulated time, rebalance::PlanMoves on every node, and the moves
 // carried out (sim/simulator.h).
 struct RebalanceSettings {
-  int64_t interval_us = 60'000'000;  // > 0. Default 60 s
+  // > 0. Default 30 s, as huygens-scheduler's (rebalance::kDefaultInterval).
+  int64_t interval_us = std::chrono::duration_cast<std::chrono::microseconds>(rebalance::kDefaultInterval).count();
   rebalance::PlannerOptions planner;  // maxMoves (per node per interval) and balance
 };
 

@@ -128,12 +128,12 @@ pods:
   EXPECT_EQ(web.affinity_groups, 1);
   EXPECT_EQ(web.affinity_policy, rebalance::GroupPolicy::kSameNuma);
   EXPECT_TRUE(web.pod.rebalance);
-  // Without the block, no rebalancer; its defaults are 60 s and 2 moves.
+  // Without the block, no rebalancer; its defaults are huygens-scheduler's: 30 s and 1 move.
   auto plain = ParseWorkloadSpec("pods:\n  - name: a\n    containers: [{name: c}]\n", "w.yaml");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_FALSE(plain->rebalance.has_value());
-  EXPECT_EQ(RebalanceSettings().interval_us, 60000000);
-  EXPECT_EQ(RebalanceSettings().planner.max_moves, 2);
+  EXPECT_EQ(RebalanceSettings().interval_us, 30000000);
+  EXPECT_EQ(RebalanceSettings().planner.max_moves, 1);
 }
 
 TEST(GenerateArrivalsTest, PodsAreDealtRoundRobinIntoTheTemplatesGroups) {
