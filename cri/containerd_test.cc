@@ -17,6 +17,7 @@
 #include "cri/cri_runtime.h"
 #include "cri/fallback_runtime.h"
 #include "cri/testing/containerd_env.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace huygens::cri {
@@ -111,6 +112,13 @@ TEST_F(ContainerdTest, ListContainersMapsKubeletLabels) {
   absl::StatusOr<std::string> version = cri_->Version();
   ASSERT_TRUE(version.ok()) << version.status();
   EXPECT_NE(version->find("containerd"), std::string::npos) << *version;
+}
+
+TEST_F(ContainerdTest, AHostNetworkSandboxHasNoPodIpAndAPodNetworkNeedsAnEnvironmentWithOne) {
+  EXPECT_EQ(pod_.ip, "");
+  absl::StatusOr<EnvPod> pod = env_->RunPodSandbox("uid-e2e-2", "db", "default", /*pod_network=*/true);
+  EXPECT_EQ(pod.status().code(), absl::StatusCode::kFailedPrecondition) << pod.status();
+  EXPECT_THAT(std::string(pod.status().message()), ::testing::HasSubstr("pod db: a pod network needs"));
 }
 
 TEST_F(ContainerdTest, ACriUpdateReachesTheProcessAndTheCgroupAndKeepsCpuShares) {

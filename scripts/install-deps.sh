@@ -10,7 +10,7 @@ packages=(
   clang libclang-rt-14-dev
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev openssl
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  containerd runc busybox-static iproute2
+  containerd runc busybox-static iproute2 containernetworking-plugins
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,8 +4,9 @@
 # SNAPSHOTTER (overlayfs, or native where overlay cannot mount), runc with the cgroupfs driver
 # (SystemdCgroup false, as kubelet's cgroupDriver: cgroupfs wants) and restrict_oom_score_adj on
 # (so it also runs where lowering oom_score_adj is denied, as in unprivileged CI containers).
-# The CNI folders stay empty: pods use host networking. Used by cri/testing/containerd_env.cc and
-# testbed/kubelet.sh.
+# The CNI folders are empty unless the caller fills them (ContainerdEnv's pod network); pod network
+# namespaces are mounted under DIR's state folder (netns_mounts_under_state_dir), not in
+# /var/run/netns. Used by cri/testing/containerd_env.cc and testbed/kubelet.sh.
 # Usage: containerd_config.sh DIR SOCKET IMAGE SNAPSHOTTER
 set -eu
 [ $# -eq 4 ] || { echo "usage: containerd_config.sh DIR SOCKET IMAGE SNAPSHOTTER" >&2; exit 2; }
@@ -27,6 +28,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$image"
   restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "$snapshotter"
     default_runtime_name = "runc"

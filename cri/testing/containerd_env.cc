@@ -37,6 +37,9 @@ constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 constexpr const char* kBuildImageScript = HUYGENS_SOURCE_DIR "/cri/testing/busybox_image.sh";
 // Writes DIR/config.toml for this containerd; see the script's header.
 constexpr const char* kConfigScript = HUYGENS_SOURCE_DIR "/cri/testing/containerd_config.sh";
+// The CNI plugins of the pod network: the network's own and the one containerd 1.6 adds for
+// every sandbox's loopback interface.
+constexpr const char* kCniPlugins[] = {"bridge", "host-local", "loopback"};
 
 // The absolute path of `name` (as is when it holds '/'), or "" when not found in PATH.
 std::string FindBinary(const std::string& name) {
@@ -217,6 +220,15 @@ std::optional<std::string> ContainerdEnv::Unsupported(const ContainerdEnvOptions
   if (::access(options.busybox.c_str(), X_OK) != 0) {
     return fmt::format("{} is missing (Debian package busybox-static)", options.busybox);
   }
+  if (options.pod_network) {
+    for (const char* plugin : kCniPlugins) {
+      const std::string path = options.cni_plugins + "/" + plugin;
+      if (::access(path.c_str(), X_OK) != 0) {
+        return fmt::format("the CNI plugin {} is missing (Debian package containernetworking-plugins)", path);
+      }
+    }
+    if (FindBinary("ip").empty()) return "ip is not installed (Debian package iproute2)";
+  }
   return std::nullopt;
 }
 
@@ -263,8 +275,33 @@ absl::Status ContainerdEnv::Setup() {
     return absl::InternalError(fmt::format("writing containerd's config: {}", MessageOf(s)));
   }
 
+  if (options_.pod_network) {
+    if (absl::Status s = SetupPodNetwork(); !s.ok()) return s;
+  }
   if (absl::Status s = LaunchContainerd(); !s.ok()) return s;
   return ImportImage();
+}
+
+absl::Status ContainerdEnv::SetupPodNetwork() {
+  // containerd reads the plugins from its CNI bin folder (containerd_config.sh) and the network
+  // list from its conf folder, both under dir_, at start.
+  std::error_code ec;
+  for (const char* plugin : kCniPlugins) {
+    const fs::path link = fs::path(dir_) / "cni/bin" / plugin;
+    fs::create_symlink(fs::path(options_.cni_plugins) / plugin, link, ec);
+    if (ec) return absl::InternalError(fmt::format("linking {}: {}", link.string(), ec.message()));
+  }
+  bridge_ = fmt::format("hye2e{}", ::getpid());
+  const std::string conflist = dir_ + "/cni/conf/10-huygens-e2e.conflist";
+  std::ofstream out(conflist);
+  out << fmt::format(
+      R"({{"cniVersion": "1.0.0", "name": "huygens-e2e", "plugins": [{{"type": "bridge", )"
+      R"("bridge": "{}", "isGateway": false, "ipMasq": false, "ipam": {{"type": "host-local", )"
+      R"("ranges": [[{{"subnet": "{}"}}]], "dataDir": "{}/cni/ipam"}}}}]}})",
+      bridge_, kPodSubnet, dir_);
+  out.close();
+  if (!out) return absl::InternalError(fmt::format("writing {}", conflist));
+  return absl::OkStatus();
 }
 
 absl::Status ContainerdEnv::LaunchContainerd() {
@@ -357,7 +394,10 @@ void KubeletLabels(google::protobuf::Map<std::string, std::string>& labels, cons
   labels["io.kubernetes.pod.namespace"] = pod.pod_namespace;
 }
 
-v1::PodSandboxConfig SandboxConfig(const EnvPod& pod, const std::string& log_dir) {
+// The network namespace option of a pod's sandbox and containers.
+v1::NamespaceMode NetworkMode(bool pod_network) { return pod_network ? v1::POD : v1::NODE; }
+
+v1::PodSandboxConfig SandboxConfig(const EnvPod& pod, const std::string& log_dir, bool pod_network) {
   v1::PodSandboxConfig config;
   config.mutable_metadata()->set_name(pod.name);
   config.mutable_metadata()->set_uid(pod.uid);
@@ -367,7 +407,7 @@ v1::PodSandboxConfig SandboxConfig(const EnvPod& pod, const std::string& log_dir
   config.mutable_linux()->set_cgroup_parent(pod.cgroup_parent);
   v1::NamespaceOption* ns =
       config.mutable_linux()->mutable_security_context()->mutable_namespace_options();
-  ns->set_network(v1::NODE);
+  ns->set_network(NetworkMode(pod_network));
   ns->set_pid(v1::CONTAINER);
   ns->set_ipc(v1::POD);
   return config;
@@ -376,7 +416,12 @@ v1::PodSandboxConfig SandboxConfig(const EnvPod& pod, const std::string& log_dir
 }  // namespace
 
 absl::StatusOr<EnvPod> ContainerdEnv::RunPodSandbox(std::string_view uid, std::string_view name,
-                                                    std::string_view pod_namespace) {
+                                                    std::string_view pod_namespace,
+                                                    bool pod_network) {
+  if (pod_network && bridge_.empty()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "pod {}: a pod network needs an environment started with pod_network", name));
+  }
   EnvPod pod;
   pod.uid = std::string(uid);
   pod.name = std::string(name);
@@ -388,7 +433,7 @@ absl::StatusOr<EnvPod> ContainerdEnv::RunPodSandbox(std::string_view uid, std::s
   grpc::ClientContext ctx;
   rpc_->Arm(ctx);
   v1::RunPodSandboxRequest req;
-  *req.mutable_config() = SandboxConfig(pod, log_dir);
+  *req.mutable_config() = SandboxConfig(pod, log_dir, pod_network);
   v1::RunPodSandboxResponse resp;
   grpc::Status s = rpc_->runtime->RunPodSandbox(&ctx, req, &resp);
   if (!s.ok()) {
@@ -397,6 +442,20 @@ absl::StatusOr<EnvPod> ContainerdEnv::RunPodSandbox(std::string_view uid, std::s
   }
   pod.sandbox_id = resp.pod_sandbox_id();
   pods_.push_back(pod);
+  if (!pod_network) return pod;
+  grpc::ClientContext status_ctx;
+  rpc_->Arm(status_ctx);
+  v1::PodSandboxStatusRequest status_req;
+  status_req.set_pod_sandbox_id(pod.sandbox_id);
+  v1::PodSandboxStatusResponse status;
+  s = rpc_->runtime->PodSandboxStatus(&status_ctx, status_req, &status);
+  if (!s.ok()) return FromGrpcStatus(s, "PodSandboxStatus", pod.sandbox_id);
+  pod.ip = status.status().network().ip();
+  if (pod.ip.empty()) {
+    return absl::InternalError(fmt::format("pod {}: its sandbox {} has no IP on the pod network",
+                                           pod.name, pod.sandbox_id));
+  }
+  pods_.back().ip = pod.ip;
   return pod;
 }
 
@@ -407,7 +466,7 @@ absl::StatusOr<std::string> ContainerdEnv::StartContainer(const EnvPod& pod,
   v1::CreateContainerRequest create;
   create.set_pod_sandbox_id(pod.sandbox_id);
   const std::string log_dir = fmt::format("{}/logs/{}", dir_, pod.uid);
-  *create.mutable_sandbox_config() = SandboxConfig(pod, log_dir);
+  *create.mutable_sandbox_config() = SandboxConfig(pod, log_dir, !pod.ip.empty());
   v1::ContainerConfig* config = create.mutable_config();
   config->mutable_metadata()->set_name(std::string(name));
   config->mutable_metadata()->set_attempt(attempt);
@@ -419,7 +478,7 @@ absl::StatusOr<std::string> ContainerdEnv::StartContainer(const EnvPod& pod,
   config->mutable_linux()->mutable_resources()->set_cpu_shares(512);
   v1::NamespaceOption* ns =
       config->mutable_linux()->mutable_security_context()->mutable_namespace_options();
-  ns->set_network(v1::NODE);
+  ns->set_network(NetworkMode(!pod.ip.empty()));
   ns->set_pid(v1::CONTAINER);
   ns->set_ipc(v1::POD);
 
@@ -528,6 +587,11 @@ void ContainerdEnv::Teardown() {
     for (const EnvPod& pod : std::vector<EnvPod>(pods_)) (void)RemovePodSandbox(pod);
   }
   StopContainerd();
+  // The bridge outlives the pods' links (CNI DEL removes those).
+  if (!bridge_.empty() && fs::exists("/sys/class/net/" + bridge_)) {
+    (void)Run({FindBinary("ip"), "link", "delete", bridge_}, dir_ + "/logs/network.log",
+              std::chrono::seconds(10));
+  }
   // Shims started for this containerd outlive it: find them by their -address argument.
   if (!socket_.empty()) {
     std::error_code ec;
