@@ -71,6 +71,7 @@ struct PodOptions {
   std::string ns = "default";
   std::optional<std::string> allocation;    // huygens.io/allocation
   json annotations = json::object();        // besides the allocation
+  json labels = json::object();
   json resources = json::object();          // of "app"; {} = BestEffort
   bool pod_network = false;                 // its own network namespace (else the host's)
   std::vector<std::string> command = {"/bin/sleep", "3600"};
@@ -139,6 +140,7 @@ class ContainerdE2eTest : public ::testing::Test {
     json annotations = options.annotations;
     if (options.allocation) annotations[kAllocationAnnotation] = *options.allocation;
     if (!annotations.empty()) object["metadata"]["annotations"] = annotations;
+    if (!options.labels.empty()) object["metadata"]["labels"] = options.labels;
     // The API server assigns the uid; the sandbox is labelled with it, as kubelet does.
     auto stored = server_->Create("pods", object);
     EXPECT_TRUE(stored.ok()) << stored.status();
@@ -406,7 +408,8 @@ TEST_F(ContainerdPodNetworkE2eTest, TwoPodsTalkingOverTcpAreFoundAffineFromTheir
 }
 
 // Issue 17: a declared group moves a running pod, seen by the kernel, and nothing else running
-// moves (see the file comment for what is modelled). Affinity group "pair": mover (running,
+// moves (see the file comment for what is modelled). NumaAffinityGroup "pair" (selector
+// app=pair, policy same-numa): mover (running,
 // exclusive CPU 1 = NUMA node 1) and anchor (API only, CPU 2 = NUMA node 0, rebalance "false");
 // filler (API only) holds CPU 3, the last CPU of NUMA node 1, so the only way to bring the group
 // together is mover to CPU 0, beside anchor. A shared pod and a kube-system pod run beside them.
@@ -443,12 +446,20 @@ TEST_F(ContainerdE2eTest, ADeclaredGroupMovesARunningPodAndNothingElseRunningMov
                   .ok());
 
   auto [mover_pod, mover] = StartPod("mover", {.allocation = Allocation(CpuSet{1}, {1}),
-                                               .annotations = {{kAffinityGroupAnnotation, "pair"}},
+                                               .labels = {{"app", "pair"}},
                                                .resources = GuaranteedResources(1)});
   CreateApiPod("anchor", {.allocation = Allocation(CpuSet{2}, {0}),
-                          .annotations = {{kAffinityGroupAnnotation, "pair"}, {kRebalanceAnnotation, "false"}},
+                          .annotations = {{kRebalanceAnnotation, "false"}},
+                          .labels = {{"app", "pair"}},
                           .resources = GuaranteedResources(1)});
   CreateApiPod("filler", {.allocation = Allocation(CpuSet{3}, {1}), .resources = GuaranteedResources(1)});
+  ASSERT_TRUE(server_
+                  ->Create("numaaffinitygroups.huygens.io",
+                           {{"apiVersion", "huygens.io/v1alpha1"},
+                            {"kind", "NumaAffinityGroup"},
+                            {"metadata", {{"name", "pair"}, {"namespace", "default"}}},
+                            {"spec", {{"selector", {{"matchLabels", {{"app", "pair"}}}}}, {"policy", "same-numa"}}}})
+                  .ok());
   auto [shared_pod, web] = StartPod("shared");
   auto [system_pod, proxy] = StartPod("sys", {.ns = "kube-system"});
   StartLoop();
@@ -492,7 +503,15 @@ TEST_F(ContainerdE2eTest, ADeclaredGroupMovesARunningPodAndNothingElseRunningMov
     moves.push_back(e["regarding"].value("name", "") + ": " + e.value("note", ""));
   }
   EXPECT_THAT(moves, ::testing::ElementsAre(::testing::AllOf(HasSubstr("mover-pod: moved to NUMA node 0, cpuset 0"),
-                                                             HasSubstr("group pair: join NUMA node 0"))));
+                                                             HasSubstr("group default/pair: join NUMA node 0"))));
+  // The group's status, written by the scheduler's rebalancer: both members on NUMA node 0.
+  EXPECT_TRUE(WaitFor([&] {
+    const json status = server_->Get("numaaffinitygroups.huygens.io", "default", "pair").value_or(json::object())
+                            .value("status", json::object());
+    return status.value("movesMade", 0) == 1 && status.value("numaNodesSpanned", 0) == 1 &&
+           status.value("conditions", json::array()).dump().find(R"("status":"True")") != std::string::npos;
+  }, std::chrono::seconds(20), std::chrono::milliseconds(100)))
+      << server_->Get("numaaffinitygroups.huygens.io", "default", "pair").value_or(json()).dump();
 }
 
 }  // namespace

@@ -90,6 +90,8 @@ int Rebalancer::MaybeRun(std::unique_lock<std::mutex>& lock) {
   for (const sched::NodeInfo* info : state_->cache().Nodes()) {
     if (info->cpu_state != nullptr) nodes.push_back(info->node.name);
   }
+  spdlog::debug("rebalancer: round over {} node(s), {} NumaAffinityGroup(s)", nodes.size(),
+                state_->affinity_groups().size());
   Round round;
   int moved = 0;
   for (const std::string& node : nodes) moved += RunNode(node, lock, round);
