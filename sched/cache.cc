@@ -358,6 +358,20 @@ const ClusterCache::PodEntry* ClusterCache::FindPod(std::string_view uid) const 
   return it == pods_.end() ? nullptr : &it->second;
 }
 
+std::vector<int> GroupNumaNodes(const AffinityGroupPlacement& placement, const NodeInfo& node) {
+  std::vector<int> out;
+  auto here = placement.find(&node);
+  if (here == placement.end()) return out;
+  int most = 0;
+  for (const auto& [numa, count] : here->second) {
+    if (numa >= 0) most = std::max(most, count);
+  }
+  for (const auto& [numa, count] : here->second) {
+    if (numa >= 0 && count > 0 && count == most) out.push_back(numa);
+  }
+  return out;
+}
+
 const AffinityGroupPlacement* ClusterCache::AffinityGroup(std::string_view group) const {
   auto it = groups_.find(Key(group));
   return it == groups_.end() ? nullptr : &it->second;

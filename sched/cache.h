@@ -111,6 +111,14 @@ struct NodeInfo {
 // the cache for NumaScore and NumaReserve.
 using AffinityGroupPlacement = absl::flat_hash_map<const NodeInfo*, std::map<int, int>>;
 
+// The NUMA nodes of `node` that hold the most members of the group placed as `placement`
+// (ascending; several on a tie); empty when no member holds exclusive CPUs on the node.
+// NumaReserve prefers them for a new member, so a group split over NUMA nodes gathers on its
+// largest part rather than spreading over all of them. (NumaScore still rates a node by any
+// NUMA node with members: rating by the largest part only made the built-in example worse,
+// 23.3% of co-located members aligned against 29.4%.)
+std::vector<int> GroupNumaNodes(const AffinityGroupPlacement& placement, const NodeInfo& node);
+
 class ClusterCache {
  public:
   ClusterCache() = default;

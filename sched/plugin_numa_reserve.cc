@@ -16,12 +16,7 @@ class NumaReserve final : public ReservePlugin {
     const std::string& group = state.pod().spec.affinity_group;
     if (!group.empty()) {
       if (const AffinityGroupPlacement* placement = cache_->AffinityGroup(group)) {
-        auto here = placement->find(&node);
-        if (here != placement->end()) {
-          for (const auto& [numa, count] : here->second) {
-            if (numa >= 0 && count > 0) near_.push_back(numa);
-          }
-        }
+        near_ = GroupNumaNodes(*placement, node);
       }
     }
     absl::StatusOr<PodAllocation> got = cpu->AllocatePod(state.pod().spec, near_);

@@ -20,6 +20,7 @@ using testing::MachineNode;
 using testing::PlainNode;
 using testing::Share;
 using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 
 std::shared_ptr<const CpuTopology> DualSocket() {
   static const auto topo =
@@ -435,6 +436,48 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
   const AffinityGroupPlacement* g = cache.AffinityGroup("g");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->at(cache.FindNode("c")).at(1), 2);
+}
+
+// A group split over NUMA nodes gathers on its largest part: one member on NUMA node 0 (with a
+// non-member that makes node 0 the fuller one, which packing alone would pick), two on NUMA
+// node 1; the next member goes to NUMA node 1.
+TEST(NumaReserve, ANewMemberJoinsTheNumaNodeWithMostOfItsGroup) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket())).ok());
+  const auto member = [&](const std::string& uid, CpuSet cpus, int numa) {
+    Pod p = GuaranteedPod(uid, 2);
+    p.spec.affinity_group = "g";
+    ASSERT_TRUE(cache.AddPod(Share(p), "c", Holding(uid, "c", cpus, numa)).ok());
+  };
+  member("m0", CpuSet{0, 12}, 0);
+  member("m1", CpuSet{6, 18}, 1);
+  member("m2", CpuSet{7, 19}, 1);
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("other", 6)), "c", Holding("other", "c", CpuSet{1, 2, 3, 13, 14, 15}, 0))
+                  .ok());
+  const AffinityGroupPlacement* g = cache.AffinityGroup("g");
+  ASSERT_NE(g, nullptr);
+  EXPECT_THAT(GroupNumaNodes(*g, *cache.FindNode("c")), ElementsAre(1));
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  Pod next = GuaranteedPod("next", 2);
+  next.spec.affinity_group = "g";
+  ScheduleResult r = scheduler->ScheduleOne(Share(next));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+}
+
+TEST(GroupNumaNodes, AreTheNumaNodesWithTheMostMembersAllOfThemOnATie) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket())).ok());
+  ASSERT_TRUE(cache.AddNode(MachineNode("d", DualSocket())).ok());
+  for (const auto& [uid, cpus, numa] : {std::tuple{"a", CpuSet{0, 12}, 0}, std::tuple{"b", CpuSet{6, 18}, 1}}) {
+    Pod p = GuaranteedPod(uid, 2);
+    p.spec.affinity_group = "g";
+    ASSERT_TRUE(cache.AddPod(Share(p), "c", Holding(uid, "c", cpus, numa)).ok());
+  }
+  const AffinityGroupPlacement* g = cache.AffinityGroup("g");
+  ASSERT_NE(g, nullptr);
+  EXPECT_THAT(GroupNumaNodes(*g, *cache.FindNode("c")), ElementsAre(0, 1));
+  EXPECT_THAT(GroupNumaNodes(*g, *cache.FindNode("d")), IsEmpty());  // no member there
 }
 
 TEST(Scheduler, RoundRobinStartsWhereTheLastAttemptStopped) {
