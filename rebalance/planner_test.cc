@@ -151,6 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
                  .pods = With({{"a", 0, 0, 4}, {"b", 3, 0, 4}, {"f0", 0, 4, 4}, {"f1", 1, 0, 8},
                                {"f3", 3, 4, 4}}),
                  .groups = {kAB},
+                 .options = {.max_moves = 2},  // a plan of two moves (the default budget is 1)
                  .moves = {{"a", 2}, {"b", 2}},
                  .moved_cpus = 16},
         PlanCase{.name = "with_room_for_one_pod_b_moves_to_the_free_node_nearest_a",
@@ -172,6 +173,7 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{.name = "with_equal_cpus_to_move_the_target_nearest_the_movers_wins",
                  .pods = With({{"a", 0, 0, 2}, {"b", 1, 0, 2}, {"c", 2, 0, 2}, {"f0", 0, 2, 6}}),
                  .groups = {{"trio", GroupPolicy::kSameNuma, {"a", "b", "c"}}},
+                 .options = {.max_moves = 2},  // a plan of two moves (the default budget is 1)
                  .moves = {{"a", 1}, {"c", 1}},
                  .moved_cpus = 8},
         PlanCase{.name = "a_pinned_member_stays_and_the_other_joins_it",

@@ -96,6 +96,8 @@ absl::Status ChangeFeed::Ready() const {
 }
 
 absl::Status ChangeFeed::Current() {
+  // Read before the reasons: once synced, no reason can be "has not listed yet".
+  const bool synced = Synced();
   std::set<std::string> stale;
   std::vector<std::string> reasons = NotReady(&stale);
   std::lock_guard<std::mutex> lock(gate_mu_);
@@ -107,11 +109,10 @@ absl::Status ChangeFeed::Current() {
       paused_ = false;
       paused_by_.clear();
     }
-    passed_once_ = true;
     return absl::OkStatus();
   }
   const std::string why = absl::StrJoin(reasons, "; ");
-  if (passed_once_ && !paused_) {
+  if (synced && !paused_) {
     spdlog::warn("scheduling paused: no pod is reserved or bound until the informers are current again: {}", why);
     paused_ = true;
     paused_at_ = clock_->Now();

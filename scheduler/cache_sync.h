@@ -97,9 +97,11 @@ class ChangeFeed {
   // "scheduling paused: " + Ready()'s reasons, so no decision is taken on a cache that may have
   // missed the API server's changes (a node's CPUs given away, a pod bound elsewhere). It passes
   // again by itself once the informers have re-listed or resumed their watches.
-  // Logs once (warn) when it starts refusing after having passed, naming the informers that are
-  // not ready, and once (info) when it passes again, naming the informers that were stale and
-  // how long scheduling was paused. Before the first sync it refuses without logging.
+  // Logs once (warn) when it starts refusing, naming the informers that are not ready, and once
+  // (info) when it passes again, naming the informers that were stale and how long scheduling
+  // was paused. Before every informer has listed (start-up) it refuses without logging; from
+  // then on a refusal is logged whether or not a call passed before, so informers that went
+  // stale before the scheduling thread's first call still log the pause.
   // REQUIRES: StartInformers was called.
   absl::Status Current();
 
@@ -127,10 +129,9 @@ class ChangeFeed {
   std::unique_ptr<kube::Informer> nodes_, nrts_, pods_;
   std::unique_ptr<kube::Informer> groups_;  // NumaAffinityGroups; null unless asked for
 
-  // Current()'s state: whether it passed once, and while it refuses, since when and which
-  // informers were not ready (their resource names, in the order nodes, NRTs, pods).
+  // Current()'s state: while it refuses after the first sync, since when and which informers
+  // were not ready (their resource names, in the order nodes, NRTs, pods).
   std::mutex gate_mu_;
-  bool passed_once_ = false;
   bool paused_ = false;
   Clock* clock_ = nullptr;
   Clock::TimePoint paused_at_;

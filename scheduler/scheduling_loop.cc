@@ -206,12 +206,15 @@ bool SchedulingLoop::WriteFence() {
     ++written;
     wait[(*r)["metadata"].value("uid", "")] = {ns, name};
   }
+  {
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    fence_wait_ = std::move(wait);
+    fence_written_ = true;
+    fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
+  }
+  // Said once the wait and its first recheck time are in place.
   spdlog::info("takeover fence: wrote {} pending pods (token {}); scheduling once the informer has seen them", written,
                fence_token_);
-  std::lock_guard<std::mutex> lock(p_.state->mu);
-  fence_wait_ = std::move(wait);
-  fence_written_ = true;
-  fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
   return true;
 }
 

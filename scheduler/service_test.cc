@@ -57,6 +57,17 @@ class ServiceTest : public ::testing::Test {
 
   int Bound() { return CheckCluster(*server_).bound; }
 
+  // From now until the test ends, what spdlog's default logger writes is copied into log_.
+  void CaptureLog() {
+    spdlog::default_logger()->sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
+    capturing_ = true;
+  }
+  void TearDown() override {
+    if (capturing_) spdlog::default_logger()->sinks().pop_back();
+  }
+  // Whether log_ (CaptureLog) holds `text`.
+  bool Logged(const std::string& text) const { return log_.str().find(text) != std::string::npos; }
+
   // Polls `done` as WaitFor does, moving the service's fake clock on by kTick at each poll that
   // finds it false, so the queue's backoff and unschedulable timeouts pass without a sleep.
   static constexpr std::chrono::milliseconds kTick{500};
@@ -79,10 +90,8 @@ class ServiceTest : public ::testing::Test {
   // Schedules an 8-CPU pod "a" over nodes "small" (4 CPUs) and "big" (16 CPUs) with spdlog's
   // default logger at `level`, and returns what it logged.
   std::string LogOfOneAttempt(spdlog::level::level_enum level) {
-    std::ostringstream log;
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+    CaptureLog();
     const spdlog::level::level_enum before = spdlog::get_level();
-    spdlog::default_logger()->sinks().push_back(sink);
     spdlog::set_level(level);
     EXPECT_TRUE(AddMachine(*server_, "small", 4));
     EXPECT_TRUE(AddMachine(*server_, "big", 16));
@@ -98,10 +107,11 @@ class ServiceTest : public ::testing::Test {
     EXPECT_TRUE(Eventually([&] { return Bound() == 1; }));
     service->Stop();
     spdlog::set_level(before);
-    spdlog::default_logger()->sinks().pop_back();
-    return log.str();
+    return log_.str();
   }
 
+  std::ostringstream log_;  // CaptureLog's
+  bool capturing_ = false;
   std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
   huygens::testing::FakeClock clock_;  // the client's and the service's
   kube::testing::FakeApiServerOptions server_options_;  // SetUp's
@@ -165,20 +175,25 @@ class QuietServerTest : public ServiceTest {
 
 TEST_F(QuietServerTest, AStaleCachePausesSchedulingAndItResumesByItselfOnceTheWatchesAreBack) {
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
-  std::ostringstream log;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
-  spdlog::default_logger()->sinks().push_back(sink);
+  CaptureLog();
+  // The informers list, and the API server takes their watches and sends nothing, as a frozen
+  // connection would. A watch it answered after the clock moved on would count as heard then
+  // (the real server answers a forwarded watch some milliseconds after the list).
+  server_->HoldRequests("watch", "*");
   auto client = NewClient();
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
   ASSERT_TRUE(Eventually([&] { return service->Ready().ok(); })) << service->Ready();
 
-  // Every informer is past its stale bound (the default idle limit, 120 s, + the margin).
+  // Every informer is past its stale bound (the default idle limit, 120 s, + the margin), whether
+  // or not the scheduling thread has looked at them since they synced.
   clock_.Advance(std::chrono::minutes(3));
-  ASSERT_TRUE(WaitFor([&] { return log.str().find("scheduling paused") != std::string::npos; })) << log.str();
+  ASSERT_TRUE(WaitFor([&] { return Logged("scheduling paused"); })) << log_.str();
+  // The pods' and NRTs' watches are answered (heard again); the nodes' watch stays silent.
+  server_->HoldRequests("watch", "nodes");
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
-  // The pods informer heard the pod and the loop queued it; the node's informers are still stale.
+  // The pods informer heard the pod and the loop queued it; the nodes informer is still stale.
   ASSERT_TRUE(WaitFor([&] {
     return registry.Expose().find("huygens_scheduler_pending_pods{queue=\"active\"} 1") != std::string::npos;
   })) << registry.Expose();
@@ -186,12 +201,11 @@ TEST_F(QuietServerTest, AStaleCachePausesSchedulingAndItResumesByItselfOnceTheWa
   EXPECT_EQ(Bound(), 0) << "bound from a stale cache";
   EXPECT_THAT(std::string(service->Ready().message()), HasSubstr("nodes informer heard nothing"));
 
-  // The watches break and come back (as after a frozen connection was cut): heard again.
-  server_->DropWatches();
-  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; })) << log.str();
+  // The nodes' watch is answered too (as after a frozen connection was cut): heard again.
+  server_->ReleaseRequests();
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; })) << log_.str();
   service->Stop();
-  spdlog::default_logger()->sinks().pop_back();
-  const std::string text = log.str();
+  const std::string text = log_.str();
   EXPECT_THAT(text, ::testing::ContainsRegex(
                         "scheduling paused: no pod is reserved or bound until the informers are current again: "
                         "nodes informer heard nothing from the API server for 18[0-9] s \\(bound 150 s\\); "
@@ -424,6 +438,75 @@ TEST_F(ServiceTest, ANewLeaderWritesEveryPendingPodFirstSoTheDeposedLeadersLateB
   EXPECT_EQ(kube::HttpCode(late), 409) << late;
   EXPECT_EQ(server_->Get("pods", "default", "late")->at("spec").value("nodeName", ""), "");
 }
+
+// The takeover fence's bound on its wait (docs/scheduler-service.md, "Leader election"). The pod
+// informer lists, and its watch is taken and stays silent (a frozen connection that the stale
+// bound, 150 s, has not caught yet): it never shows the fence write. Every 10 s of waiting the
+// scheduler reads the awaited pods itself: the pod it reads carries the token, and one that is
+// gone, or replaced by a new pod of its name, is no longer awaited. Pod "a" is then bound, which
+// needs the pod as read back: the Binding carries the resourceVersion of the fence write, and
+// one from the informer's copy would be refused (409) for ever.
+struct RecheckCase {
+  const char* name;
+  // What happens to a second pending pod "b" once the fence is written, unseen by the informer;
+  // no pod "b" when empty.
+  std::function<absl::Status(FakeApiServer&, kube::Client&)> unseen;
+  friend void PrintTo(const RecheckCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class FenceRecheckTest : public ServiceTest, public ::testing::WithParamInterface<RecheckCase> {
+ protected:
+  // The pod's huygens.io/scheduler-fence as the API server holds it ("" when none or no pod).
+  std::string FenceOf(const char* name) {
+    auto pod = server_->Get("pods", "default", name);
+    if (!pod.has_value()) return "";
+    return pod->at("metadata").value("annotations", nlohmann::json::object()).value(kSchedulerFenceAnnotation, "");
+  }
+};
+
+TEST_P(FenceRecheckTest, AFenceWriteThePodInformerNeverShowsIsReadBackAfterTenSeconds) {
+  const RecheckCase& c = GetParam();
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  if (c.unseen) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2)).ok());
+  }
+  server_->HoldRequests("watch", "pods");
+  CaptureLog();
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  // Written, and the wait (with its first recheck time) in place.
+  ASSERT_TRUE(WaitFor([&] { return Logged("takeover fence: wrote"); })) << log_.str();
+  ASSERT_FALSE(FenceOf("a").empty());
+  if (c.unseen) {
+    ASSERT_FALSE(FenceOf("b").empty());
+    ASSERT_TRUE(c.unseen(*server_, *client).ok());
+  }
+
+  clock_.Advance(std::chrono::seconds(9));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Bound(), 0) << "bound before the fence write was seen";
+  ASSERT_TRUE(Eventually([&] { return Bound() == 1; })) << "never bound: the fence still waits";
+  EXPECT_EQ(server_->Get("pods", "default", "a")->at("spec").value("nodeName", ""), "n0");
+  server_->ReleaseRequests();
+  service->Stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, FenceRecheckTest,
+    ::testing::Values(
+        RecheckCase{"AFencedPodTheInformerNeverShowsIsReadBackAndBound", nullptr},
+        RecheckCase{"AFencedPodDeletedMeanwhileNoLongerHoldsUpScheduling",
+                  [](FakeApiServer&, kube::Client& writer) { return writer.Delete(kube::Pods(), "default", "b"); }},
+        RecheckCase{"AFencedPodReplacedByANewPodOfItsNameNoLongerHoldsUpScheduling",
+                  [](FakeApiServer& server, kube::Client& writer) {
+                    absl::Status deleted = writer.Delete(kube::Pods(), "default", "b");
+                    if (!deleted.ok()) return deleted;
+                    return server.Create("pods", GuaranteedPod("b", 2)).status();
+                  }}),
+    [](const ::testing::TestParamInfo<RecheckCase>& p) { return std::string(p.param.name); });
 
 TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   // An NRT update rebuilds the node from the informer, which still shows the pod whose Binding

@@ -1291,6 +1291,7 @@ void FakeApiServer::DropWatches() {
 void FakeApiServer::HoldRequests(std::string verb, std::string resource) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->hold.emplace(std::move(verb), std::move(resource));
+  impl_->released.notify_all();  // what the new hold does not match goes on
 }
 
 void FakeApiServer::ReleaseRequests() {

@@ -117,7 +117,9 @@ class FakeApiServer {
   // Holds every request matching `verb` and `resource` (names as FailNext) after it is counted
   // and before it is handled, until ReleaseRequests: as a slow apiserver would, so a test can
   // see what a client does while its request is in flight. A held request occupies one of the
-  // server's worker threads. Upstream: held before it is forwarded.
+  // server's worker threads. Upstream: held before it is forwarded. Replaces an earlier hold:
+  // the requests it held that the new one does not match go on (so a test can hold every watch,
+  // then let all but one resource's go).
   void HoldRequests(std::string verb, std::string resource);
   // Lets every held request go on, and holds no more.
   void ReleaseRequests();

@@ -1,12 +1,15 @@
 // Behaviours of the fake that kubectl's test does not reach: selector transitions in watches,
 // update conflicts, expired continue tokens, generateName, fault injection by verb, and what the
 // real kube-apiserver v1.35.4 was seen to do (docs/testbed.md): the not-ready taint on new Nodes,
-// watches that outlive an etcd compaction, bookmarks before a watch's timeout.
+// watches that outlive an etcd compaction, bookmarks before a watch's timeout; a narrower hold.
 #include "kube/testing/fake_apiserver.h"
+
+#include <future>
 
 #include "gtest/gtest.h"
 #include "kube/api_error.h"
 #include "base/testing/fake_clock.h"
+#include "kube/testing/process.h"
 #include "kube/testing/test_client.h"
 
 namespace huygens::kube::testing {
@@ -121,6 +124,22 @@ TEST_F(FakeApiServerTest, ACompactionLeavesWatchesToTheWatchCacheButARestartExpi
   EXPECT_EQ(WatchTypes(*client_, from, 1), (std::vector<std::string>{"ADDED"}));
   server_->RestartApiServer();
   EXPECT_EQ(WatchTypes(*client_, from, 1), (std::vector<std::string>{"ERROR"}));
+}
+
+TEST_F(FakeApiServerTest, ANarrowerHoldLetsGoTheHeldRequestsItNoLongerMatches) {
+  ASSERT_TRUE(client_->Create(Nodes(), "", {{"metadata", {{"name", "n1"}}}}).ok());
+  ASSERT_TRUE(client_->Create(Pods(), "default", Pod("a", "gold")).ok());
+  server_->HoldRequests("get", "*");
+  auto node = std::async(std::launch::async, [&] { return client_->Get(Nodes(), "", "n1"); });
+  auto pod = std::async(std::launch::async, [&] { return client_->Get(Pods(), "default", "a"); });
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 2; }));
+  server_->HoldRequests("get", "nodes");
+  ASSERT_EQ(pod.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "the pod's get is still held";
+  EXPECT_TRUE(pod.get().ok());
+  EXPECT_EQ(server_->HeldRequests(), 1);
+  EXPECT_EQ(node.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  server_->ReleaseRequests();
+  EXPECT_TRUE(node.get().ok());
 }
 
 TEST(FakeApiServerBookmarks, OneComesTwoSecondsBeforeTheTimeoutButNoneWhileNothingMoved) {

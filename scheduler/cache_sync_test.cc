@@ -1,0 +1,88 @@
+// ChangeFeed's gate (ChangeFeed::Current): what it refuses and what it logs, over the fake API
+// server, whose held watches stand for a frozen connection (the API server took the watch and
+// sends nothing).
+#include "scheduler/cache_sync.h"
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/cleanup/cleanup.h"
+#include "base/testing/fake_clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kube/testing/fake_apiserver.h"
+#include "kube/testing/process.h"
+#include "kube/testing/test_client.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
+
+namespace huygens::scheduler {
+namespace {
+
+using kube::testing::FakeApiServer;
+using kube::testing::WaitFor;
+using ::testing::HasSubstr;
+
+class ChangeFeedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = FakeApiServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    client_ = kube::testing::ClientFor(*server_, &clock_);
+    spdlog::default_logger()->sinks().push_back(std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
+  }
+  void TearDown() override {
+    if (started_) {
+      server_->ReleaseRequests();  // a held watch would hold up the informers' stop
+      feed_.StopInformers();
+    }
+    spdlog::default_logger()->sinks().pop_back();
+  }
+  void Start() {
+    feed_.StartInformers(client_.get(), &clock_);
+    started_ = true;
+  }
+
+  huygens::testing::FakeClock clock_;
+  std::unique_ptr<FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+  std::ostringstream log_;  // what spdlog's default logger wrote during the test
+  ChangeFeed feed_;
+  bool started_ = false;
+};
+
+TEST_F(ChangeFeedTest, InformersThatWentStaleBeforeTheFirstCheckPauseSchedulingAndSayWhy) {
+  server_->HoldRequests("watch", "*");
+  Start();
+  ASSERT_TRUE(WaitFor([&] { return feed_.Synced() && server_->HeldRequests() == 3; }));
+  // No check happened while the informers were current: the first one finds them stale.
+  clock_.Advance(std::chrono::minutes(3));
+  absl::Status paused = feed_.Current();
+  EXPECT_EQ(paused.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(paused.message()),
+              HasSubstr("scheduling paused: nodes informer heard nothing from the API server for 180 s"));
+  EXPECT_THAT(log_.str(), HasSubstr("scheduling paused: no pod is reserved or bound until the informers are current "
+                                    "again: nodes informer heard nothing from the API server for 180 s"));
+
+  server_->ReleaseRequests();  // the watches are answered: heard again
+  ASSERT_TRUE(WaitFor([&] { return feed_.Current().ok(); })) << feed_.Current();
+  EXPECT_THAT(log_.str(), HasSubstr("scheduling resumed: the noderesourcetopologies, nodes, pods informer(s) heard "
+                                    "from the API server again (paused for "));
+}
+
+TEST_F(ChangeFeedTest, BeforeEveryInformerHasListedItRefusesWithoutLogging) {
+  server_->HoldRequests("list", "pods");
+  Start();
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  clock_.Advance(std::chrono::minutes(3));
+  absl::Status starting = feed_.Current();
+  EXPECT_EQ(starting.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(starting.message()), HasSubstr("pods informer has not listed yet"));
+  EXPECT_EQ(log_.str().find("scheduling paused"), std::string::npos) << log_.str();
+}
+
+}  // namespace
+}  // namespace huygens::scheduler
