@@ -187,6 +187,12 @@ class CacheSync {
   bool ready() const { return ready_; }
   void set_ready() { ready_ = true; }
 
+  // The takeover fence as the scheduling loop last judged it (SchedulingLoop, "Takeover fence"):
+  // the leadership term whose fence is complete, -1 while none is. The extender's verbs answer
+  // only for that term. Guarded by `mu`.
+  int64_t fenced_term() const { return fenced_term_; }
+  void set_fenced_term(int64_t term) { fenced_term_ = term; }
+
   // Serialises the scheduling thread and the extender's HTTP threads over this object and the
   // schedulers that read its cache.
   std::mutex mu;
@@ -217,6 +223,7 @@ class CacheSync {
   std::map<std::string, int64_t> creation_;      // uid -> arrival index
   int64_t next_creation_ = 0;
   std::atomic<bool> ready_{false};
+  int64_t fenced_term_ = -1;
 };
 
 }  // namespace huygens::scheduler

@@ -18,14 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-// Whether Huygens places the pod's CPUs (some container gets exclusive CPUs); other pods pass
-// filter, score neutrally and are only bound.
-bool Exclusive(const sched::Pod& pod) {
-  sched::PodFacts facts;
-  sched::ComputePodFacts(pod, facts);
-  return !facts.units.empty();
-}
-
 // The debug lines of a filter answer, as the standalone loop logs an attempt (LogVerdicts): each
 // asked node refused with its reason, or feasible.
 void LogFilterVerdict(const ExtenderArgs& args, const FilterVerdict& verdict) {
@@ -85,11 +77,11 @@ serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
   FilterVerdict verdict;
   std::lock_guard<std::mutex> lock(p_.state->mu);
   auto pod = PreparedPod(args->pod);
-  if (absl::Status current = p_.feed->Current(); !current.ok()) {
+  if (absl::Status current = Current(); !current.ok()) {
     verdict.error = fmt::format("huygens-scheduler: {}", std::string(current.message()));
   } else if (!pod.ok()) {
     verdict.error = std::string(pod.status().message());
-  } else if (!Exclusive(**pod)) {
+  } else if (!HasExclusiveCpus(**pod)) {
     verdict.passed = args->node_names;
   } else {
     std::vector<const sched::NodeInfo*> infos, known;
@@ -135,7 +127,7 @@ serving::HttpReply ExtenderHandlers::Prioritize(const std::string& body) {
   std::lock_guard<std::mutex> lock(p_.state->mu);
   auto pod = PreparedPod(args->pod);
   if (!pod.ok()) return Reply("prioritize", "error", 500, json{{"error", std::string(pod.status().message())}}.dump());
-  if (Exclusive(**pod)) {
+  if (HasExclusiveCpus(**pod)) {
     std::vector<const sched::NodeInfo*> infos, known;
     Candidates(args->node_names, infos, known);
     auto totals = evaluator_->Score(*pod, known);
@@ -161,7 +153,7 @@ serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   auto args = ParseBindingArgs(body);
   if (!args.ok()) return BadRequest("bind", args.status());
   std::lock_guard<std::mutex> lock(p_.state->mu);
-  if (absl::Status current = p_.feed->Current(); !current.ok()) {
+  if (absl::Status current = Current(); !current.ok()) {
     const std::string error = fmt::format("huygens-scheduler: pod {}/{} not bound to {}: {}", args->pod_namespace,
                                           args->pod_name, args->node, std::string(current.message()));
     return Reply("bind", "error", 200, RenderBindingResult(error));
@@ -176,6 +168,15 @@ serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   }
   std::string error = BindTo(*args);
   return Reply("bind", error.empty() ? "ok" : "error", 200, RenderBindingResult(error));
+}
+
+absl::Status ExtenderHandlers::Current() const {
+  if (absl::Status current = p_.feed->Current(); !current.ok()) return current;
+  if (p_.state->fenced_term() != p_.term->load()) {
+    return absl::UnavailableError(
+        "takeover fence: this leader's writes on the pending pods are not yet seen by its pod informer");
+  }
+  return absl::OkStatus();
 }
 
 void ExtenderHandlers::RecordFilter(const std::string& uid, std::vector<std::string> nodes) {
@@ -234,7 +235,7 @@ std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
     (void)p_.state->cache().ForgetPod(args.pod_uid);
     if (object["metadata"].contains("annotations")) object["metadata"]["annotations"].erase(kAllocationAnnotation);
   }
-  if (!Exclusive(**pod)) {
+  if (!HasExclusiveCpus(**pod)) {
     absl::Status s = p_.writer->FinishBind(object, args.node, std::nullopt);
     return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
   }

@@ -17,7 +17,11 @@
 // A stale cache pauses the extender as it pauses standalone scheduling: while an informer is not
 // ready (ChangeFeed::Current, the condition that fails /readyz) filter and bind answer with an
 // error that names the stale informers ("huygens-scheduler: scheduling paused: nodes informer
-// heard nothing from the API server for 151 s (bound 150 s)") and change nothing.
+// heard nothing from the API server for 151 s (bound 150 s)") and change nothing. So do they
+// while this leader's takeover fence is not complete (SchedulingLoop, "Takeover fence": the
+// pending pods with exclusive CPUs written with the term's token and seen by the pod informer),
+// so a deposed extender's late Binding is refused by the API server and one that landed earlier
+// is in the cache before any CPU is reused.
 // A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
 // nothing; before the cache has applied every listed object each verb answers with an error.
 //
@@ -26,7 +30,9 @@
 #ifndef HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 #define HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,6 +71,9 @@ class ExtenderHandlers {
     PodWriter* writer;
     const ServiceMetrics* metrics;
     Clock* clock;  // ages the filter records
+    // This process's leadership term (SchedulerService); the verbs answer only once the loop
+    // found that term's takeover fence complete (CacheSync::fenced_term).
+    const std::atomic<int64_t>* term;
   };
   // Builds the first profile's evaluator over the cache. Errors: ProfileEvaluator::Create's.
   static absl::StatusOr<std::unique_ptr<ExtenderHandlers>> Create(Parts parts);
@@ -82,6 +91,9 @@ class ExtenderHandlers {
   void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
                   std::vector<const sched::NodeInfo*>& known) const;
   std::string BindTo(const BindingArgs& args);
+  // OK when filter and bind may use the cache: the informers are current (ChangeFeed::Current)
+  // and the takeover fence of this term is complete; else Unavailable saying which.
+  absl::Status Current() const;
   // Records that the last filter of pod `uid` passed `nodes`, and drops expired records.
   // REQUIRES: CacheSync::mu held (as for every member below).
   void RecordFilter(const std::string& uid, std::vector<std::string> nodes);

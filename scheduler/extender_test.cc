@@ -6,8 +6,10 @@
 #include <sstream>
 #include <thread>
 
+#include "base/wire_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kube/api_error.h"
 #include "kube/testing/fake_apiserver.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
@@ -40,8 +42,9 @@ class ExtenderTest : public ::testing::Test {
     if (service_ != nullptr) service_->Stop();
   }
 
-  // Starts the service in extender mode and its HTTP server; waits until filter answers.
-  void StartExtender() {
+  // Starts the service in extender mode and its HTTP server; waits until filter answers unless
+  // `wait` is false.
+  void StartExtender(bool wait = true) {
     client_ = kube::testing::ClientFor(*server_, &clock_);
     ServiceOptions options;
     options.config.extender_enabled = true;
@@ -56,6 +59,7 @@ class ExtenderTest : public ::testing::Test {
     service_->Start();
     http_client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
     http_client_->set_read_timeout(30, 0);
+    if (!wait) return;
     json probe_pod = GuaranteedPod("probe", 1);
     probe_pod["metadata"]["uid"] = "probe-uid";
     ASSERT_TRUE(WaitFor([&] {
@@ -324,9 +328,16 @@ TEST_F(QuietServerExtenderTest, WhileAnInformerIsStaleFilterAndBindAnswerWhyAndB
   // The informers list, and the API server takes their watches and sends nothing (a watch
   // answered after the clock moved on would count as heard then).
   server_->HoldRequests("watch", "*");
-  StartExtender();
-  clock_.Advance(std::chrono::minutes(3));  // every informer past its stale bound (150 s)
+  StartExtender(/*wait=*/false);
   const json pod = *server_->Get("pods", "default", "a");
+  // The pod informer never shows the takeover fence's write: the loop's reread (every 10 s)
+  // completes it.
+  ASSERT_TRUE(WaitFor([&] {
+    clock_.Advance(std::chrono::seconds(1));
+    json reply = Post("/filter", Args(pod, true));  // null while not leading yet (503)
+    return reply.is_object() && !reply.contains("error");
+  }));
+  clock_.Advance(std::chrono::minutes(3));  // every informer past its stale bound (150 s)
   json filtered = Post("/filter", Args(pod, true));
   ASSERT_TRUE(filtered.contains("error")) << filtered.dump();
   EXPECT_THAT(filtered["error"].get<std::string>(),
@@ -340,6 +351,63 @@ TEST_F(QuietServerExtenderTest, WhileAnInformerIsStaleFilterAndBindAnswerWhyAndB
   ASSERT_TRUE(WaitFor([&] { return !Post("/filter", Args(pod, true)).contains("error"); }));
   EXPECT_EQ(ScheduleLikeKubeScheduler("a", true), "");
   EXPECT_EQ(CheckCluster(*server_).bound, 1);
+}
+
+// The takeover fence in extender mode (scheduler/scheduling_loop.h): a replica that starts
+// answering kube-scheduler first writes huygens.io/scheduler-fence on every pending pod it could
+// bind with CPUs, so a Binding the previous extender sent from its read of the pod is refused.
+TEST_F(ExtenderTest, ItFencesThePendingExclusivePodsFirstSoADeposedExtendersLateBindingIsRefused) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  auto created = server_->Create("pods", GuaranteedPod("late", 4, "default-scheduler"));
+  ASSERT_TRUE(created.ok());
+  json burstable = GuaranteedPod("burstable", 2, "default-scheduler");
+  burstable["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "4";  // no CPUs of its own
+  ASSERT_TRUE(server_->Create("pods", burstable).ok());
+  const std::string read_rv = (*created)["metadata"]["resourceVersion"];
+  StartExtender();
+  const json fenced = *server_->Get("pods", "default", "late");
+  EXPECT_FALSE(fenced["metadata"].value("annotations", json::object()).value(kSchedulerFenceAnnotation, "").empty());
+  EXPECT_NE(fenced["metadata"]["resourceVersion"], read_rv);
+  EXPECT_FALSE(server_->Get("pods", "default", "burstable")->at("metadata").value("annotations", json::object())
+                   .contains(kSchedulerFenceAnnotation));
+
+  // The deposed extender's Binding, from its read of the pod: refused.
+  absl::Status late = client_->Bind("default", "late", "n0", (*created)["metadata"].value("uid", ""),
+                                    {{kAllocationAnnotation, "{}"}}, read_rv);
+  EXPECT_EQ(kube::HttpCode(late), 409) << late;
+  EXPECT_EQ(ScheduleLikeKubeScheduler("late", true), "");
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+// Until the pod informer shows the fence writes, filter and bind answer why and bind nothing;
+// the loop's reread of the awaited pods (every 10 s) completes the fence when the watch stays
+// silent.
+TEST_F(ExtenderTest, UntilTheFenceIsSeenFilterAndBindAnswerWhyAndBindNothing) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2, "default-scheduler")).ok());
+  server_->HoldRequests("watch", "pods");  // listed; its watch taken and silent
+  StartExtender(/*wait=*/false);
+  ASSERT_TRUE(WaitFor([&] {
+    return !server_->Get("pods", "default", "a")->at("metadata").value("annotations", json::object())
+                .value(kSchedulerFenceAnnotation, "").empty();
+  }));
+  const json pod = *server_->Get("pods", "default", "a");
+  json filtered = Post("/filter", Args(pod, true));
+  EXPECT_THAT(filtered.value("error", ""), HasSubstr("huygens-scheduler: takeover fence: this leader's writes"))
+      << filtered.dump();
+  json bound = Post("/bind", {{"PodName", "a"}, {"PodNamespace", "default"}, {"PodUID", pod["metadata"]["uid"]},
+                              {"Node", "n0"}});
+  EXPECT_THAT(bound.value("Error", ""), HasSubstr("not bound to n0: takeover fence"));
+  EXPECT_EQ(CheckCluster(*server_).bound, 0);
+
+  ASSERT_TRUE(WaitFor([&] {
+    clock_.Advance(std::chrono::seconds(1));  // to the loop's reread
+    json reply = Post("/filter", Args(pod, true));  // null while not leading yet (503)
+    return reply.is_object() && !reply.contains("error");
+  }));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("a", true), "");
+  EXPECT_EQ(CheckCluster(*server_).bound, 1);
+  server_->ReleaseRequests();
 }
 
 TEST_F(ExtenderTest, MalformedRequestsGet400WithAJsonErrorAndChangeNothing) {

@@ -11,6 +11,7 @@
 #include "kube/api_error.h"
 #include "kube/resource.h"
 #include "node/allocation.h"
+#include "sched/framework.h"
 #include "scheduler/objects.h"
 #include "spdlog/spdlog.h"
 
@@ -31,6 +32,23 @@ void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerCo
   for (const std::string& ns : config.system_pool_namespaces) {
     if (pod.spec.namespace_name == ns) pod.spec.cpu_policy = CpuPolicy::kNone;
   }
+}
+
+bool HasExclusiveCpus(const sched::Pod& pod) {
+  sched::PodFacts facts;
+  sched::ComputePodFacts(pod, facts);
+  return !facts.units.empty();
+}
+
+bool FencedByUs(const nlohmann::json& pod, const std::vector<ProfileConfig>& profiles, const SchedulerConfig& config) {
+  if (!config.extender_enabled) {
+    return ProfileFor(profiles, pod.value("spec", nlohmann::json::object()).value("schedulerName", "default-scheduler")) !=
+           nullptr;
+  }
+  absl::StatusOr<sched::Pod> decoded = PodFromJson(pod);
+  if (!decoded.ok()) return false;  // the extender refuses it too: no Binding of ours
+  PreparePod(*decoded, profiles.front(), config);
+  return HasExclusiveCpus(*decoded);
 }
 
 void LogVerdicts(const std::string& pod, const std::vector<sched::NodeVerdict>& verdicts) {
@@ -191,10 +209,7 @@ bool SchedulingLoop::WriteFence() {
     const json& meta = pod["metadata"];
     const std::string ns = meta.value("namespace", "");
     const std::string name = meta.value("name", "");
-    if (ProfileFor(*p_.profiles, pod.value("spec", json::object()).value("schedulerName", "default-scheduler")) ==
-        nullptr) {
-      continue;  // not ours: no leader of ours binds it
-    }
+    if (!FencedByUs(pod, *p_.profiles, *p_.config)) continue;  // no leader of ours binds it
     auto r = p_.client->MergePatch(kube::Pods(), ns, name,
                                    json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, fence_token_}}}}}});
     if (!r.ok() && kube::IsApiNotFound(r.status())) continue;  // gone: nothing to bind
@@ -263,7 +278,7 @@ void SchedulingLoop::Run() {
     bool ready = p_.feed->Synced();  // read before draining: every listed object is then applied
     // A stale informer pauses scheduling (logged by the feed) until it re-lists or resumes.
     bool current = ready && p_.feed->Current().ok();
-    if (p_.client != nullptr && !extender) {
+    if (p_.client != nullptr) {
       if (!*p_.leading) {
         if (fence_written_ || !fence_wait_.empty()) {
           std::lock_guard<std::mutex> lock(p_.state->mu);
@@ -278,7 +293,7 @@ void SchedulingLoop::Run() {
         if (!WriteFence()) fence_retry_at_ = p_.clock->Now() + std::chrono::seconds(1);
       }
     }
-    if (p_.client != nullptr && !extender && *p_.leading && fence_written_ && fence_term_ == Term() &&
+    if (p_.client != nullptr && *p_.leading && fence_written_ && fence_term_ == Term() &&
         !fence_wait_.empty() && p_.clock->Now() >= fence_recheck_at_) {
       RecheckFence();
       fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
@@ -298,6 +313,8 @@ void SchedulingLoop::Run() {
     Touch();
     if (ready) p_.state->set_ready();
     std::unique_lock<std::mutex> lock(p_.state->mu);
+    // The extender's verbs answer for this term only once its fence is complete.
+    p_.state->set_fenced_term(*p_.leading && Fenced() ? Term() : -1);
     SettleBinds();
     if (may_schedule && !p_.binders->Full()) ScheduleNext();
     if (may_schedule && p_.rebalancer != nullptr) p_.rebalancer->MaybeRun(lock);

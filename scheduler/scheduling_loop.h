@@ -15,10 +15,12 @@
 //
 // Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
 // pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this
-// process starts leading (standalone mode) it first writes every pending pod of its profiles
-// that a quorum read lists, setting huygens.io/scheduler-fence to a token of the new term, and
+// process starts leading it first writes every pending pod it could bind (FencedByUs) that a
+// quorum read lists, setting huygens.io/scheduler-fence to a token of the new term, and
 // schedules nothing until its pod informer has shown each of those pods with that token (or
-// bound, or gone). Why: a deposed leader's Binding that passed its client-side lease check can
+// bound, or gone). In extender mode the loop schedules nothing itself: it writes and awaits the
+// fence the same way, and the extender's filter and bind answer only once it is complete
+// (CacheSync::fenced_term). Why: a deposed leader's Binding that passed its client-side lease check can
 // sit in a frozen connection and land later; the fence write moves the pod's resourceVersion, so
 // that Binding is refused (409) whenever it arrives, and a Binding that landed before the fence
 // write is in the cache before this leader reuses any CPU. Without it the new leader could give
@@ -46,6 +48,7 @@
 
 #include "base/clock.h"
 #include "kube/client.h"
+#include "nlohmann/json.hpp"
 #include "sched/pod.h"
 #include "sched/scheduler.h"
 #include "scheduler/binder.h"
@@ -65,6 +68,15 @@ const ProfileConfig* ProfileFor(const std::vector<ProfileConfig>& profiles, cons
 // The pod as `profile` schedules it: the profile's default topology and bind policies where the
 // pod names none, and no exclusive CPUs in `config`'s system pool namespaces.
 void PreparePod(sched::Pod& pod, const ProfileConfig& profile, const SchedulerConfig& config);
+
+// Whether Huygens places the pod's CPUs (some container gets exclusive CPUs, sched::PodFacts).
+// In extender mode other pods pass filter, score neutrally and are only bound.
+bool HasExclusiveCpus(const sched::Pod& pod);
+
+// Whether the takeover fence writes `pod` (a pending pod's JSON): in standalone mode when one of
+// `profiles` schedules it (spec.schedulerName); in extender mode when it decodes and, prepared
+// with the first profile, has exclusive CPUs, the pods whose Bindings carry CPUs.
+bool FencedByUs(const nlohmann::json& pod, const std::vector<ProfileConfig>& profiles, const SchedulerConfig& config);
 
 // Logs at debug level each visited node's verdict for `pod` (namespace/name), one line each:
 // "pod default/a: node n1 refused: Insufficient cpu", "pod default/a: node n2 feasible, score 57"

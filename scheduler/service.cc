@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
         .writer = impl->writer.get(),
         .metrics = &impl->metrics,
         .clock = impl->clock,
+        .term = &impl->term,
     });
     if (!handlers.ok()) return handlers.status();
     impl->extender = *std::move(handlers);
