@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "base/version.h"
 #include "gmock/gmock.h"
@@ -697,6 +698,14 @@ TEST_F(RebalancerTest, ANumaAffinityGroupBringsItsMembersTogetherAndItsStatusSho
   Start();
   ASSERT_TRUE(Eventually([&] { return StatusOf("orders").value("movesMade", 0) == 1 && AlignedOf("orders") == "True"; }))
       << StatusOf("orders").dump();
+  // Later rounds change nothing: the status is not rewritten, so its movesMade and the
+  // condition's lastTransitionTime (whole seconds of the wall clock) stay as they are.
+  const nlohmann::json aligned = StatusOf("orders");
+  for (int round = 0; round < 3; ++round) {
+    clock_.Advance(std::chrono::seconds(2));  // the rebalancer's interval here
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  }
+  EXPECT_EQ(StatusOf("orders"), aligned);
   Stop();
   EXPECT_THAT(RebalancedNote(), HasSubstr("group default/orders: join NUMA node 0"));
   EXPECT_THAT(AllocationOf("db-b"), HasSubstr(R"("cpuset":"2-3,10-11")"));
