@@ -82,7 +82,6 @@ absl::Status Informer::Relist() {
       }
     }
     cache_ = std::move(fresh);
-    resource_version_ = list->resource_version;
     last_heard_ = clock_->Now();
     ++lists_;
   }
@@ -95,10 +94,11 @@ absl::Status Informer::Relist() {
   for (const auto& [old, now] : updated) {
     if (handlers_.on_update) handlers_.on_update(old, now);
   }
-  // Synced only now: a scheduler that waited for every informer's HasSynced decided on a
-  // cache without the rest of a Node list (Restart.TwoHundredRealShapes... bound a pending pod
-  // onto CPUs a bound pod held, its node not yet rebuilt).
+  // Synced, and at the list's version, only now: a scheduler that waited for every informer's
+  // HasSynced decided on a cache without the rest of a Node list (Restart.TwoHundredRealShapes...
+  // bound a pending pod onto CPUs a bound pod held, its node not yet rebuilt).
   std::lock_guard<std::mutex> lock(mu_);
+  resource_version_ = list->resource_version;
   synced_ = true;
   return absl::OkStatus();
 }
@@ -116,13 +116,14 @@ void Informer::Upsert(const json& object) {
     auto it = cache_.find(key);
     if (it != cache_.end()) old = it->second;
     cache_[key] = object;
-    resource_version_ = VersionOf(object);
   }
   if (old) {
     if (handlers_.on_update) handlers_.on_update(*old, object);
   } else if (handlers_.on_add) {
     handlers_.on_add(object);
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  resource_version_ = VersionOf(object);  // once the handler has it (resource_version())
 }
 
 void Informer::Remove(const json& object) {
@@ -130,9 +131,10 @@ void Informer::Remove(const json& object) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     known = cache_.erase(KeyOf(object)) > 0;
-    resource_version_ = VersionOf(object);
   }
   if (known && handlers_.on_delete) handlers_.on_delete(object);
+  std::lock_guard<std::mutex> lock(mu_);
+  resource_version_ = VersionOf(object);
 }
 
 absl::Status Informer::WatchOnce() {

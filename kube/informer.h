@@ -105,7 +105,10 @@ class Informer {
   // The staleness bound: the client's RestConfig::watch_idle_timeout + kStaleMargin; zero when
   // the client has no idle limit (then Ready() asks only for the sync).
   Clock::Duration stale_after() const { return stale_after_; }
-  // The version the next watch starts from ("" before the first list or after 410).
+  // The version the next watch starts from ("" before the first list or after 410). It moves
+  // only after the handlers have been called with every change up to it (a list's objects, a
+  // watch event's object; a bookmark has none), so a consumer that reads it and then drains what
+  // its handlers queued holds every change up to that version.
   std::string resource_version() const;
   std::optional<nlohmann::json> Get(std::string_view ns, std::string_view name) const;
   std::vector<nlohmann::json> List() const;

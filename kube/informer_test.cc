@@ -139,6 +139,36 @@ TEST_F(InformerTest, HasSyncedOnlyOnceTheHandlersHaveSeenTheWholeFirstList) {
   EXPECT_TRUE(informer.HasSynced());
 }
 
+TEST_F(InformerTest, ItsVersionMovesOnlyOnceTheHandlersHaveTheChangesUpToIt) {
+  // A consumer reads resource_version(), then drains what its handlers queued, and counts on
+  // holding every change up to that version (the scheduler's takeover fence does): the version
+  // must not reach an object's before the handler has that object, in a list or a watch.
+  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
+  Informer* self = nullptr;
+  std::vector<std::pair<std::string, std::string>> seen;  // the object's version, the informer's
+  auto record = [&](const json& o) {
+    seen.emplace_back(o["metadata"]["resourceVersion"].get<std::string>(), self->resource_version());
+  };
+  InformerHandlers handlers{record, [&](const json&, const json& o) { record(o); }, record};
+  Informer informer(client_.get(), Nodes(), Options(), handlers, &clock_);
+  self = &informer;
+  ASSERT_TRUE(informer.RunOnce().ok());
+  ASSERT_TRUE(client_->Create(Nodes(), "", Node("n2")).ok());
+  ASSERT_TRUE(client_->MergePatch(Nodes(), "", "n1", {{"metadata", {{"labels", {{"a", "b"}}}}}}).ok());
+  ASSERT_TRUE(client_->Delete(Nodes(), "", "n2").ok());
+  ASSERT_TRUE(informer.RunOnce().ok());
+  ASSERT_EQ(seen.size(), 4u);  // add n1 (list), add n2, update n1, delete n2
+  for (const auto& [object, informer_version] : seen) {
+    const auto o = ResourceVersionNumber(object);
+    ASSERT_TRUE(o.has_value()) << object;
+    const auto i = ResourceVersionNumber(informer_version);
+    if (i.has_value()) {
+      EXPECT_LT(*i, *o) << "the informer's version reached " << object << " before its handler";
+    }
+  }
+  EXPECT_EQ(informer.resource_version(), seen.back().first);
+}
+
 TEST_F(InformerTest, ExpiredVersionMakesTheNextStepRelistAndDiffTheCache) {
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n1")).ok());
   ASSERT_TRUE(client_->Create(Nodes(), "", Node("n2")).ok());

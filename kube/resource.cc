@@ -1,5 +1,7 @@
 #include "kube/resource.h"
 
+#include <charconv>
+
 #include "fmt/format.h"
 
 namespace huygens::kube {
@@ -50,6 +52,14 @@ const ResourceRef& Namespaces() {
 const ResourceRef& CoreEvents() {
   static const ResourceRef r{"", "v1", "events", "Event", true};
   return r;
+}
+
+std::optional<std::uint64_t> ResourceVersionNumber(std::string_view resource_version) {
+  std::uint64_t n = 0;
+  const char* end = resource_version.data() + resource_version.size();
+  auto [ptr, ec] = std::from_chars(resource_version.data(), end, n);
+  if (resource_version.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return n;
 }
 
 }  // namespace huygens::kube

@@ -6,6 +6,8 @@
 #ifndef HUYGENS_KUBE_RESOURCE_H_
 #define HUYGENS_KUBE_RESOURCE_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +41,13 @@ const ResourceRef& NumaAffinityGroups();
 // Used by tests and tools only (the test cluster's clean-up): core v1 namespaces and events.
 const ResourceRef& Namespaces();
 const ResourceRef& CoreEvents();  // v1 events, the older form of events.k8s.io
+
+// A resourceVersion as a number, for ordering two versions from one API server: kube-apiserver
+// writes etcd's revision as a decimal string (and so does the fake server), which grows with
+// every write to any object, so of two versions the larger is the later (the watch cache orders
+// events so too). nullopt for "" and anything that is not a plain decimal number (a server
+// whose versions are truly opaque: callers then must not order them).
+std::optional<std::uint64_t> ResourceVersionNumber(std::string_view resource_version);
 
 }  // namespace huygens::kube
 

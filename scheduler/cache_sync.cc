@@ -77,6 +77,8 @@ absl::Status ChangeFeed::AffinityGroupsReady() const {
 
 bool ChangeFeed::Synced() const { return nodes_->HasSynced() && nrts_->HasSynced() && pods_->HasSynced(); }
 
+std::string ChangeFeed::PodsVersion() const { return pods_->resource_version(); }
+
 std::vector<std::string> ChangeFeed::NotReady(std::set<std::string>* names) const {
   std::vector<std::string> reasons;
   for (const auto& [name, informer] : {std::pair{"nodes", nodes_.get()}, std::pair{"noderesourcetopologies", nrts_.get()},
@@ -281,6 +283,11 @@ void CacheSync::ErasePod(const std::string& uid) {
 void CacheSync::ApplyPod(const json& object, bool deleted) {
   std::string uid = object["metadata"].value("uid", "");
   if (uid.empty()) return;
+  if (auto stored = pods_.find(uid); !deleted && stored != pods_.end()) {
+    const auto have = kube::ResourceVersionNumber(stored->second["metadata"].value("resourceVersion", ""));
+    const auto got = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
+    if (have && got && *got < *have) return;  // an older version than a direct read gave
+  }
   if (deleted || PodIsTerminal(object)) {
     ErasePod(uid);
     creation_.erase(uid);

@@ -84,6 +84,10 @@ class ChangeFeed {
   void StopInformers();
   // Every informer has listed once. REQUIRES: StartInformers was called.
   bool Synced() const;
+  // The pods informer's version (kube::Informer::resource_version): every pod change up to it
+  // is queued already, so a caller that reads it and then Takes holds them all. "" before the
+  // first list or after a 410. REQUIRES: StartInformers was called. Any thread.
+  std::string PodsVersion() const;
   // For /readyz: OK when every informer is ready (kube::Informer::Ready: listed, and heard from
   // the API server within its stale bound), else Unavailable with each failing informer's
   // reason, joined by "; ". REQUIRES: StartInformers was called.
@@ -154,7 +158,9 @@ class CacheSync {
       : numa_strategy_(numa_strategy), extender_(extender), has_profile_(std::move(has_profile)), clock_(clock) {}
 
   // Applies one informer change to the objects, the cache and the queue (see the cache rules).
-  // Bad objects are logged and skipped.
+  // Bad objects are logged and skipped, and so is a pod older than the version stored
+  // (kube::ResourceVersionNumber of both): the takeover fence's recheck stores pods read
+  // directly, ahead of the informer, whose older events must not take the cache back.
   void Apply(const Change& c);
 
   // The restart rule for a pending pod (its object `object`, uid `uid`): when it is not in the

@@ -1,6 +1,6 @@
 // ChangeFeed's gate (ChangeFeed::Current): what it refuses and what it logs, over the fake API
 // server, whose held watches stand for a frozen connection (the API server took the watch and
-// sends nothing).
+// sends nothing); and CacheSync's order of pod versions.
 #include "scheduler/cache_sync.h"
 
 #include <chrono>
@@ -15,6 +15,7 @@
 #include "kube/testing/fake_apiserver.h"
 #include "kube/testing/process.h"
 #include "kube/testing/test_client.h"
+#include "scheduler/test_cluster.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 
@@ -82,6 +83,35 @@ TEST_F(ChangeFeedTest, BeforeEveryInformerHasListedItRefusesWithoutLogging) {
   EXPECT_EQ(starting.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(starting.message()), HasSubstr("pods informer has not listed yet"));
   EXPECT_EQ(log_.str().find("scheduling paused"), std::string::npos) << log_.str();
+}
+
+TEST(CacheSyncTest, APodOlderThanTheVersionStoredIsSkipped) {
+  // The takeover fence's recheck stores pods read directly, ahead of the informer; the
+  // informer's older events of those pods must not take the cache back (a bound pod seen as
+  // pending again would free its CPUs).
+  huygens::testing::FakeClock clock;
+  CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
+  auto version = [](nlohmann::json pod, const char* v) {
+    pod["metadata"]["uid"] = "u1";
+    pod["metadata"]["resourceVersion"] = v;
+    return pod;
+  };
+  nlohmann::json pending = testing::GuaranteedPod("a", 2);
+  nlohmann::json bound = pending;
+  bound["spec"]["nodeName"] = "n0";
+  auto stored = [&] {
+    const nlohmann::json& pod = sync.pods().at("u1");
+    return pod["metadata"]["resourceVersion"].get<std::string>() + " " + pod["spec"].value("nodeName", "");
+  };
+  sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = version(bound, "12")});
+  EXPECT_EQ(stored(), "12 n0");
+  sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = version(pending, "9")});
+  EXPECT_EQ(stored(), "12 n0") << "an older version took the cache back";
+  sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = version(bound, "15")});
+  EXPECT_EQ(stored(), "15 n0");
+  // A deletion is applied whatever its version (a relist reports the last version known).
+  sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = true, .object = version(bound, "3")});
+  EXPECT_EQ(sync.pods().count("u1"), 0u);
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 #include "scheduler/scheduling_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <set>
+#include <vector>
 
 #include "absl/base/internal/raw_logging.h"
 #include "base/wire_names.h"
@@ -199,6 +203,8 @@ bool SchedulingLoop::WriteFence() {
     spdlog::warn("takeover fence: listing the pending pods failed: {}", std::string(pending.status().message()));
     return false;
   }
+  // Unknown (a server whose versions are not numbers): only the fenced pods are awaited.
+  const std::uint64_t list_version = kube::ResourceVersionNumber(pending->resource_version).value_or(0);
   std::map<std::string, std::pair<std::string, std::string>> wait;
   int written = 0;
   for (const json& pod : pending->items) {
@@ -224,39 +230,63 @@ bool SchedulingLoop::WriteFence() {
   {
     std::lock_guard<std::mutex> lock(p_.state->mu);
     fence_wait_ = std::move(wait);
+    fence_version_ = list_version;
     fence_written_ = true;
+    fence_complete_said_ = false;
     fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
   }
   // Said once the wait and its first recheck time are in place.
-  spdlog::info("takeover fence: wrote {} pending pods (token {}); scheduling once the informer has seen them", written,
-               fence_token_);
+  spdlog::info(
+      "takeover fence: wrote {} pending pods (token {}); scheduling once the pod informer has shown them and reached "
+      "version {} (the list's)",
+      written, fence_token_, pending->resource_version);
   return true;
 }
 
 void SchedulingLoop::RecheckFence() {
-  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> waiting;
+  std::size_t waiting;
+  std::uint64_t reached;
   {
     std::lock_guard<std::mutex> lock(p_.state->mu);
-    waiting.assign(fence_wait_.begin(), fence_wait_.end());
+    waiting = fence_wait_.size();
+    reached = cache_pods_version_;
   }
-  spdlog::warn("takeover fence: the informer has not shown {} fenced pod(s) after 10 s; reading them",
-               waiting.size());
-  for (const auto& [uid, where] : waiting) {
-    auto pod = p_.client->Get(kube::Pods(), where.first, where.second);
-    std::lock_guard<std::mutex> lock(p_.state->mu);
-    if (!pod.ok()) {
-      // Gone: nothing can bind it any more. Other errors: try again at the next recheck.
-      if (kube::IsApiNotFound(pod.status())) fence_wait_.erase(uid);
-      continue;
-    }
-    if ((*pod)["metadata"].value("uid", "") != uid) {
-      fence_wait_.erase(uid);  // a new pod of the same name: the fenced one is gone
-      continue;
-    }
-    const Change c{.kind = ChangeKind::kPod, .deleted = false, .object = *std::move(pod)};
-    p_.state->Apply(c);
+  spdlog::warn(
+      "takeover fence: after 10 s the pod informer has shown {} of the fenced pods not yet and reached version {} of "
+      "{}; reading every pod",
+      waiting, reached, fence_version_);
+  auto pods = p_.client->List(kube::Pods(), "", kube::ListOptions{});  // no resourceVersion: a quorum read
+  if (!pods.ok()) {
+    spdlog::warn("takeover fence: reading the pods failed: {}; trying again in 10 s",
+                 std::string(pods.status().message()));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(p_.state->mu);
+  std::set<std::string> listed;
+  for (json& pod : pods->items) {
+    const std::string uid = pod["metadata"].value("uid", "");
+    listed.insert(uid);
+    const auto version = kube::ResourceVersionNumber(pod["metadata"].value("resourceVersion", ""));
+    const Change c{.kind = ChangeKind::kPod, .deleted = false, .object = std::move(pod)};
+    // What the informer showed already stays: it may be newer than this read (a deletion).
+    if (!version || *version > cache_pods_version_) p_.state->Apply(c);
     ObserveFence(c);
   }
+  // Awaited pods the read does not list are gone (a new pod of the same name has another uid):
+  // nothing binds them any more.
+  std::erase_if(fence_wait_, [&](const auto& awaited) { return listed.count(awaited.first) == 0; });
+  const std::optional<std::uint64_t> list_version = kube::ResourceVersionNumber(pods->resource_version);
+  if (!list_version) return;
+  // A cached pod the read does not list, seen at a version before the read's, was deleted
+  // before the read (a pod created after it has a later version): applied as the informer's
+  // delete would be, so it is not bound again nor holds CPUs.
+  std::vector<json> gone;
+  for (const auto& [uid, object] : p_.state->pods()) {
+    const auto version = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
+    if (listed.count(uid) == 0 && version && *version <= *list_version) gone.push_back(object);
+  }
+  for (json& object : gone) p_.state->Apply(Change{.kind = ChangeKind::kPod, .deleted = true, .object = std::move(object)});
+  cache_pods_version_ = std::max(cache_pods_version_, *list_version);
 }
 
 void SchedulingLoop::ObserveFence(const Change& c) {
@@ -267,8 +297,15 @@ void SchedulingLoop::ObserveFence(const Change& c) {
   if (c.deleted || !c.object.value("spec", json::object()).value("nodeName", "").empty() ||
       meta.value("annotations", json::object()).value(kSchedulerFenceAnnotation, "") == fence_token_) {
     fence_wait_.erase(it);
-    if (fence_wait_.empty()) spdlog::info("takeover fence: complete; scheduling");
   }
+}
+
+void SchedulingLoop::SayWhenFenced() {
+  if (fence_complete_said_ || !fence_written_ || fence_term_ != Term() || !Fenced()) return;
+  fence_complete_said_ = true;
+  spdlog::info("takeover fence: complete (the pod informer's cache is at version {}, the fence's list was at {}); "
+               "scheduling",
+               cache_pods_version_, fence_version_);
 }
 
 void SchedulingLoop::Run() {
@@ -293,13 +330,16 @@ void SchedulingLoop::Run() {
         if (!WriteFence()) fence_retry_at_ = p_.clock->Now() + std::chrono::seconds(1);
       }
     }
-    if (p_.client != nullptr && *p_.leading && fence_written_ && fence_term_ == Term() &&
-        !fence_wait_.empty() && p_.clock->Now() >= fence_recheck_at_) {
+    if (p_.client != nullptr && *p_.leading && fence_written_ && fence_term_ == Term() && !Fenced() &&
+        p_.clock->Now() >= fence_recheck_at_) {
       RecheckFence();
       fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
     }
     const bool may_schedule = current && *p_.leading && !extender && Fenced();
     bool active = may_schedule && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
+    // Read before the Take: every pod change up to this version is then in the batch or applied.
+    const std::optional<std::uint64_t> pods_version =
+        p_.client != nullptr ? kube::ResourceVersionNumber(p_.feed->PodsVersion()) : std::nullopt;
     std::deque<Change> batch = p_.feed->Take(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20),
                                              [this] { return p_.binders->HasDone(); });
     {
@@ -309,6 +349,8 @@ void SchedulingLoop::Run() {
         p_.state->Apply(c);
         ObserveFence(c);
       }
+      if (pods_version) cache_pods_version_ = std::max(cache_pods_version_, *pods_version);
+      SayWhenFenced();
     }
     Touch();
     if (ready) p_.state->set_ready();

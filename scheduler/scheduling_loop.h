@@ -18,7 +18,12 @@
 // process starts leading it first writes every pending pod it could bind (FencedByUs) that a
 // quorum read lists, setting huygens.io/scheduler-fence to a token of the new term, and
 // schedules nothing until its pod informer has shown each of those pods with that token (or
-// bound, or gone). In extender mode the loop schedules nothing itself: it writes and awaits the
+// bound, or gone) and its cache holds every pod change up to that list's resourceVersion (the
+// pods informer's version, kube::Informer::resource_version, read before the changes are
+// applied; a quiet cluster moves it with a bookmark or the next pod event). The second half
+// covers a pod the other replica bound just before the takeover: the list no longer shows it
+// pending, so no fence write awaits it, yet its CPUs must be in the cache before any is reused
+// (the 10,000-event chaos run of 2026-12-03 gave 6 CPUs twice without it). In extender mode the loop schedules nothing itself: it writes and awaits the
 // fence the same way, and the extender's filter and bind answer only once it is complete
 // (CacheSync::fenced_term). Why: a deposed leader's Binding that passed its client-side lease check can
 // sit in a frozen connection and land later; the fence write moves the pod's resourceVersion, so
@@ -40,6 +45,7 @@
 #define HUYGENS_SCHEDULER_SCHEDULING_LOOP_H_
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <memory>
@@ -127,15 +133,21 @@ class SchedulingLoop {
   // Drops from fence_wait_ the pod of `c` once the informer shows it with the token, bound, or
   // deleted.
   void ObserveFence(const Change& c);
-  // The fence's guard against an informer that never shows a write (an event lost around a
-  // watch cut): every 10 s of waiting, each pod still awaited is read from the API server (a
-  // quorum read) and applied to the cache as the informer would, then judged as ObserveFence
-  // judges an event. The cache so learns of a Binding that landed before the fence write before
-  // any CPU is reused. Scheduling thread only.
+  // The fence's guard against a pod informer that lags or is frozen (a watch that stalls until
+  // the idle cut): every 10 s of waiting, every pod is read from the API server (one quorum list)
+  // and each newer than the cache's pod version is applied as the informer would apply it; the
+  // awaited pods are judged as ObserveFence judges an event (awaited pods not listed are gone),
+  // cached pods the list no longer holds are deleted, and the cache's pod version moves to the
+  // list's. The cache so learns of a Binding that
+  // landed before the fence before any CPU is reused. Scheduling thread only.
   void RecheckFence();
-  // Whether the fence of the current term is complete: written, and seen by the informer.
+  // Logs once per fence when it completes. Scheduling thread only.
+  void SayWhenFenced();
+  // Whether the fence of the current term is complete: written, each fenced pod seen, and the
+  // cache at the fence's list version.
   bool Fenced() const {
-    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty());
+    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty() &&
+                                    cache_pods_version_ >= fence_version_);
   }
   int64_t Term() const { return p_.term != nullptr ? p_.term->load() : 0; }
 
@@ -149,6 +161,14 @@ class SchedulingLoop {
   std::map<std::string, std::pair<std::string, std::string>> fence_wait_;  // uid -> ns, name
   Clock::TimePoint fence_recheck_at_{};
   Clock::TimePoint fence_retry_at_{};
+  // The resourceVersion of the fence's quorum list (0 when not a number), and whether the
+  // fence's completion was logged.
+  std::uint64_t fence_version_ = 0;
+  bool fence_complete_said_ = false;
+  // Every pod change up to this resourceVersion is applied to the cache (the pods informer's
+  // version when a batch was taken, or a fence recheck's list). Scheduling thread only
+  // (written under the state's lock).
+  std::uint64_t cache_pods_version_ = 0;
   std::atomic<Clock::Duration::rep> last_progress_{0};
 };
 

@@ -443,15 +443,18 @@ TEST_F(ServiceTest, ANewLeaderWritesEveryPendingPodFirstSoTheDeposedLeadersLateB
 // The takeover fence's bound on its wait (docs/scheduler-service.md, "Leader election"). The pod
 // informer lists, and its watch is taken and stays silent (a frozen connection that the stale
 // bound, 150 s, has not caught yet): it never shows the fence write. Every 10 s of waiting the
-// scheduler reads the awaited pods itself: the pod it reads carries the token, and one that is
-// gone, or replaced by a new pod of its name, is no longer awaited. Pod "a" is then bound, which
+// scheduler reads every pod itself: the pod it reads carries the token, and one that is gone,
+// or replaced by a new pod of its name, is no longer awaited. Pod "a" is then bound, which
 // needs the pod as read back: the Binding carries the resourceVersion of the fence write, and
-// one from the informer's copy would be refused (409) for ever.
+// one from the informer's copy would be refused (409) for ever. A deleted pod is dropped from
+// the cache (never bound again); a new pod the read shows is scheduled.
 struct RecheckCase {
   const char* name;
   // What happens to a second pending pod "b" once the fence is written, unseen by the informer;
   // no pod "b" when empty.
   std::function<absl::Status(FakeApiServer&, kube::Client&)> unseen;
+  int bound;  // pods bound in the end
+
   friend void PrintTo(const RecheckCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -489,25 +492,82 @@ TEST_P(FenceRecheckTest, AFenceWriteThePodInformerNeverShowsIsReadBackAfterTenSe
   clock_.Advance(std::chrono::seconds(9));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(Bound(), 0) << "bound before the fence write was seen";
-  ASSERT_TRUE(Eventually([&] { return Bound() == 1; })) << "never bound: the fence still waits";
+  ASSERT_TRUE(Eventually([&] { return Bound() == c.bound; })) << "never bound: the fence still waits";
   EXPECT_EQ(server_->Get("pods", "default", "a")->at("spec").value("nodeName", ""), "n0");
+  // The deleted "b" is out of the cache: no Binding of it is tried (and refused) again.
+  for (int i = 0; i < 6; ++i) {
+    clock_.Advance(std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(Logged("lost the race")) << log_.str();
+  EXPECT_EQ(Bound(), c.bound);
   server_->ReleaseRequests();
   service->Stop();
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, FenceRecheckTest,
     ::testing::Values(
-        RecheckCase{"AFencedPodTheInformerNeverShowsIsReadBackAndBound", nullptr},
+        RecheckCase{"AFencedPodTheInformerNeverShowsIsReadBackAndBound", nullptr, 1},
         RecheckCase{"AFencedPodDeletedMeanwhileNoLongerHoldsUpScheduling",
-                  [](FakeApiServer&, kube::Client& writer) { return writer.Delete(kube::Pods(), "default", "b"); }},
-        RecheckCase{"AFencedPodReplacedByANewPodOfItsNameNoLongerHoldsUpScheduling",
+                  [](FakeApiServer&, kube::Client& writer) { return writer.Delete(kube::Pods(), "default", "b"); }, 1},
+        RecheckCase{"AFencedPodReplacedByANewPodOfItsNameNoLongerHoldsUpSchedulingAndTheNewOneIsBound",
                   [](FakeApiServer& server, kube::Client& writer) {
                     absl::Status deleted = writer.Delete(kube::Pods(), "default", "b");
                     if (!deleted.ok()) return deleted;
                     return server.Create("pods", GuaranteedPod("b", 2)).status();
-                  }}),
+                  },
+                  2}),
     [](const ::testing::TestParamInfo<RecheckCase>& p) { return std::string(p.param.name); });
+
+TEST_F(ServiceTest, APodTheOtherReplicaBoundJustBeforeTheTakeoverHoldsItsCpusBeforeTheNewLeaderSchedules) {
+  // The hole the 10,000-event chaos run found (2026-12-03): replica "other" leads and binds pod
+  // "b" to CPUs 0,8 (the first two this node gives) just before its lease runs out; this
+  // replica's pod informer has not shown that Binding (its watch is frozen) when it takes over.
+  // The fence's list no longer shows "b" pending, so no fence write awaits it: the fence must
+  // also wait until the cache holds every pod change up to the list's version (here the
+  // recheck's own read brings it), else pod "a" gets CPUs 0,8 too.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  nlohmann::json a = GuaranteedPod("a", 2);
+  a["spec"]["priority"] = 1000;  // popped before "b", whose Binding would fail
+  ASSERT_TRUE(server_->Create("pods", a).ok());
+  auto b = server_->Create("pods", GuaranteedPod("b", 2));
+  ASSERT_TRUE(b.ok());
+  const std::string now = "2026-12-03T12:00:00.000000Z";
+  ASSERT_TRUE(server_
+                  ->Create("leases.coordination.k8s.io", {{"apiVersion", "coordination.k8s.io/v1"},
+                                      {"kind", "Lease"},
+                                      {"metadata", {{"name", "huygens-scheduler"}, {"namespace", "kube-system"}}},
+                                      {"spec",
+                                       {{"holderIdentity", "other"},
+                                        {"leaseDurationSeconds", 3},
+                                        {"acquireTime", now},
+                                        {"renewTime", now}}}})
+                  .ok());
+  CaptureLog();
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry, true, "a");
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  ASSERT_FALSE(service->Leading());
+  server_->HoldRequests("watch", "pods");
+  server_->DropWatches();
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() >= 1; }));
+  ASSERT_TRUE(client
+                  ->Bind("default", "b", "n0", (*b)["metadata"]["uid"].get<std::string>(),
+                         {{kAllocationAnnotation,
+                           R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"0,8","mems":"0"}]})"}},
+                         (*b)["metadata"]["resourceVersion"].get<std::string>())
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return service->Leading(); }, std::chrono::seconds(20)));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 2; })) << log_.str();
+  server_->ReleaseRequests();
+  service->Stop();
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+  EXPECT_TRUE(Logged("takeover fence: wrote 1 pending pods")) << log_.str();
+}
 
 TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   // An NRT update rebuilds the node from the informer, which still shows the pod whose Binding
