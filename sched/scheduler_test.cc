@@ -438,6 +438,32 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
   EXPECT_EQ(g->at(cache.FindNode("c")).at(1), 2);
 }
 
+// Joining the group outranks the waste tiers. Node "busy" as AddBusyAndEmpty makes it, but its
+// 4-CPU pod on NUMA node 1 is of group "g": a 7-CPU pod there strands one CPU, while the empty
+// node is a clean fit (NumaScore.PackPrefersACleanFitToAStrandingBestFit). A pod of no group
+// takes the clean fit; a pod of group "g" joins its group-mate.
+TEST(NumaScore, AGroupMemberJoinsItsGroupsNumaNodeOverACleanFitElsewhere) {
+  for (const std::string group : {"", "g"}) {
+    ClusterCache cache;
+    ASSERT_TRUE(cache.AddNode(MachineNode("busy", DualSocket())).ok());
+    ASSERT_TRUE(cache.AddNode(MachineNode("empty", DualSocket())).ok());
+    ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("eight", 8)), "busy",
+                             Holding("eight", "busy", CpuSet{0, 1, 2, 3, 12, 13, 14, 15}, 0))
+                    .ok());
+    Pod four = GuaranteedPod("four", 4);
+    four.spec.affinity_group = "g";
+    ASSERT_TRUE(cache.AddPod(Share(four), "busy", Holding("four", "busy", CpuSet{6, 7, 18, 19}, 1)).ok());
+    auto scheduler = MustCreate(cache, NumaScoreOnly());
+    Pod pod = GuaranteedPod("p", 7);
+    pod.spec.bind_policy = BindPolicy::kPacked;
+    pod.spec.affinity_group = group;
+    ScheduleResult r = scheduler->ScheduleOne(Share(std::move(pod)));
+    ASSERT_TRUE(r.scheduled()) << r.message;
+    EXPECT_EQ(r.node, group.empty() ? "empty" : "busy") << "group '" << group << "'";
+    if (!group.empty()) EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+  }
+}
+
 // A group split over NUMA nodes gathers on its largest part: one member on NUMA node 0 (with a
 // non-member that makes node 0 the fuller one, which packing alone would pick), two on NUMA
 // node 1; the next member goes to NUMA node 1.
