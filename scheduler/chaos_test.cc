@@ -3,7 +3,9 @@
 // testbed (label `cluster`, HUYGENS_TESTBED_DIR), under a seeded random stream of events: pods
 // created (Guaranteed, 1-8 CPUs, and best-effort) and deleted, the leader killed with SIGKILL and
 // started again, a replica hung with SIGSTOP (until the other took over, when it led) and resumed
-// with SIGCONT, a replica's connections to the apiserver frozen (each replica reaches it through
+// with SIGCONT, the node agent of node agent-node (this machine's CPUs; no container runtime,
+// so it reports each of its pods failed) killed with SIGKILL and started again, a replica's
+// connections to the apiserver frozen (each replica reaches it through
 // a kube/testing/tcp_proxy.h of its own: a network partition; until the other took over, when it
 // led) and thawed, a concurrent writer changing pods (their resourceVersion moves under the
 // schedulers' preconditions: 409s), Nodes added and removed, etcd compacted, the apiserver
@@ -19,7 +21,10 @@
 //     ServiceAccount of its own), every Binding reached the server from the replica whose
 //     successful write of the Lease came last before it, and no pod was bound twice;
 //   - progress: within kProgressLimit, every pending pod that fits (a NUMA node of a live node
-//     with as many CPUs no pod holds) is bound.
+//     with as many CPUs no pod holds) is bound;
+//   - nothing lost by the agent's kills: within kAgentLimit, the agent's NodeResourceTopology
+//     counts as exclusive exactly the CPUs the pods bound to agent-node hold, and each of those
+//     pods carries a huygens.io/allocation-status.
 // A failure names the seed and the event index of the first sight of each problem.
 //
 // Partitions found a fault (docs/testbed.md, "Chaos run"): a leader's Binding that passed the
@@ -38,11 +43,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -85,6 +92,8 @@ constexpr char kLeaseNamespace[] = "kube-system";
 constexpr char kLeaseName[] = "huygens-scheduler";
 constexpr auto kTakeoverLimit = std::chrono::seconds(30);
 constexpr auto kProgressLimit = std::chrono::seconds(120);
+constexpr auto kAgentLimit = std::chrono::seconds(30);
+constexpr char kAgentNode[] = "agent-node";
 
 // What one event does. Weights are per 1,000 events.
 enum class Kind {
@@ -92,6 +101,7 @@ enum class Kind {
   kBestEffortPod,
   kDeletePod,
   kKillLeader,
+  kKillAgent,
   kStopReplica,
   kPartitionReplica,
   kConcurrentWrite,
@@ -108,8 +118,9 @@ struct KindInfo {
 constexpr KindInfo kKinds[] = {
     {Kind::kGuaranteedPod, "create Guaranteed pod", 400},
     {Kind::kBestEffortPod, "create best-effort pod", 150},
-    {Kind::kDeletePod, "delete pod", 344},
+    {Kind::kDeletePod, "delete pod", 329},
     {Kind::kKillLeader, "SIGKILL leader + restart", 15},
+    {Kind::kKillAgent, "SIGKILL agent + restart", 15},
     {Kind::kStopReplica, "SIGSTOP/SIGCONT replica", 10},
     {Kind::kPartitionReplica, "partition replica (freeze)", 10},
     {Kind::kConcurrentWrite, "concurrent pod write", 30},
@@ -263,6 +274,41 @@ std::vector<std::string> PlacementProblems(const std::vector<json>& pods, std::m
   return problems;
 }
 
+// What the agent of `node` has not caught up with, from its NodeResourceTopology `nrt` (nullopt
+// when there is none) and the pods: the CPUs its huygens.io/pools annotation counts as exclusive
+// must be those the allocations of the pods bound to `node` hold, and each of those pods must
+// carry a huygens.io/allocation-status. Empty when it has.
+std::vector<std::string> AgentProblems(const std::optional<json>& nrt, const std::vector<json>& pods,
+                                       const std::string& node) {
+  if (!nrt.has_value()) return {fmt::format("{}: no NodeResourceTopology", node)};
+  std::vector<std::string> problems;
+  CpuSet held;
+  for (const json& pod : pods) {
+    if (pod["spec"].value("nodeName", "") != node) continue;
+    auto annotations = pod["metadata"].value("annotations", json::object());
+    if (!annotations.contains(kAllocationAnnotation)) continue;
+    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
+    if (!a.ok()) continue;  // CheckCluster reports it
+    for (const ContainerAllocation& c : a->containers) {
+      if (c.exclusive) held = held.Union(c.cpuset);
+    }
+    if (!annotations.contains(kAllocationStatusAnnotation)) {
+      problems.push_back(fmt::format("pod {} on {}: no {}", pod["metadata"].value("name", ""), node,
+                                     kAllocationStatusAnnotation));
+    }
+  }
+  const std::string pools = (*nrt)["metadata"].value("annotations", json::object()).value(kPoolsAnnotation, "");
+  const json parsed = json::parse(pools, nullptr, false);
+  auto exclusive = CpuSet::Parse(parsed.is_object() ? parsed.value("exclusive", "?") : "?");
+  if (!exclusive.ok()) {
+    problems.push_back(fmt::format("{}: NodeResourceTopology {} unreadable: {}", node, kPoolsAnnotation, pools));
+  } else if (*exclusive != held) {
+    problems.push_back(fmt::format("{}: the agent counts CPUs {} exclusive, the bound pods hold {}", node,
+                                   exclusive->ToString(), held.ToString()));
+  }
+  return problems;
+}
+
 // One scheduler replica: a ServiceAccount of its own (so the audit log tells the replicas
 // apart) and the process now running for it, one at a time; each incarnation has its own
 // identity ("a-0", "a-1", ...) and log.
@@ -300,7 +346,7 @@ class ChaosRun {
     if (topology_ == nullptr) return absl::InternalError("no machine of 32 CPUs");
     const std::string rbac = (bed_.dir() / "chaos-rbac.yaml").string();
     std::ofstream out(rbac);
-    for (const char* slot : {"a", "b"}) {
+    for (const char* slot : {"a", "b", "agent"}) {
       out << fmt::format(R"(apiVersion: v1
 kind: ServiceAccount
 metadata: {{name: chaos-{0}, namespace: default}}
@@ -328,6 +374,28 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
     }
     for (int i = 0; i < kInitialNodes; ++i) {
       if (!AddNode()) return absl::InternalError("adding a node failed");
+    }
+    // The agent's node: this machine (CPU 0 the system pool, the rest its user CPUs); its NRT
+    // is the agent's.
+    const int host_cpus = static_cast<int>(std::thread::hardware_concurrency());
+    if (host_cpus < 2) return absl::FailedPreconditionError("the agent's node needs 2 CPUs or more");
+    if (!testing::CreateReadyNode(s_, testing::NodeObject(kAgentNode, host_cpus))) {
+      return absl::InternalError("creating the agent's Node failed");
+    }
+    auto agent_kubeconfig = bed_.ServiceAccountKubeconfig("default", "chaos-agent");
+    if (!agent_kubeconfig.ok()) return agent_kubeconfig.status();
+    agent_.kubeconfig = *agent_kubeconfig;
+    agent_.config = (bed_.dir() / "chaos-agent.yaml").string();
+    std::ofstream(agent_.config) << fmt::format(
+        "nodeName: {}\nsystemCpus: \"0\"\nruntime: {{endpoint: \"unix://{}\", timeout: 500ms}}\n"
+        "kubeletCheckpoint: \"\"\ncheckpoint: {}\nmetricsAddress: \"\"\nresyncPeriod: 1s\nnrtMinInterval: 1s\n",
+        kAgentNode, (bed_.dir() / "chaos-no-runtime.sock").string(), (bed_.dir() / "chaos-agent-checkpoint.json").string());
+    std::filesystem::remove(bed_.dir() / "chaos-agent-checkpoint.json");
+    StartAgent();
+    if (!kube::testing::WaitFor([&] { return s_.Get(testing::kNrtResource, "", kAgentNode).has_value(); },
+                                std::chrono::seconds(30))) {
+      return absl::DeadlineExceededError("the agent published no NodeResourceTopology within 30 s: " +
+                                         Slurp(agent_.logs.back()));
     }
     audit_mark_ = bed_.AuditMark();
     for (Replica& r : replicas_) Start(r);
@@ -374,9 +442,9 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
     out += fmt::format(
         "pods created {}, pods bound {} (Bindings in the audit log; {} by a deposed leader before the new one's first "
         "Binding), leader changes {}, takeovers after a leader fault {}: max {:.2f} s, mean {:.2f} s; progress at the "
-        "end {:.1f} s; violations {}\n",
+        "end {:.1f} s, the agent caught up in {:.1f} s; violations {}\n",
         created_, bindings_, admitted_, leader_changes_, takeovers_.size(), max, takeovers_.empty() ? 0 : sum / static_cast<double>(takeovers_.size()),
-        progress_seconds_, violations_.size());
+        progress_seconds_, agent_seconds_, violations_.size());
     return out;
   }
 
@@ -461,6 +529,10 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
         if (leader != nullptr) AwaitTakeover(old, at);
         break;
       }
+      case Kind::kKillAgent:
+        agent_.process->Kill();
+        StartAgent();
+        break;
       case Kind::kStopReplica:
         // The hung leader, resumed, finds its renew deadline passed and gives up at once.
         HoldOut(
@@ -538,6 +610,15 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
       DeleteNow(fmt::format("/api/v1/namespaces/default/pods/{}", name));
       pods_.erase(std::remove(pods_.begin(), pods_.end(), name), pods_.end());
     }
+  }
+
+  // Starts the next incarnation of the agent (its log: huygens-chaos-agent-<k>.log).
+  void StartAgent() {
+    agent_.logs.push_back(fmt::format("{}/huygens-chaos-agent-{}.log", ::testing::TempDir(), agent_.logs.size()));
+    agent_.process = std::make_unique<Process>(
+        std::vector<std::string>{HUYGENS_AGENT_BIN, "--config", agent_.config, "--kubeconfig", agent_.kubeconfig,
+                                 "--log-level", "info"},
+        agent_.logs.back());
   }
 
   // Starts the next incarnation of `r`.
@@ -651,6 +732,17 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
                             fmt::join(waiting, ", "), testing::UnboundPods(s_, "default")));
     }
     for (const std::string& p : StateProblems()) Violation(p);
+    std::vector<std::string> agent_problems;
+    const auto agent_start = Clock::now();
+    kube::testing::WaitFor(
+        [&] {
+          agent_problems = AgentProblems(s_.Get(testing::kNrtResource, "", kAgentNode), s_.List("pods", "default"), kAgentNode);
+          return agent_problems.empty();
+        },
+        kAgentLimit, std::chrono::seconds(1));
+    agent_seconds_ = std::chrono::duration<double>(Clock::now() - agent_start).count();
+    for (const std::string& p : agent_problems) Violation(fmt::format("after {} s: {}", kAgentLimit.count(), p));
+    if (int rc = agent_.process->Stop(); rc != 0) Violation(fmt::format("the agent exited {} on SIGTERM", rc));
     for (Replica& r : replicas_) {
       if (int rc = r.process->Stop(); rc != 0) Violation(fmt::format("{} exited {} on SIGTERM", r.identity(), rc));
     }
@@ -678,6 +770,14 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
   std::string config_;
   std::shared_ptr<const CpuTopology> topology_;
   std::vector<Replica> replicas_;
+  // The node agent of kAgentNode: its token kubeconfig (ServiceAccount chaos-agent), its
+  // configuration file, the process now running and the log of each incarnation.
+  struct {
+    std::string kubeconfig;
+    std::string config;
+    std::unique_ptr<Process> process;
+    std::vector<std::string> logs;
+  } agent_;
   std::uintmax_t audit_mark_ = 0;
   std::set<std::string> nodes_;
   int next_node_ = 0;
@@ -697,6 +797,7 @@ subjects: [{{kind: ServiceAccount, name: chaos-{0}, namespace: default}}]
   std::vector<double> takeovers_;  // seconds
   double events_seconds_ = 0;
   double progress_seconds_ = 0;
+  double agent_seconds_ = 0;  // until the agent's NRT and statuses matched the pods at the end
 };
 
 // The admin client of the testbed's real apiserver.
@@ -780,6 +881,32 @@ TEST(ChaosChecks, ABindingByTheReplicaThatLostTheLeaseAndADoubleBindingAreSeen) 
               ::testing::ElementsAre(::testing::Pair("2026-01-01T00:00:04.200000Z", ::testing::HasSubstr("pod p3 bound by a")),
                                      ::testing::Pair("2026-01-01T00:00:04.300000Z", ::testing::HasSubstr("pod p2 bound twice"))));
   EXPECT_EQ(check.admitted, 1);
+}
+
+// The agent check sees an agent that counts other CPUs exclusive than the bound pods hold, and a
+// pod it has not reported on; it passes once both agree.
+TEST(ChaosChecks, AnAgentBehindItsPodsIsSeen) {
+  const std::string allocation = R"({"version":1,"node":"agent-node","numaNodes":[0],"containers":[{"name":"app","cpuset":"1","mems":"0"}]})";
+  json pod = testing::GuaranteedPod("g-1", 1);
+  pod["metadata"]["uid"] = "u1";
+  pod["spec"]["nodeName"] = kAgentNode;
+  pod["metadata"]["annotations"] = {{kAllocationAnnotation, allocation}};
+  json elsewhere = pod;
+  elsewhere["metadata"]["name"] = "g-2";
+  elsewhere["spec"]["nodeName"] = "n0";
+  auto nrt = [](const std::string& exclusive) {
+    return json{{"metadata",
+                 {{"name", kAgentNode},
+                  {"annotations",
+                   {{kPoolsAnnotation, json{{"version", 1}, {"system", "0"}, {"user", "1"}, {"exclusive", exclusive},
+                                            {"mode", "allocatable"}}.dump()}}}}}};
+  };
+  EXPECT_THAT(AgentProblems(std::nullopt, {pod}, kAgentNode), ::testing::ElementsAre("agent-node: no NodeResourceTopology"));
+  EXPECT_THAT(AgentProblems(nrt(""), {pod, elsewhere}, kAgentNode),
+              ::testing::ElementsAre("pod g-1 on agent-node: no huygens.io/allocation-status",
+                                     "agent-node: the agent counts CPUs  exclusive, the bound pods hold 1"));
+  pod["metadata"]["annotations"][kAllocationStatusAnnotation] = R"({"state":"failed"})";
+  EXPECT_THAT(AgentProblems(nrt("1"), {pod, elsewhere}, kAgentNode), ::testing::IsEmpty());
 }
 
 // The state check sees two bound pods holding one CPU (written by the test itself, as a broken
