@@ -18,8 +18,9 @@
 //     allocation never change afterwards;
 // and at the end:
 //   - never two leaders binding: from the apiserver's audit log (each replica runs as a
-//     ServiceAccount of its own), every Binding reached the server from the replica whose
-//     successful write of the Lease came last before it, and no pod was bound twice;
+//     ServiceAccount of its own), every Binding reached the server from the replica holding
+//     the Lease, or from the deposed holder before the new holder's first Binding of its term
+//     (CheckLeadership), and no pod was bound twice;
 //   - progress: within kProgressLimit, every pending pod that fits (a NUMA node of a live node
 //     with as many CPUs no pod holds) is bound;
 //   - nothing lost by the agent's kills: within kAgentLimit, the agent's NodeResourceTopology
