@@ -283,12 +283,20 @@ void CacheSync::ErasePod(const std::string& uid) {
 void CacheSync::ApplyPod(const json& object, bool deleted) {
   std::string uid = object["metadata"].value("uid", "");
   if (uid.empty()) return;
+  if (!deleted && deleted_.count(uid) > 0) return;  // an older version of a deleted pod
   if (auto stored = pods_.find(uid); !deleted && stored != pods_.end()) {
     const auto have = kube::ResourceVersionNumber(stored->second["metadata"].value("resourceVersion", ""));
     const auto got = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
     if (have && got && *got < *have) return;  // an older version than a direct read gave
   }
   if (deleted || PodIsTerminal(object)) {
+    if (deleted && deleted_.insert(uid).second) {
+      deleted_order_.push_back(uid);
+      if (deleted_order_.size() > kDeletedUids) {
+        deleted_.erase(deleted_order_.front());
+        deleted_order_.pop_front();
+      }
+    }
     ErasePod(uid);
     creation_.erase(uid);
     bool was_cached = cache_.FindPod(uid) != nullptr;

@@ -159,8 +159,9 @@ class CacheSync {
 
   // Applies one informer change to the objects, the cache and the queue (see the cache rules).
   // Bad objects are logged and skipped, and so is a pod older than the version stored
-  // (kube::ResourceVersionNumber of both): the takeover fence's recheck stores pods read
-  // directly, ahead of the informer, whose older events must not take the cache back.
+  // (kube::ResourceVersionNumber of both) or whose uid was deleted (the last kDeletedUids):
+  // the takeover fence stores pods read directly, ahead of the informer or behind it, whose
+  // older versions must not take the cache back nor bring a deleted pod back.
   void Apply(const Change& c);
 
   // The restart rule for a pending pod (its object `object`, uid `uid`): when it is not in the
@@ -227,6 +228,10 @@ class CacheSync {
   std::map<std::string, std::set<std::string>> uids_by_node_;
   std::map<std::string, std::string> node_of_;   // uid -> its key in uids_by_node_
   std::map<std::string, int64_t> creation_;      // uid -> arrival index
+  // The uids of the last kDeletedUids pods deleted, oldest first (a uid never comes back).
+  static constexpr std::size_t kDeletedUids = 65536;
+  std::set<std::string> deleted_;
+  std::deque<std::string> deleted_order_;
   int64_t next_creation_ = 0;
   std::atomic<bool> ready_{false};
   int64_t fenced_term_ = -1;

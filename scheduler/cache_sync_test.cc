@@ -85,7 +85,7 @@ TEST_F(ChangeFeedTest, BeforeEveryInformerHasListedItRefusesWithoutLogging) {
   EXPECT_EQ(log_.str().find("scheduling paused"), std::string::npos) << log_.str();
 }
 
-TEST(CacheSyncTest, APodOlderThanTheVersionStoredIsSkipped) {
+TEST(CacheSyncTest, APodOlderThanTheVersionStoredOrDeletedIsSkipped) {
   // The takeover fence's recheck stores pods read directly, ahead of the informer; the
   // informer's older events of those pods must not take the cache back (a bound pod seen as
   // pending again would free its CPUs).
@@ -112,6 +112,10 @@ TEST(CacheSyncTest, APodOlderThanTheVersionStoredIsSkipped) {
   // A deletion is applied whatever its version (a relist reports the last version known).
   sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = true, .object = version(bound, "3")});
   EXPECT_EQ(sync.pods().count("u1"), 0u);
+  // A version of a deleted pod read before its deletion (a quorum list that raced the informer)
+  // does not bring it back.
+  sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = version(bound, "16")});
+  EXPECT_EQ(sync.pods().count("u1"), 0u) << "a deleted pod came back";
 }
 
 }  // namespace

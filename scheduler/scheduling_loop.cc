@@ -195,23 +195,50 @@ void SchedulingLoop::SettleBinds() {
   }
 }
 
+std::set<std::string> SchedulingLoop::ApplyPodList(const kube::ObjectList& pods) {
+  std::set<std::string> listed;
+  for (const json& pod : pods.items) {
+    listed.insert(pod["metadata"].value("uid", ""));
+    const auto version = kube::ResourceVersionNumber(pod["metadata"].value("resourceVersion", ""));
+    // What the informer showed already stays (CacheSync also skips older versions and deleted uids).
+    if (!version || *version > cache_pods_version_) p_.state->Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = pod});
+  }
+  const std::optional<std::uint64_t> list_version = kube::ResourceVersionNumber(pods.resource_version);
+  if (!list_version) return listed;
+  // A cached pod the read does not list, seen at a version before the read's, was deleted
+  // before the read (a pod created after it has a later version): applied as the informer's
+  // delete would be, so it is not bound again nor holds CPUs.
+  std::vector<json> gone;
+  for (const auto& [uid, object] : p_.state->pods()) {
+    const auto version = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
+    if (listed.count(uid) == 0 && version && *version <= *list_version) gone.push_back(object);
+  }
+  for (json& object : gone) p_.state->Apply(Change{.kind = ChangeKind::kPod, .deleted = true, .object = std::move(object)});
+  cache_pods_version_ = std::max(cache_pods_version_, *list_version);
+  return listed;
+}
+
 bool SchedulingLoop::WriteFence() {
-  kube::ListOptions options;
-  options.field_selector = "spec.nodeName=";
-  auto pending = p_.client->List(kube::Pods(), "", options);  // no resourceVersion: a quorum read
-  if (!pending.ok()) {
-    spdlog::warn("takeover fence: listing the pending pods failed: {}", std::string(pending.status().message()));
+  // Every pod, with a quorum read (no resourceVersion): the pending ones are written below; the
+  // others go into the cache now, so a Binding that landed just before this takeover holds its
+  // CPUs before any is reused, whether or not the pod informer has shown it yet.
+  auto pods = p_.client->List(kube::Pods(), "", kube::ListOptions{});
+  if (!pods.ok()) {
+    spdlog::warn("takeover fence: listing the pods failed: {}", std::string(pods.status().message()));
     return false;
   }
-  // Unknown (a server whose versions are not numbers): only the fenced pods are awaited.
-  const std::uint64_t list_version = kube::ResourceVersionNumber(pending->resource_version).value_or(0);
+  {
+    std::lock_guard<std::mutex> lock(p_.state->mu);
+    (void)ApplyPodList(*pods);
+  }
   std::map<std::string, std::pair<std::string, std::string>> wait;
   int written = 0;
-  for (const json& pod : pending->items) {
+  for (const json& pod : pods->items) {
     if (!*p_.leading || Term() != fence_term_) {
       spdlog::warn("takeover fence: leadership changed while writing; abandoned");
       return false;
     }
+    if (!pod.value("spec", json::object()).value("nodeName", "").empty()) continue;  // bound: nothing to fence
     const json& meta = pod["metadata"];
     const std::string ns = meta.value("namespace", "");
     const std::string name = meta.value("name", "");
@@ -230,31 +257,26 @@ bool SchedulingLoop::WriteFence() {
   {
     std::lock_guard<std::mutex> lock(p_.state->mu);
     fence_wait_ = std::move(wait);
-    fence_version_ = list_version;
     fence_written_ = true;
     fence_complete_said_ = false;
     fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
   }
   // Said once the wait and its first recheck time are in place.
   spdlog::info(
-      "takeover fence: wrote {} pending pods (token {}); scheduling once the pod informer has shown them and reached "
-      "version {} (the list's)",
-      written, fence_token_, pending->resource_version);
+      "takeover fence: read {} pods at version {} into the cache; wrote {} pending pods (token {}); scheduling once "
+      "the pod informer has shown them",
+      pods->items.size(), pods->resource_version, written, fence_token_);
   return true;
 }
 
 void SchedulingLoop::RecheckFence() {
   std::size_t waiting;
-  std::uint64_t reached;
   {
     std::lock_guard<std::mutex> lock(p_.state->mu);
     waiting = fence_wait_.size();
-    reached = cache_pods_version_;
   }
-  spdlog::warn(
-      "takeover fence: after 10 s the pod informer has shown {} of the fenced pods not yet and reached version {} of "
-      "{}; reading every pod",
-      waiting, reached, fence_version_);
+  spdlog::warn("takeover fence: the pod informer has not shown {} fenced pod(s) after 10 s; reading every pod",
+               waiting);
   auto pods = p_.client->List(kube::Pods(), "", kube::ListOptions{});  // no resourceVersion: a quorum read
   if (!pods.ok()) {
     spdlog::warn("takeover fence: reading the pods failed: {}; trying again in 10 s",
@@ -262,31 +284,11 @@ void SchedulingLoop::RecheckFence() {
     return;
   }
   std::lock_guard<std::mutex> lock(p_.state->mu);
-  std::set<std::string> listed;
-  for (json& pod : pods->items) {
-    const std::string uid = pod["metadata"].value("uid", "");
-    listed.insert(uid);
-    const auto version = kube::ResourceVersionNumber(pod["metadata"].value("resourceVersion", ""));
-    const Change c{.kind = ChangeKind::kPod, .deleted = false, .object = std::move(pod)};
-    // What the informer showed already stays: it may be newer than this read (a deletion).
-    if (!version || *version > cache_pods_version_) p_.state->Apply(c);
-    ObserveFence(c);
-  }
+  const std::set<std::string> listed = ApplyPodList(*pods);
+  for (const json& pod : pods->items) ObserveFence(Change{.kind = ChangeKind::kPod, .deleted = false, .object = pod});
   // Awaited pods the read does not list are gone (a new pod of the same name has another uid):
   // nothing binds them any more.
   std::erase_if(fence_wait_, [&](const auto& awaited) { return listed.count(awaited.first) == 0; });
-  const std::optional<std::uint64_t> list_version = kube::ResourceVersionNumber(pods->resource_version);
-  if (!list_version) return;
-  // A cached pod the read does not list, seen at a version before the read's, was deleted
-  // before the read (a pod created after it has a later version): applied as the informer's
-  // delete would be, so it is not bound again nor holds CPUs.
-  std::vector<json> gone;
-  for (const auto& [uid, object] : p_.state->pods()) {
-    const auto version = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
-    if (listed.count(uid) == 0 && version && *version <= *list_version) gone.push_back(object);
-  }
-  for (json& object : gone) p_.state->Apply(Change{.kind = ChangeKind::kPod, .deleted = true, .object = std::move(object)});
-  cache_pods_version_ = std::max(cache_pods_version_, *list_version);
 }
 
 void SchedulingLoop::ObserveFence(const Change& c) {
@@ -303,9 +305,8 @@ void SchedulingLoop::ObserveFence(const Change& c) {
 void SchedulingLoop::SayWhenFenced() {
   if (fence_complete_said_ || !fence_written_ || fence_term_ != Term() || !Fenced()) return;
   fence_complete_said_ = true;
-  spdlog::info("takeover fence: complete (the pod informer's cache is at version {}, the fence's list was at {}); "
-               "scheduling",
-               cache_pods_version_, fence_version_);
+  spdlog::info("takeover fence: complete (the cache holds every pod change up to version {}); scheduling",
+               cache_pods_version_);
 }
 
 void SchedulingLoop::Run() {

@@ -15,14 +15,12 @@
 //
 // Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
 // pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this
-// process starts leading it first writes every pending pod it could bind (FencedByUs) that a
-// quorum read lists, setting huygens.io/scheduler-fence to a token of the new term, and
-// schedules nothing until its pod informer has shown each of those pods with that token (or
-// bound, or gone) and its cache holds every pod change up to that list's resourceVersion (the
-// pods informer's version, kube::Informer::resource_version, read before the changes are
-// applied; a quiet cluster moves it with a bookmark or the next pod event). The second half
-// covers a pod the other replica bound just before the takeover: the list no longer shows it
-// pending, so no fence write awaits it, yet its CPUs must be in the cache before any is reused
+// process starts leading it first reads every pod (one quorum list) into its cache, then writes
+// every pending pod of them it could bind (FencedByUs), setting huygens.io/scheduler-fence to a
+// token of the new term, and schedules nothing until its pod informer has shown each of those
+// pods with that token (or bound, or gone). Reading the list into the cache covers a pod the
+// other replica bound just before the takeover: no fence write awaits it, yet its CPUs must be
+// in the cache before any is reused, and the pod informer may not have shown that Binding yet
 // (the 10,000-event chaos run of 2026-12-03 gave 6 CPUs twice without it). In extender mode the loop schedules nothing itself: it writes and awaits the
 // fence the same way, and the extender's filter and bind answer only once it is complete
 // (CacheSync::fenced_term). Why: a deposed leader's Binding that passed its client-side lease check can
@@ -127,27 +125,29 @@ class SchedulingLoop {
  private:
   void ScheduleNext();
   void SettleBinds();
-  // The takeover fence's writes (no lock held): lists the pending pods (quorum read) and writes
-  // the term's token on each of ours; true when all are written (fence_wait_ then holds them).
+  // The takeover fence's writes (no lock held): lists every pod (quorum read), applies the list
+  // (ApplyPodList) and writes the term's token on each pending pod of ours; true when all are
+  // written (fence_wait_ then holds them).
   bool WriteFence();
+  // Applies a quorum list of every pod to the cache (state lock held): each pod newer than
+  // cache_pods_version_ as the informer would apply it, and a delete for each cached pod the list
+  // no longer holds that was seen at a version before the list's; cache_pods_version_ moves to
+  // the list's. Returns the uids listed.
+  std::set<std::string> ApplyPodList(const kube::ObjectList& pods);
   // Drops from fence_wait_ the pod of `c` once the informer shows it with the token, bound, or
   // deleted.
   void ObserveFence(const Change& c);
   // The fence's guard against a pod informer that lags or is frozen (a watch that stalls until
-  // the idle cut): every 10 s of waiting, every pod is read from the API server (one quorum list)
-  // and each newer than the cache's pod version is applied as the informer would apply it; the
-  // awaited pods are judged as ObserveFence judges an event (awaited pods not listed are gone),
-  // cached pods the list no longer holds are deleted, and the cache's pod version moves to the
-  // list's. The cache so learns of a Binding that
-  // landed before the fence before any CPU is reused. Scheduling thread only.
+  // the idle cut): every 10 s of waiting, every pod is read from the API server (one quorum
+  // list) and applied (ApplyPodList); the awaited pods are judged as ObserveFence judges an
+  // event, and awaited pods not listed are gone. Scheduling thread only.
   void RecheckFence();
   // Logs once per fence when it completes. Scheduling thread only.
   void SayWhenFenced();
-  // Whether the fence of the current term is complete: written, each fenced pod seen, and the
-  // cache at the fence's list version.
+  // Whether the fence of the current term is complete: written (its list applied), and each
+  // fenced pod seen.
   bool Fenced() const {
-    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty() &&
-                                    cache_pods_version_ >= fence_version_);
+    return p_.client == nullptr || (fence_written_ && fence_term_ == Term() && fence_wait_.empty());
   }
   int64_t Term() const { return p_.term != nullptr ? p_.term->load() : 0; }
 
@@ -161,13 +161,11 @@ class SchedulingLoop {
   std::map<std::string, std::pair<std::string, std::string>> fence_wait_;  // uid -> ns, name
   Clock::TimePoint fence_recheck_at_{};
   Clock::TimePoint fence_retry_at_{};
-  // The resourceVersion of the fence's quorum list (0 when not a number), and whether the
-  // fence's completion was logged.
-  std::uint64_t fence_version_ = 0;
+  // Whether the fence's completion was logged.
   bool fence_complete_said_ = false;
   // Every pod change up to this resourceVersion is applied to the cache (the pods informer's
-  // version when a batch was taken, or a fence recheck's list). Scheduling thread only
-  // (written under the state's lock).
+  // version when a batch was taken, or a fence list's). Scheduling thread only (written under
+  // the state's lock).
   std::uint64_t cache_pods_version_ = 0;
   std::atomic<Clock::Duration::rep> last_progress_{0};
 };
