@@ -221,6 +221,20 @@ int RequestedCpus(const json& pod) {
   return requests.contains("cpu") ? std::atoi(requests["cpu"].get<std::string>().c_str()) : 0;
 }
 
+// The exclusive CPUs of `pod`'s huygens.io/allocation (the union over its containers); nullopt
+// when it has none or one that does not parse (CheckCluster reports that).
+std::optional<CpuSet> ExclusiveCpus(const json& pod) {
+  auto annotations = pod["metadata"].value("annotations", json::object());
+  if (!annotations.contains(kAllocationAnnotation)) return std::nullopt;
+  auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
+  if (!a.ok()) return std::nullopt;
+  CpuSet cpus;
+  for (const ContainerAllocation& c : a->containers) {
+    if (c.exclusive) cpus = cpus.Union(c.cpuset);
+  }
+  return cpus;
+}
+
 // The pending pods of `pods` that fit now on `nodes` (live Node names, each a `topology`): one
 // asking CPUs when some NUMA node of a live node has that many CPUs that no bound pod's
 // allocation holds exclusively (single-numa-node, packed), one asking none when a node exists.
@@ -229,13 +243,7 @@ std::vector<std::string> PendingThatFit(const std::vector<json>& pods, const std
   std::map<std::string, CpuSet> held;
   for (const json& pod : pods) {
     const std::string node = pod["spec"].value("nodeName", "");
-    auto annotations = pod["metadata"].value("annotations", json::object());
-    if (node.empty() || !annotations.contains(kAllocationAnnotation)) continue;
-    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
-    if (!a.ok()) continue;  // CheckCluster reports it
-    for (const ContainerAllocation& c : a->containers) {
-      if (c.exclusive) held[node] = held[node].Union(c.cpuset);
-    }
+    if (auto cpus = ExclusiveCpus(pod); cpus && !node.empty()) held[node] = held[node].Union(*cpus);
   }
   std::vector<std::string> fit;
   for (const json& pod : pods) {
@@ -286,14 +294,10 @@ std::vector<std::string> AgentProblems(const std::optional<json>& nrt, const std
   CpuSet held;
   for (const json& pod : pods) {
     if (pod["spec"].value("nodeName", "") != node) continue;
-    auto annotations = pod["metadata"].value("annotations", json::object());
-    if (!annotations.contains(kAllocationAnnotation)) continue;
-    auto a = AllocationFromJson(annotations[kAllocationAnnotation].get<std::string>(), "");
-    if (!a.ok()) continue;  // CheckCluster reports it
-    for (const ContainerAllocation& c : a->containers) {
-      if (c.exclusive) held = held.Union(c.cpuset);
-    }
-    if (!annotations.contains(kAllocationStatusAnnotation)) {
+    const auto cpus = ExclusiveCpus(pod);
+    if (!cpus) continue;
+    held = held.Union(*cpus);
+    if (!pod["metadata"].value("annotations", json::object()).contains(kAllocationStatusAnnotation)) {
       problems.push_back(fmt::format("pod {} on {}: no {}", pod["metadata"].value("name", ""), node,
                                      kAllocationStatusAnnotation));
     }
