@@ -86,6 +86,8 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
                            .policy = memory.policy,
                            .reserved = reserved,
                            .checkpoint_path = config.kubelet_memory_checkpoint_path});
+  auto devices = std::make_unique<PodResourcesReader>(PodResourcesOptions{
+      .topology = deps.topology, .socket = config.pod_resources_socket});
   auto publisher = std::make_unique<Publisher>(
       deps.client, deps.clock,
       PublisherOptions{.node_name = config.node_name,
@@ -101,7 +103,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
                        .min_interval = config.nrt_min_interval});
   std::unique_ptr<Agent> agent(
       new Agent(std::move(config), deps, std::move(*reconciler), std::move(publisher),
-                std::move(memory_reader)));
+                std::move(memory_reader), std::move(devices)));
   if (agent->config_.traffic.enabled && deps.traffic_reader != nullptr) {
     agent->traffic_ = std::make_unique<TrafficSampler>(agent->config_.traffic,
                                                        deps.traffic_reader, deps.runtime,
@@ -124,12 +126,14 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
 }
 
 Agent::Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> reconciler,
-             std::unique_ptr<Publisher> publisher, std::unique_ptr<KubeletMemoryReader> memory)
+             std::unique_ptr<Publisher> publisher, std::unique_ptr<KubeletMemoryReader> memory,
+             std::unique_ptr<PodResourcesReader> devices)
     : config_(std::move(config)),
       deps_(std::move(deps)),
       reconciler_(std::move(reconciler)),
       publisher_(std::move(publisher)),
-      memory_(std::move(memory)) {
+      memory_(std::move(memory)),
+      devices_(std::move(devices)) {
   if (deps_.metrics != nullptr) metrics_ = std::make_unique<Metrics>(*deps_.metrics);
   if (config_.pod_source == PodSourceKind::kWatch) {
     const auto changed = [this](const nlohmann::json&) { Wake(); };
@@ -231,9 +235,11 @@ absl::StatusOr<ReconcileReport> Agent::RunOnce() {
   const std::map<int, double> capacity = ReadCapacity(warnings);
   KubeletMemoryUse memory = memory_->Read();  // logs its reason once per change
   AddHuygensMemoryUsed(report, memory.from_checkpoint, memory.used);
+  DeviceUse devices = devices_->Read();  // logs its reason once per change
   last_publication_ = NodePublication{.exclusive = report.exclusive,
                                       .capacity = capacity,
                                       .memory_used = std::move(memory.used),
+                                      .devices = std::move(devices.devices),
                                       .pod_traffic = PodTrafficAnnotation()};
   PublishNrt(*last_publication_, warnings);
   // The extended resource of the node's mode: what pods request to go through Huygens.

@@ -1,6 +1,7 @@
 // Agent: the node agent's loop. Each pass reads the pods of this node, kubelet's CPU manager
 // checkpoint and the capacity source, runs the Reconciler, reads the memory in use
-// (KubeletMemoryReader), then runs the Publisher, and records metrics. Run() repeats passes on
+// (KubeletMemoryReader) and the NUMA-affine devices (PodResourcesReader), then runs the
+// Publisher, and records metrics. Run() repeats passes on
 // pod events (watch mode), every resync period, and when a
 // deferred NRT write becomes due, until asked to stop. Between passes, Run() samples the pods'
 // TCP traffic every traffic.sampleInterval (TrafficSampler) and publishes the NRT again, with
@@ -31,6 +32,7 @@
 #include "agent/config.h"
 #include "agent/kubelet_config.h"
 #include "agent/kubelet_memory.h"
+#include "agent/pod_resources.h"
 #include "agent/publisher.h"
 #include "agent/netns_tcp_reader.h"
 #include "agent/reconciler.h"
@@ -94,7 +96,8 @@ class Agent {
  private:
   struct Metrics;
   Agent(AgentConfig config, AgentDeps deps, std::unique_ptr<Reconciler> reconciler,
-        std::unique_ptr<Publisher> publisher, std::unique_ptr<KubeletMemoryReader> memory);
+        std::unique_ptr<Publisher> publisher, std::unique_ptr<KubeletMemoryReader> memory,
+        std::unique_ptr<PodResourcesReader> devices);
   absl::StatusOr<std::vector<nlohmann::json>> ListPods();
   std::optional<KubeletCpuCheckpoint> ReadKubeletCheckpoint(std::vector<std::string>& warnings);
   std::map<int, double> ReadCapacity(std::vector<std::string>& warnings);
@@ -122,6 +125,7 @@ class Agent {
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<KubeletMemoryReader> memory_;
+  std::unique_ptr<PodResourcesReader> devices_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<kube::RestClient> kubelet_;  // pod source kKubelet
   std::string kubelet_path_;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "agent/pod.h"
+#include "agent/testing/fake_pod_resources.h"
 #include "agent/testing/fake_tcp_reader.h"
 #include "base/version.h"
 #include "cri/testing/fake_runtime.h"
@@ -149,6 +150,24 @@ TEST_F(AgentTest, ARuntimeThatIsDownMakesTheAgentUnreadyButHealthy) {
   EXPECT_THAT(metrics_.Expose(), HasSubstr("huygens_agent_runtime_up 0\n"));
   clock_.Advance(std::chrono::minutes(2));
   EXPECT_FALSE(agent->Healthy().ok()) << "no pass for three resync periods";
+}
+
+TEST_F(AgentTest, TheZonesListTheDevicesKubeletReportsWithTheFreeOnesAvailable) {
+  const std::string socket = (dir_ / "kubelet.sock").string();
+  agent::testing::FakePodResources kubelet(socket);
+  ASSERT_NE(kubelet.server(), nullptr);
+  kubelet.AddAllocatable("nvidia.com/gpu", {"g0", "g1"}, 1);
+  kubelet.AddInUse("nvidia.com/gpu", {"g0"}, 1);
+  config_.pod_resources_socket = socket;
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  ASSERT_EQ(nrt->zones.size(), 2u);
+  EXPECT_EQ(nrt->zones[0].Resource("nvidia.com/gpu"), nullptr);
+  const NrtResource* gpu = nrt->zones[1].Resource("nvidia.com/gpu");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(*gpu, (NrtResource{"nvidia.com/gpu", "2", "2", "1"}));
 }
 
 TEST_F(AgentTest, CapacityFactorsFromAFileArePublishedAsZoneAttributes) {

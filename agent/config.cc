@@ -171,8 +171,8 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
                            {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig",
                             "mode", "systemNamespaces", "topologyPolicy", "topologyScope",
                             "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
-                            "kubeletCheckpoint", "kubeletMemoryCheckpoint", "checkpoint",
-                            "metricsAddress", "traffic"});
+                            "kubeletCheckpoint", "kubeletMemoryCheckpoint",
+                            "podResourcesSocket", "checkpoint", "metricsAddress", "traffic"});
         !s.ok()) {
       return s;
     }
@@ -255,6 +255,7 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
     for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
                               std::pair{"kubeletMemoryCheckpoint",
                                         &c.kubelet_memory_checkpoint_path},
+                              std::pair{"podResourcesSocket", &c.pod_resources_socket},
                               std::pair{"checkpoint", &c.checkpoint_path},
                               std::pair{"metricsAddress", &c.metrics_address}}) {
       if (!root[key]) continue;
@@ -303,6 +304,8 @@ capacity:                        # per-NUMA capacity factors 0..1; default none
 kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state  # kubelet's CPU manager state; "" = none
 kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state  # kubelet's memory manager
                                  # state, read when memoryManagerPolicy is Static; "" = none
+podResourcesSocket: /var/lib/kubelet/pod-resources/kubelet.sock  # kubelet's pod resources
+                                 # API: NUMA-affine devices for the NRT zones; "" = none
 checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
 metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
 traffic:                         # observed affinity: TCP traffic between this node's pods

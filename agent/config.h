@@ -30,6 +30,7 @@
 //     url: http://127.0.0.1:9101/numa-capacity
 //   kubeletCheckpoint: /var/lib/kubelet/cpu_manager_state
 //   kubeletMemoryCheckpoint: /var/lib/kubelet/memory_manager_state
+//   podResourcesSocket: /var/lib/kubelet/pod-resources/kubelet.sock
 //   checkpoint: /var/lib/huygens/agent-checkpoint.json
 //   metricsAddress: 0.0.0.0:9464
 //   traffic:                             # observed affinity (docs/agent.md, "Observed affinity")
@@ -134,6 +135,10 @@ struct AgentConfig {
   // kubelet's memory manager checkpoint, read each pass when kubelet's memoryManagerPolicy is
   // Static (KubeletMemoryReader). Default /var/lib/kubelet/memory_manager_state; "" = none.
   std::string kubelet_memory_checkpoint_path = "/var/lib/kubelet/memory_manager_state";
+  // kubelet's pod resources API socket, asked each pass for the NUMA-affine devices the NRT
+  // zones list (PodResourcesReader). Default /var/lib/kubelet/pod-resources/kubelet.sock; "" =
+  // none (no devices are published).
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   // The agent's own checkpoint. Default /var/lib/huygens/agent-checkpoint.json.
   std::string checkpoint_path = "/var/lib/huygens/agent-checkpoint.json";
   // host:port of /metrics, /healthz and /readyz. Default 0.0.0.0:9464; "" = no server.

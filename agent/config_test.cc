@@ -128,7 +128,7 @@ TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
         "systemNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
         "fallbackToCgroupfs", "cgroupRoot", "podSource", "kind", "kubeletUrl", "resyncPeriod",
         "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint",
-        "kubeletMemoryCheckpoint", "checkpoint",
+        "kubeletMemoryCheckpoint", "podResourcesSocket", "checkpoint",
         "metricsAddress", "traffic", "enabled", "sampleInterval", "window", "topPairs"}) {
     EXPECT_THAT(kAgentConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
@@ -225,6 +225,15 @@ TEST(AgentConfig, TheKubeletMemoryCheckpointHasKubeletsPathAndCanBeTurnedOff) {
   c = ParseAgentConfig("nodeName: n1\nkubeletMemoryCheckpoint: \"\"\n", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->kubelet_memory_checkpoint_path, "");
+}
+
+TEST(AgentConfig, ThePodResourcesSocketHasKubeletsPathAndCanBeTurnedOff) {
+  auto c = ParseAgentConfig("nodeName: n1\n", Env({}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
+  c = ParseAgentConfig("nodeName: n1\npodResourcesSocket: \"\"\n", Env({}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pod_resources_socket, "");
 }
 
 }  // namespace

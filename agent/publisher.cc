@@ -57,6 +57,7 @@ absl::StatusOr<json> Publisher::BuildObject(const NodePublication& publication) 
   in.policy = ToString(options_.policy);
   in.scope = ToString(options_.scope);
   in.memory_manager_policy = options_.memory_manager_policy;
+  in.devices = publication.devices;
   in.memory_reserved = options_.memory_reserved;
   in.memory_used = publication.memory_used;
   for (const auto& [numa, factor] : publication.capacity) {

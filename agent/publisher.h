@@ -6,7 +6,8 @@
 //   - the NRT object of topology/nrt.h (BuildNrt) for this node, with `available` reflecting the
 //     exclusive CPUs held now (Huygens allocations and kubelet-bound CPUs alike), memory and
 //     hugepages per NUMA node net of kubelet's reservedMemory (allocatable) and of the memory in
-//     use (available; NrtMemory, KubeletMemoryReader), the pools in
+//     use (available; NrtMemory, KubeletMemoryReader), the NUMA-affine devices per zone as
+//     kubelet's pod resources API reports them (PodResourcesReader), the pools in
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
 //     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1), and the
 //     observed affinity in the huygens.io/pod-traffic annotation when it is given;
@@ -73,6 +74,9 @@ struct NodePublication {
   // Memory in use per NUMA id and resource, bytes: available = allocatable - this. Every entry
   // names a NUMA node and resource the machine has. Default none.
   NumaMemory memory_used;
+  // NUMA-affine devices per NUMA id and resource (NrtInput::devices; PodResourcesReader).
+  // Default none.
+  std::map<int, std::map<std::string, NrtDeviceFigures>> devices;
   // The huygens.io/pod-traffic annotation (EncodePodTraffic, topology/pod_traffic.h): a value
   // to write; "" = none (an existing one is removed); nullopt (default) = whatever the server
   // holds is left as it is and not compared (nothing to say yet).

@@ -1,5 +1,6 @@
 #include "alloc/pod.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -42,6 +43,32 @@ constexpr std::array<std::pair<const char*, AffinityGroupPolicy>, 3> kAffinityGr
 }  // namespace
 
 int64_t EffectiveRequest(int64_t request, int64_t limit) { return request == 0 ? limit : request; }
+
+std::map<std::string, int64_t> PodExtendedRequests(const PodSpec& pod) {
+  using Amounts = std::map<std::string, int64_t>;
+  auto add = [](Amounts& into, const Amounts& more) {
+    for (const auto& [name, n] : more) into[name] += n;
+  };
+  auto max_into = [](Amounts& into, const Amounts& other) {
+    for (const auto& [name, n] : other) into[name] = std::max(into[name], n);
+  };
+  Amounts sum, restartable, init_peak;
+  for (const ContainerSpec& c : pod.containers) add(sum, c.extended_requests);
+  for (const ContainerSpec& c : pod.init_containers) {
+    if (c.restartable) {
+      add(sum, c.extended_requests);
+      add(restartable, c.extended_requests);
+      max_into(init_peak, restartable);
+    } else {
+      Amounts step = c.extended_requests;
+      add(step, restartable);
+      max_into(init_peak, step);
+    }
+  }
+  max_into(sum, init_peak);
+  std::erase_if(sum, [](const auto& e) { return e.second == 0; });
+  return sum;
+}
 
 QosClass QosOf(const PodSpec& pod) {
   // As kubelet's GetPodQOS, over cpu and memory of every init and app container: BestEffort

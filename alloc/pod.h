@@ -62,6 +62,10 @@ struct ContainerSpec {
   // resource name ("hugepages-2Mi", "hugepages-1Gi"; see HugepageResourceName in
   // alloc/memory_manager.h). Absent = none requested.
   std::map<std::string, int64_t> hugepages_request_bytes;
+  // Other extended resources (names with a '/', e.g. "nvidia.com/gpu": device-plugin
+  // resources), as whole counts; requests equal their limits, as the API requires for extended
+  // resources. huygens.io/isolated-cpu is `isolated_cpus` above. Absent = none requested.
+  std::map<std::string, int64_t> extended_requests;
   bool init = false;         // listed in spec.initContainers
   bool restartable = false;  // an init container with restartPolicy: Always (a sidecar)
 
@@ -91,6 +95,14 @@ struct PodSpec {
 // the limit. For cpu (millicores) and memory (bytes) alike. The one statement of this rule
 // below the wire (the pod codec, kube/pod_codec.h, applies it to absent fields).
 int64_t EffectiveRequest(int64_t request, int64_t limit);
+
+// The pod's request of each extended resource of its containers (ContainerSpec::
+// extended_requests), as Kubernetes computes pod requests (component-helpers' PodRequests,
+// which kubelet's device manager also uses for scope `pod`): the larger of the sum over app and
+// restartable init containers and the largest step of the init sequence (a regular init
+// container plus the restartable ones started before it). Resources whose amount is 0 are left
+// out.
+std::map<std::string, int64_t> PodExtendedRequests(const PodSpec& pod);
 
 // The pod's QoS class, as kubelet computes it: Guaranteed when every container (init
 // included) has cpu and memory limits equal to its requests (a missing request defaults to the

@@ -137,3 +137,35 @@ function(huygens_folder_executables prefix)
     endif()
   endforeach()
 endfunction()
+
+# huygens_grpc_library(NAME PROTO file.proto)
+# C++ messages and gRPC stubs generated at build time by protoc and grpc_cpp_plugin from PROTO
+# (in the current folder). Includes are rooted at the build tree: a proto in <repo>/x/api is
+# included as "x/api/<stem>.grpc.pb.h". Generated code is compiled without our warning flags (it
+# is not ours to fix).
+function(huygens_grpc_library name)
+  cmake_parse_arguments(G "" "PROTO" "" ${ARGN})
+  find_package(Protobuf REQUIRED)
+  pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
+  find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+  get_filename_component(stem ${G_PROTO} NAME_WE)
+  file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  set(out ${CMAKE_BINARY_DIR}/grpc/${rel})
+  set(generated ${out}/${stem}.pb.cc ${out}/${stem}.pb.h ${out}/${stem}.grpc.pb.cc
+    ${out}/${stem}.grpc.pb.h)
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
+    COMMAND protobuf::protoc
+      --proto_path=${CMAKE_CURRENT_SOURCE_DIR}
+      --cpp_out=${out}
+      --grpc_out=${out}
+      --plugin=protoc-gen-grpc=${GRPC_CPP_PLUGIN}
+      ${CMAKE_CURRENT_SOURCE_DIR}/${G_PROTO}
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${G_PROTO} protobuf::protoc
+    COMMENT "protoc: ${rel}/${G_PROTO}"
+    VERBATIM)
+  add_library(${name} ${generated})
+  target_include_directories(${name} PUBLIC ${CMAKE_BINARY_DIR}/grpc)
+  target_link_libraries(${name} PUBLIC protobuf::libprotobuf PkgConfig::GRPCPP)
+endfunction()

@@ -39,8 +39,7 @@ absl::StatusOr<int64_t> Request(const json& container, std::string_view name, Qu
 }
 
 absl::StatusOr<ContainerSpec> ReadContainer(const json& c, bool init, const std::string& who,
-                                            const std::string& field,
-                                            std::map<std::string, int64_t>& extended) {
+                                            const std::string& field) {
   if (!c.is_object()) return Error(who, field, "expected an object");
   ContainerSpec out;
   out.name = StringOrEmpty(c, "name");
@@ -85,7 +84,7 @@ absl::StatusOr<ContainerSpec> ReadContainer(const json& c, bool init, const std:
     }
   }
   for (const std::string& name : names) {
-    HUYGENS_ASSIGN_OR_RETURN(extended[name],
+    HUYGENS_ASSIGN_OR_RETURN(out.extended_requests[name],
                              Request(c, name, QuantityKind::kAmount, who, field, nullptr));
   }
   return out;
@@ -189,12 +188,9 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
     if (list.is_null()) continue;
     if (!list.is_array()) return Error(who, fmt::format("spec.{}", key), "expected an array");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::map<std::string, int64_t> extended;
       HUYGENS_ASSIGN_OR_RETURN(
-          ContainerSpec c,
-          ReadContainer(list[i], init, who, fmt::format("spec.{}[{}]", key, i), extended));
+          ContainerSpec c, ReadContainer(list[i], init, who, fmt::format("spec.{}[{}]", key, i)));
       (init ? out.spec.init_containers : out.spec.containers).push_back(std::move(c));
-      out.extended_requests.push_back(std::move(extended));
     }
   }
   const json& status = MemberOrNull(pod, "status");

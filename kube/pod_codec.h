@@ -66,10 +66,6 @@ struct PodObject {
   // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod
   // where it is). Default true.
   bool rebalance = true;
-  // Requests of extended resources other than huygens.io/isolated-cpu (names with a '/'), per
-  // container: init containers first, then app containers, in spec order (so
-  // extended_requests.size() == spec.init_containers.size() + spec.containers.size()).
-  std::vector<std::map<std::string, int64_t>> extended_requests;
 
   // The pod holds no resources any more (IsTerminalPhase(phase)).
   bool terminal() const;

@@ -107,7 +107,6 @@ TEST(PodCodecTest, Rule5ContainersAreNamedObjectsInArraysAndAnAlwaysInitContaine
   EXPECT_TRUE(decoded->spec.init_containers[1].restartable);
   ASSERT_EQ(decoded->spec.containers.size(), 1u);
   EXPECT_FALSE(decoded->spec.containers[0].init);
-  EXPECT_EQ(decoded->extended_requests.size(), 3u);
 
   EXPECT_EQ(ErrorOf(Pod(json{{"name", "app"}})), "pod default/web: spec.containers: expected an array");
   EXPECT_EQ(ErrorOf(Pod(json::array({"app"}))), "pod default/web: spec.containers[0]: expected an object");
@@ -132,7 +131,7 @@ TEST(PodCodecTest, Rule7IsolatedCpusAreACpuQuantityOfWholeCpus) {
   auto decoded = DecodePod(WithResources({{"huygens.io/isolated-cpu", "2"}}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->spec.containers[0].isolated_cpus, 2);
-  EXPECT_TRUE(decoded->extended_requests[0].empty()) << "not an other extended resource";
+  EXPECT_TRUE(decoded->spec.containers[0].extended_requests.empty()) << "not an other extended resource";
   // "1k" is 1,000 of a byte-like count, not a number of CPUs; "500m" is half a CPU.
   EXPECT_THAT(ErrorOf(WithResources({{"huygens.io/isolated-cpu", "1k"}})),
               HasSubstr("spec.containers[0].resources.requests.huygens.io/isolated-cpu: \"1k\" is not a CPU quantity"));
@@ -144,7 +143,7 @@ TEST(PodCodecTest, Rule7IsolatedCpusAreACpuQuantityOfWholeCpus) {
 TEST(PodCodecTest, Rule8OtherExtendedResourcesAreIntegerAmountsPerContainer) {
   auto decoded = DecodePod(WithResources({{"example.com/gpu", "1k"}}, {{"example.com/nic", 2}}));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_EQ(decoded->extended_requests[0],
+  EXPECT_EQ(decoded->spec.containers[0].extended_requests,
             (std::map<std::string, int64_t>{{"example.com/gpu", 1000}, {"example.com/nic", 2}}));
 }
 
@@ -170,7 +169,7 @@ TEST(PodCodecTest, Rule10HugepagesAreBytesByResourceName) {
   EXPECT_EQ(decoded->spec.containers[0].hugepages_request_bytes,
             (std::map<std::string, int64_t>{{"hugepages-1Gi", int64_t{2} << 30},
                                             {"hugepages-2Mi", int64_t{512} << 20}}));
-  EXPECT_TRUE(decoded->extended_requests[0].empty()) << "hugepages are not extended resources";
+  EXPECT_TRUE(decoded->spec.containers[0].extended_requests.empty()) << "hugepages are not extended resources";
   EXPECT_THAT(ErrorOf(WithResources({{"hugepages-2Mi", "lots"}})),
               HasSubstr("resources.requests.hugepages-2Mi"));
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "alloc/merge.h"
+#include "base/status.h"
 
 namespace huygens {
 
@@ -177,48 +178,117 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
   return out;
 }
 
-// Where kubelet's memory manager (Static) puts each container's memory, admitting the pod as
-// kubelet's topology manager does with the memory manager as the only hint provider (the CPU
-// manager runs `none` on Huygens' nodes): scope pod merges the pod's hints once, scope
-// container each container's in turn, and every container is allocated right after its
-// merge. Fills `mems_of` (container -> NUMA nodes) and updates `state`.
-absl::Status PredictKubeletMemory(const MemoryManagerPolicy& policy, const CpuTopology& topo,
-                                  const PodSpec& pod, TopologyPolicy tm, TopologyScope scope,
-                                  MemoryManagerState& state,
-                                  std::map<std::string, std::vector<int>>& mems_of) {
+void AddDevices(NodeDevices& into, const std::string& resource, const NumaDeviceCounts& counts,
+                int sign) {
+  for (const auto& [numa, n] : counts) into[resource][numa] += sign * n;
+}
+
+// What kubelet decides for a pod before its containers start, as Huygens predicts it: where
+// its memory manager (Static) puts each container's memory and where its device manager takes
+// each container's devices.
+struct KubeletPlacement {
+  std::map<std::string, std::vector<int>> mems_of;     // container -> memory NUMA nodes
+  std::map<std::string, std::vector<int>> devices_of;  // container -> device NUMA nodes
+  NodeDevices held;                                    // the pod's devices
+};
+
+// Admits the pod as kubelet's topology manager does with the memory manager (`memory`, when
+// kubelet places the pod's memory; else nullptr) and the device manager (`devices`, the node's
+// device-plugin resources) as hint providers (the CPU manager runs `none` on Huygens' nodes):
+// scope pod merges the pod's hints once, scope container each container's in turn, and every
+// container takes its memory and devices right after its merge, its regular init containers'
+// devices first (kubelet's devicesToReuse). Updates `memory_state` and `devices_free`.
+absl::StatusOr<KubeletPlacement> PredictKubelet(const MemoryManagerPolicy* memory,
+                                                const NodeDevices& devices,
+                                                const CpuTopology& topo, const PodSpec& pod,
+                                                TopologyPolicy tm, TopologyScope scope,
+                                                MemoryManagerState& memory_state,
+                                                NodeDevices& devices_free) {
   const std::vector<int> ids = topo.NumaNodeIds();
   const int limit = MemoryHintSetLimit(static_cast<int>(ids.size()));
-  auto merge = [&](std::map<std::string, ProviderHints> hints) -> absl::StatusOr<TopologyHint> {
-    absl::StatusOr<MergeResult> m = MergeHints(tm, {}, ids, {}, {std::move(hints)});
+  KubeletPlacement out;
+  NodeDevices reusable;  // devices of the pod's regular init containers
+  auto merge = [&](std::vector<std::map<std::string, ProviderHints>> providers,
+                   bool has_devices) -> absl::StatusOr<TopologyHint> {
+    absl::StatusOr<MergeResult> m = MergeHints(tm, {}, ids, {}, providers);
     if (!m.ok()) return m.status();
     if (!m->admit) {
+      const char* what = memory == nullptr ? "its devices have"
+                         : has_devices     ? "its memory and devices have"
+                                           : "its memory has";
       return absl::ResourceExhaustedError(fmt::format(
-          "kubelet's topology manager ({}) would refuse it: its memory has no NUMA alignment "
+          "kubelet's topology manager ({}) would refuse it: {} no NUMA alignment "
           "(TopologyAffinityError)",
-          ToString(tm)));
+          ToString(tm), what));
     }
     return m->hint;
   };
+  auto take_devices = [&](const std::string& container,
+                          const std::map<std::string, int64_t>& requests,
+                          const TopologyHint& hint, bool regular_init) -> absl::Status {
+    for (const auto& [resource, n] : requests) {
+      absl::StatusOr<DeviceTake> take =
+          TakeDevices(resource, devices_free[resource], reusable[resource], n, hint.numa_nodes);
+      if (!take.ok()) {
+        return absl::Status(take.status().code(),
+                            fmt::format("[devicemanager] {}", std::string(take.status().message())));
+      }
+      AddDevices(devices_free, resource, take->from_available, -1);
+      AddDevices(out.held, resource, take->from_available, +1);
+      if (regular_init) {
+        AddDevices(reusable, resource, take->from_available, +1);
+      } else {
+        AddDevices(reusable, resource, take->from_reusable, -1);
+      }
+      for (const auto* part : {&take->from_available, &take->from_reusable}) {
+        for (int numa : DeviceNumaNodes(*part)) {
+          std::vector<int>& where = out.devices_of[container];
+          if (std::find(where.begin(), where.end(), numa) == where.end()) {
+            where.insert(std::upper_bound(where.begin(), where.end(), numa), numa);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  };
   std::optional<TopologyHint> pod_hint;
   if (scope == TopologyScope::kPod) {
-    absl::StatusOr<TopologyHint> h = merge(policy.PodHints(state, pod, limit));
+    const std::map<std::string, int64_t> requests =
+        NodeDeviceRequests(devices, PodExtendedRequests(pod));
+    std::vector<std::map<std::string, ProviderHints>> providers;
+    if (memory != nullptr) providers.push_back(memory->PodHints(memory_state, pod, limit));
+    providers.push_back(DeviceProviderHints(ids, devices, devices_free, {}, requests, limit));
+    absl::StatusOr<TopologyHint> h = merge(std::move(providers), !requests.empty());
     if (!h.ok()) return h.status();
     pod_hint = *h;
   }
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const ContainerSpec& c : *list) {
+      const std::map<std::string, int64_t> requests =
+          NodeDeviceRequests(devices, c.extended_requests);
       std::optional<TopologyHint> hint = pod_hint;
       if (!hint) {
-        absl::StatusOr<TopologyHint> h = merge(policy.ContainerHints(state, pod, c.name, limit));
+        std::vector<std::map<std::string, ProviderHints>> providers;
+        if (memory != nullptr) {
+          providers.push_back(memory->ContainerHints(memory_state, pod, c.name, limit));
+        }
+        providers.push_back(
+            DeviceProviderHints(ids, devices, devices_free, reusable, requests, limit));
+        absl::StatusOr<TopologyHint> h = merge(std::move(providers), !requests.empty());
         if (!h.ok()) return h.status();
         hint = *h;
       }
-      absl::StatusOr<std::vector<MemoryBlock>> blocks = policy.Allocate(state, pod, c.name, hint);
-      if (!blocks.ok()) return blocks.status();
-      mems_of[c.name] = MemoryManagerPolicy::MemoryNumaNodes(state, pod.uid, c.name);
+      if (memory != nullptr) {
+        absl::StatusOr<std::vector<MemoryBlock>> blocks =
+            memory->Allocate(memory_state, pod, c.name, hint);
+        if (!blocks.ok()) return blocks.status();
+        out.mems_of[c.name] = MemoryManagerPolicy::MemoryNumaNodes(memory_state, pod.uid, c.name);
+      }
+      HUYGENS_RETURN_IF_ERROR(
+          take_devices(c.name, requests, *hint, c.init && !c.restartable));
     }
   }
-  return absl::OkStatus();
+  return out;
 }
 
 }  // namespace
@@ -261,6 +331,15 @@ absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> t
                       config.name, numa, factor));
     }
   }
+  for (const auto& [resource, per_numa] : config.devices) {
+    for (const auto& [numa, count] : per_numa) {
+      if (!topology->HasNumaNode(numa) || count < 0) {
+        return absl::InvalidArgumentError(fmt::format(
+            "node {:?}: devices[{:?}][{}] = {}: needs a known NUMA node and a count >= 0",
+            config.name, resource, numa, count));
+      }
+    }
+  }
   CpuSet system = config.system_cpus;
   CpuSet user = config.mode == NodeMode::kIsolated
                     ? topology->IsolatedCpus().Intersection(topology->OnlineCpus())
@@ -283,6 +362,7 @@ absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> t
     node.memory_ = memory_policy->InitialState();
     node.memory_policy_ = std::move(memory_policy);
   }
+  node.devices_free_ = node.config_.devices;
   return node;
 }
 
@@ -408,23 +488,37 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   // Memory (see AllocatePod in node_state.h): a scratch state, committed with the pod.
   const bool place_memory = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod);
   const bool kubelet_memory = place_memory && config_.memory_manager->static_policy;
+  const bool kubelet_devices =
+      !config_.devices.empty() && !NodeDeviceRequests(config_.devices, PodExtendedRequests(pod))
+                                       .empty();
   MemoryManagerState memory;
   std::map<std::string, std::vector<int>> mems_of;  // container -> memory NUMA nodes
-  std::optional<std::vector<int>> memory_numa_nodes;  // Static: where kubelet puts the memory
+  // Static memory, devices: the NUMA nodes where kubelet puts them for the exclusive containers.
+  std::optional<std::vector<int>> kubelet_numa_nodes;
+  NodeDevices devices_free = devices_free_;
+  NodeDevices devices_held;
   if (place_memory) memory = memory_;
-  if (kubelet_memory) {
-    if (absl::Status s = PredictKubeletMemory(*memory_policy_, *topology_, pod,
-                                              request.topology_policy, config_.topology_scope,
-                                              memory, mems_of);
-        !s.ok()) {
-      return absl::Status(s.code(), fmt::format("{}: memory: {}", PodName(pod),
-                                                std::string(s.message())));
+  if (kubelet_memory || kubelet_devices) {
+    absl::StatusOr<KubeletPlacement> kubelet = PredictKubelet(
+        kubelet_memory ? memory_policy_.get() : nullptr, config_.devices, *topology_, pod,
+        request.topology_policy, config_.topology_scope, memory, devices_free);
+    if (!kubelet.ok()) {
+      return absl::Status(kubelet.status().code(),
+                          fmt::format("{}: {}: {}", PodName(pod),
+                                      kubelet_devices ? "kubelet" : "memory",
+                                      std::string(kubelet.status().message())));
     }
+    mems_of = std::move(kubelet->mems_of);
+    devices_held = std::move(kubelet->held);
     std::vector<int> within;
     for (const ContainerCpuPlan& p : plans) {
-      if (p.exclusive_cpus > 0) within = UnionIds(within, mems_of[p.spec->name]);
+      if (p.exclusive_cpus <= 0) continue;
+      within = UnionIds(within, mems_of[p.spec->name]);
+      if (auto d = kubelet->devices_of.find(p.spec->name); d != kubelet->devices_of.end()) {
+        within = UnionIds(within, d->second);
+      }
     }
-    if (!within.empty()) memory_numa_nodes = within;
+    if (!within.empty()) kubelet_numa_nodes = within;
   }
   // None: each exclusive container's memory on the narrowest NUMA set that can hold it (one
   // of kubelet's memory hints for it) containing `target` (its CPUs' NUMA nodes, or the set the
@@ -478,10 +572,42 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   const int exclusive_containers = static_cast<int>(std::count_if(
       plans.begin(), plans.end(), [](const ContainerCpuPlan& p) { return p.exclusive_cpus > 0; }));
   std::optional<std::vector<int>> pod_numa_nodes;
+  // Devices: a pod that requests none keeps off the NUMA nodes that still have free devices
+  // when it fits elsewhere, so that they keep CPUs for the pods that need those devices.
+  std::vector<int> away_from_devices;
+  if (!config_.devices.empty() && !kubelet_devices) {
+    for (int numa : topology_->NumaNodeIds()) {
+      bool free_device = false;
+      for (const auto& [resource, counts] : devices_free_) {
+        auto it = counts.find(numa);
+        free_device = free_device || (it != counts.end() && it->second > 0);
+      }
+      if (!free_device) away_from_devices.push_back(numa);
+    }
+    if (away_from_devices.size() == topology_->NumaNodeIds().size()) away_from_devices.clear();
+  }
+  // `r` kept away from the NUMA nodes with free devices; nullopt when that leaves none.
+  auto away = [&](const ExclusiveRequest& r) -> std::optional<ExclusiveRequest> {
+    if (away_from_devices.empty()) return std::nullopt;
+    ExclusiveRequest out = r;
+    std::vector<int> within;
+    for (int numa : away_from_devices) {
+      if (!r.within_numa_nodes ||
+          std::find(r.within_numa_nodes->begin(), r.within_numa_nodes->end(), numa) !=
+              r.within_numa_nodes->end()) {
+        within.push_back(numa);
+      }
+    }
+    if (within.empty()) return std::nullopt;
+    out.within_numa_nodes = std::move(within);
+    return out;
+  };
   if (pod_level > 0 &&
       (config_.topology_scope == TopologyScope::kPod || exclusive_containers > 1)) {
     request.num_cpus = pod_level;
-    auto whole = allocator.Allocate(free, request);
+    absl::StatusOr<ExclusiveAllocation> whole = absl::UnknownError("not placed");
+    if (std::optional<ExclusiveRequest> r = away(request)) whole = allocator.Allocate(free, *r);
+    if (!whole.ok()) whole = allocator.Allocate(free, request);
     if (whole.ok()) {
       pod_numa_nodes = whole->numa_nodes;
     } else if (config_.topology_scope == TopologyScope::kPod) {
@@ -495,7 +621,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   const bool exclusive_init = std::any_of(plans.begin(), plans.end(), [](const ContainerCpuPlan& p) {
     return p.regular_init() && p.exclusive_cpus > 0;
   });
-  auto place_pod = [&](const ExclusiveRequest& r) {
+  auto place_anywhere = [&](const ExclusiveRequest& r) {
     absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans, r, free, false);
     if (exclusive_init && (!pass.ok() || pass->taken.Size() > pod_level)) {
       absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans, r, free, true);
@@ -505,21 +631,32 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
     }
     return pass;
   };
+  auto place_pod = [&](const ExclusiveRequest& r) {
+    if (std::optional<ExclusiveRequest> kept = away(r)) {
+      absl::StatusOr<ExclusivePass> pass = place_anywhere(*kept);
+      if (pass.ok()) return pass;
+    }
+    return place_anywhere(r);
+  };
   absl::StatusOr<ExclusivePass> pass = absl::UnknownError("not placed");
-  if (memory_numa_nodes) {
-    // Static: the CPUs go where kubelet puts the memory; under none / best-effort kubelet
-    // admits a misaligned pod too, so the CPUs go elsewhere when they do not fit there.
+  if (kubelet_numa_nodes) {
+    // Static memory, devices: the CPUs go where kubelet puts them; under none / best-effort
+    // kubelet admits a misaligned pod too, so the CPUs go elsewhere when they do not fit there.
     ExclusiveRequest beside = request;
-    beside.within_numa_nodes = *memory_numa_nodes;
+    beside.within_numa_nodes = *kubelet_numa_nodes;
     pass = place_pod(beside);
     const bool must_align = request.topology_policy == TopologyPolicy::kSingleNumaNode ||
                             request.topology_policy == TopologyPolicy::kRestricted;
     if (!pass.ok() && must_align) {
       return absl::Status(
           pass.status().code(),
-          fmt::format("{}: kubelet puts its memory on NUMA node(s) {}, where its CPUs do not "
+          fmt::format("{}: kubelet puts its {} on NUMA node(s) {}, where its CPUs do not "
                       "fit: {}",
-                      PodName(pod), IdSet(*memory_numa_nodes).ToString(),
+                      PodName(pod),
+                      !kubelet_devices ? "memory"
+                      : kubelet_memory ? "memory and devices"
+                                       : "devices",
+                      IdSet(*kubelet_numa_nodes).ToString(),
                       std::string(pass.status().message())));
     }
   }
@@ -610,6 +747,10 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   }
   Commit(pod, out, Owner::kHuygens);
   if (place_memory) memory_ = std::move(memory);
+  if (kubelet_devices) {
+    devices_free_ = std::move(devices_free);
+    records_.at(pod.uid).devices = std::move(devices_held);
+  }
   return out;
 }
 
@@ -728,7 +869,43 @@ absl::Status NodeState::Assume(const PodSpec& pod, const PodAllocation& allocati
   if (absl::Status s = CheckAssumable(pod, allocation); !s.ok()) return s;
   Commit(pod, allocation, owner);
   RestoreMemory(pod, allocation);
+  RestoreDevices(pod, allocation);
   return absl::OkStatus();
+}
+
+void NodeState::RestoreDevices(const PodSpec& pod, const PodAllocation& allocation) {
+  if (config_.devices.empty()) return;
+  NodeDevices& held = records_.at(pod.uid).devices;
+  const std::map<std::string, int64_t> pod_requests = PodExtendedRequests(pod);
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerSpec& c : *list) {
+      const std::map<std::string, int64_t> requests =
+          NodeDeviceRequests(config_.devices, c.extended_requests);
+      if (requests.empty()) continue;
+      std::vector<int> near = allocation.numa_nodes;
+      for (const ContainerAllocation& a : allocation.containers) {
+        if (a.name == c.name && !a.mems.Empty()) near.assign(a.mems.begin(), a.mems.end());
+      }
+      for (const auto& [resource, n] : requests) {
+        // A regular init container's devices are reused by the containers after it: the pod
+        // holds no more than PodExtendedRequests counts.
+        const int64_t want = std::min<int64_t>(n, pod_requests.at(resource) -
+                                                      DeviceCount(held[resource]));
+        if (want <= 0) continue;
+        NumaDeviceCounts& free = devices_free_[resource];
+        const int64_t can = std::min(want, DeviceCount(free));
+        absl::StatusOr<DeviceTake> take = TakeDevices(resource, free, {}, can, near);
+        if (!take.ok()) continue;  // cannot happen: `can` devices are free
+        AddDevices(devices_free_, resource, take->from_available, -1);
+        AddDevices(held, resource, take->from_available, +1);
+      }
+    }
+  }
+}
+
+NodeDevices NodeState::DevicesOf(const std::string& pod_uid) const {
+  auto it = records_.find(pod_uid);
+  return it == records_.end() ? NodeDevices{} : it->second.devices;
 }
 
 void NodeState::RestoreMemory(const PodSpec& pod, const PodAllocation& allocation) {
@@ -765,6 +942,7 @@ absl::Status NodeState::ReplaceAllocation(const std::string& pod_uid,
   const PodSpec spec = it->second.spec;
   const Owner owner = it->second.owner;
   const PodAllocation old = pods_.at(pod_uid);
+  const NodeDevices devices = it->second.devices;
   if (absl::Status s = ReleasePod(pod_uid); !s.ok()) return s;
   absl::Status s = Assume(spec, allocation, owner);
   if (!s.ok()) {
@@ -772,6 +950,11 @@ absl::Status NodeState::ReplaceAllocation(const std::string& pod_uid,
     absl::Status back = Assume(spec, old, owner);
     ABSL_RAW_CHECK(back.ok(), "NodeState::ReplaceAllocation: the old allocation no longer fits");
   }
+  // A move changes CPUs and memory, never devices: the pod keeps the ones it had.
+  NodeDevices& held = records_.at(pod_uid).devices;
+  for (const auto& [resource, counts] : held) AddDevices(devices_free_, resource, counts, +1);
+  held = devices;
+  for (const auto& [resource, counts] : held) AddDevices(devices_free_, resource, counts, -1);
   return s;
 }
 
@@ -783,6 +966,9 @@ absl::Status NodeState::ReleasePod(const std::string& pod_uid) {
   }
   Give(it->second.held);
   shared_milli_ -= it->second.shared_milli;
+  for (const auto& [resource, counts] : it->second.devices) {
+    AddDevices(devices_free_, resource, counts, +1);
+  }
   if (memory_policy_ != nullptr) {
     for (const ContainerAllocation& c : pods_.at(pod_uid).containers) {
       memory_policy_->RemoveContainer(memory_, pod_uid, c.name);
@@ -826,6 +1012,9 @@ absl::Status NodeState::ReleaseContainer(const std::string& pod_uid,
   rec->second.held = still;
   a.numa_nodes = PodNumaNodes(a);
   if (a.containers.empty()) {
+    for (const auto& [resource, counts] : rec->second.devices) {
+      AddDevices(devices_free_, resource, counts, +1);
+    }
     records_.erase(rec);
     pods_.erase(pod_uid);
   }
@@ -1035,6 +1224,28 @@ std::vector<std::string> NodeState::Validate() const {
   }
   if (recount.size() != counters_.size()) {
     report(fmt::format("{} NUMA counters for {} NUMA nodes", counters_.size(), recount.size()));
+  }
+  // 6. Devices.
+  NodeDevices devices = devices_free_;
+  for (const auto& [uid, rec] : records_) {
+    for (const auto& [resource, counts] : rec.devices) AddDevices(devices, resource, counts, +1);
+  }
+  for (const auto& [resource, counts] : devices) {
+    for (const auto& [numa, n] : counts) {
+      const auto r = config_.devices.find(resource);
+      const int64_t want = r == config_.devices.end() || !r->second.contains(numa)
+                               ? 0
+                               : r->second.at(numa);
+      if (n != want) {
+        report(fmt::format("{} on NUMA node {}: {} free + held but the node has {}", resource,
+                           numa, n, want));
+      }
+    }
+  }
+  for (const auto& [resource, counts] : devices_free_) {
+    for (const auto& [numa, n] : counts) {
+      if (n < 0) report(fmt::format("{} on NUMA node {}: {} free", resource, numa, n));
+    }
   }
   // Admission rule, not a structural invariant: report an overcommitted shared pool.
   if (SharedPool().Size() < SharedCpusNeeded()) {

@@ -27,6 +27,8 @@
 //      ExclusiveCpus();
 //   5. Counters() equal a recount from the CPU sets; SharedRequestedMilli() equals the sum of
 //      the shared containers' requests.
+//   6. DevicesFree() plus the devices every pod holds equals NodeConfig::devices, per resource
+//      and NUMA node, and no count is negative.
 //
 // Init containers (matches kubelet's static policy, updateCPUsToReuse / getAssignedCPUsOfSiblings):
 // the CPUs of a pod's regular init containers may be reused by the containers that follow it
@@ -59,6 +61,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloc/cpu_plan.h"
+#include "alloc/device_manager.h"
 #include "alloc/huygens_allocator.h"
 #include "alloc/memory_manager.h"
 #include "alloc/pod.h"
@@ -101,6 +104,12 @@ struct NodeConfig {
   // manager rules, and an exclusive container's CPUs and memory share their NUMA nodes (see
   // AllocatePod).
   std::optional<MemoryManagerConfig> memory_manager;
+  // NUMA-affine device-plugin resources (GPUs, SR-IOV VFs, ...): resource name -> NUMA node id
+  // -> devices attached there that pods may use (a NodeResourceTopology zone's allocatable, as
+  // NFD's topology-updater reports it from kubelet's podresources API). Empty (default): not
+  // modelled. Set: kubelet's device manager is predicted for every pod that requests one of
+  // these resources (see AllocatePod), and the devices are accounted per NUMA node.
+  NodeDevices devices;
 };
 
 // One NUMA node's counters, kept up to date incrementally.
@@ -157,6 +166,17 @@ class NodeState {
   // again inside each NUMA set that could hold its memory (narrowest first) until both fit.
   // A container's mems are then its memory NUMA nodes; shared containers' memory is placed
   // only under Static (kubelet pins it), else their mems are the shared pool's NUMA nodes.
+  // Devices (config.devices set, any pod that requests a resource listed there; kubelet's device
+  // manager, alloc/device_manager.h): kubelet picks the devices, Huygens predicts where. Per
+  // admission unit (the scope's) the topology manager merges the device hints (with the memory
+  // hints under Static, the CPU manager being `none` on Huygens' nodes), a merge kubelet would
+  // not admit is ResourceExhausted (TopologyAffinityError), and each container takes its
+  // devices (its regular init containers' first) with the merged hint. The exclusive CPUs are
+  // then placed inside the NUMA nodes of the pod's devices and kubelet-placed memory, as for
+  // Static memory above (required under single-numa-node and restricted). The devices stay with
+  // the pod until ReleasePod (kubelet frees a pod's devices when the pod is gone). A pod that
+  // requests no device keeps its exclusive CPUs off the NUMA nodes that still have free devices
+  // whenever it fits elsewhere (Huygens' rule: those CPUs are kept for the device pods).
   // Errors (nothing changed; the message names the pod, the container and the reason):
   // AlreadyExists (pod uid known); ResourceExhausted (not enough CPUs, no NUMA alignment
   // under the topology policy, or the shared pool would drop below the shared requests);
@@ -177,19 +197,21 @@ class NodeState {
   absl::Status Assume(const PodSpec& pod, const PodAllocation& allocation,
                       Owner owner = Owner::kHuygens);
 
-  // Releases every CPU of the pod (and its memory). NotFound when the pod is unknown.
+  // Releases every CPU of the pod (and its memory and devices). NotFound when the pod is unknown.
   absl::Status ReleasePod(const std::string& pod_uid);
 
   // Replaces a running pod's allocation in one step (the rebalancer's move of a pod to other
   // CPUs, rebalance/planner.h; a move another scheduler replica made): the pod keeps its spec
   // and owner, its old CPUs and memory are released and `allocation` is taken with Assume's
-  // checks, so its exclusive CPUs must be free or the pod's own. Errors: NotFound (pod unknown);
+  // checks, so its exclusive CPUs must be free or the pod's own; it keeps its devices (a move
+  // never changes them). Errors: NotFound (pod unknown);
   // Assume's errors, with the old allocation kept (nothing changed).
   absl::Status ReplaceAllocation(const std::string& pod_uid, const PodAllocation& allocation);
 
   // Releases one container: its CPUs go back to the shared pool unless another container of the
   // pod still holds them (kubelet's getAssignedCPUsOfSiblings); a shared container's request
-  // stops counting. The pod is forgotten when its last container goes. NotFound when unknown.
+  // stops counting. The pod is forgotten when its last container goes, and its devices are
+  // freed then. NotFound when unknown.
   absl::Status ReleaseContainer(const std::string& pod_uid, const std::string& container);
 
   // Resizes an exclusive container in place to `num_cpus` (kubelet's in-place resize of a
@@ -249,6 +271,11 @@ class NodeState {
   }
   // The memory manager policy (reserved memory, hint rules); nullptr when not modelled.
   const MemoryManagerPolicy* MemoryPolicy() const { return memory_policy_.get(); }
+  // Devices not held by any pod, per resource and NUMA node (NodeConfig::devices minus what
+  // pods hold; a resource the config lists is present even with no free device).
+  const NodeDevices& DevicesFree() const { return devices_free_; }
+  // The devices a pod holds, per resource and NUMA node; empty when none or unknown.
+  NodeDevices DevicesOf(const std::string& pod_uid) const;
   // Who decided the pod's CPUs; kHuygens when unknown.
   Owner OwnerOf(const std::string& pod_uid) const;
 
@@ -266,6 +293,7 @@ class NodeState {
     CpuSet held;               // union of the pod's exclusive cpusets
     int64_t shared_milli = 0;  // requests of its shared containers
     Owner owner = Owner::kHuygens;
+    NodeDevices devices;       // devices held (NodeConfig::devices), per resource and NUMA node
   };
 
   NodeState(std::shared_ptr<const CpuTopology> topology, std::shared_ptr<const Shape> shape,
@@ -275,6 +303,8 @@ class NodeState {
   absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation) const;
   // Records the memory of an assumed Guaranteed pod from its containers' mems (no checks).
   void RestoreMemory(const PodSpec& pod, const PodAllocation& allocation);
+  // Takes the devices of an assumed pod from its containers' NUMA nodes (see Assume).
+  void RestoreDevices(const PodSpec& pod, const PodAllocation& allocation);
   // Records a checked allocation (no checks).
   void Commit(const PodSpec& pod, PodAllocation allocation, Owner owner);
   // Marks `cpus` held / free and updates the counters incrementally.
@@ -301,6 +331,8 @@ class NodeState {
   // Memory (NodeConfig::memory_manager set): the policy and the state it keeps.
   std::shared_ptr<const MemoryManagerPolicy> memory_policy_;
   MemoryManagerState memory_;
+  // Devices (NodeConfig::devices): the free ones.
+  NodeDevices devices_free_;
 };
 
 }  // namespace huygens

@@ -4,9 +4,9 @@
 // What it is: the parts of the NRT object (topology/nrt.h) that plugin reads: the kubelet's
 // topology manager policy and scope (the `topologyManagerPolicy` / `topologyManagerScope`
 // attributes; no `topologyManagerMaxNUMANodes`, so readers take their default), and per zone of
-// type `Node` (NUMA node) the `available` cpu and memory and the zone costs (NUMA distances).
-// Resources are kept as numbers rather than quantity strings: cpu in millicores, memory in
-// bytes.
+// type `Node` (NUMA node) the `available` cpu, memory and device-plugin resources and the zone
+// costs (NUMA distances). Resources are kept as numbers rather than quantity strings: cpu in
+// millicores, memory in bytes, devices as counts.
 //
 // Invariants: `zones` are in ascending NUMA id; `costs` has zones.size()^2 entries.
 //
@@ -15,6 +15,8 @@
 #define HUYGENS_SCHED_NODE_TOPOLOGY_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "alloc/pod.h"
@@ -27,6 +29,10 @@ struct NodeTopology {
     int numa = 0;
     int64_t cpu_available_milli = 0;     // resources[cpu].available
     int64_t memory_available_bytes = 0;  // resources[memory].available
+    // Device-plugin resources the zone lists (NFD's topology-updater lists one in the zones of
+    // its devices' NUMA nodes): resource name -> available count. A resource no zone lists is
+    // node-level only.
+    std::map<std::string, int64_t> devices_available;
   };
 
   TopologyPolicy policy = TopologyPolicy::kNone;      // kubelet's --topology-manager-policy

@@ -151,46 +151,44 @@ TEST(NumaFit, PassesExactlyWhenReserveCanAllocateASingleContainerPod) {
   EXPECT_GT(checked - fits, checked / 10);
 }
 
-// Memory modelled (kubelet's memory manager None and Static): on random CPU and memory states,
-// NumaFit passes a single-container pod with memory exactly when Reserve can allocate it.
-TEST(NumaFit, WithMemoryPassesExactlyWhenReserveCanAllocate) {
-  constexpr int64_t kGi = int64_t{1} << 30;
-  auto topo = [] {
-    CpuTopology t = huygens::testing::DualSocketMultiNumaPerSocketHT();
-    std::vector<NumaNode> nodes = t.NumaNodes();
-    for (NumaNode& n : nodes) n.memory_bytes = uint64_t{8} << 30;
-    nodes[3].hugepages = {{uint64_t{1} << 30, 4}};
-    return std::make_shared<const CpuTopology>(
-        *CpuTopology::Create(t.Cpus(), std::move(nodes), t.Machine()));
-  }();
-  std::mt19937 rng(5);
+// DualSocketMultiNumaPerSocketHT with 8 GiB of memory on each NUMA node and `huge_1g_on_numa_3`
+// 1 GiB hugepages on NUMA node 3.
+std::shared_ptr<const CpuTopology> MultiNumaWith8GiB(uint64_t huge_1g_on_numa_3) {
+  CpuTopology t = huygens::testing::DualSocketMultiNumaPerSocketHT();
+  std::vector<NumaNode> nodes = t.NumaNodes();
+  for (NumaNode& n : nodes) n.memory_bytes = uint64_t{8} << 30;
+  if (huge_1g_on_numa_3 > 0) nodes[3].hugepages = {{uint64_t{1} << 30, huge_1g_on_numa_3}};
+  return std::make_shared<const CpuTopology>(
+      *CpuTopology::Create(t.Cpus(), std::move(nodes), t.Machine()));
+}
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+// On `rounds` random CPU states (RandomState with config_of(round)), each also holding the
+// filler pods filler_of(i) for i < fillers that fit, NumaFit passes each of 24 probe pods
+// probe_of(probe) exactly when NodeState::AllocatePod can place it; both outcomes are common.
+template <typename ConfigOf, typename FillerOf, typename ProbeOf>
+void ExpectNumaFitAgreesWithReserve(const std::shared_ptr<const CpuTopology>& topo,
+                                    std::mt19937& rng, int rounds, int fillers,
+                                    ConfigOf config_of, FillerOf filler_of, ProbeOf probe_of) {
   int checked = 0, fits = 0;
-  for (int round = 0; round < 64; ++round) {
-    NodeConfig config;
-    config.topology_policy = kPolicies[round % 4];
-    config.memory_manager = MemoryManagerConfig{
-        .static_policy = (round / 4) % 2 == 1, .reserved_memory = {{0, {{"memory", kGi}}}}};
+  for (int round = 0; round < rounds; ++round) {
+    const NodeConfig config = config_of(round);
     NodeState state = RandomState(topo, config, rng);
-    // Memory of running pods on random single NUMA nodes.
-    for (int i = 0; i < 4; ++i) {
-      Pod filler = GuaranteedPod(fmt::format("mem-{}", i), 1);
-      filler.spec.containers[0].memory_request_bytes = filler.spec.containers[0].memory_limit_bytes =
-          std::uniform_int_distribution<int64_t>(1, 7)(rng) * kGi;
+    for (int i = 0; i < fillers; ++i) {
       NodeState copy = state;
-      if (copy.AllocatePod(filler.spec).ok()) state = std::move(copy);
+      if (copy.AllocatePod(filler_of(i).spec).ok()) state = std::move(copy);
     }
     for (int probe = 0; probe < 24; ++probe) {
-      Pod pod = GuaranteedPod("probe", std::uniform_int_distribution<int>(1, 10)(rng));
-      ContainerSpec& c = pod.spec.containers[0];
-      c.memory_request_bytes = c.memory_limit_bytes =
-          std::uniform_int_distribution<int64_t>(1, 12)(rng) * kGi;
-      if (probe % 3 == 0) c.hugepages_request_bytes["hugepages-1Gi"] = 2 * kGi;
+      const Pod pod = probe_of(probe);
       NodeState copy = state;
       const absl::StatusOr<PodAllocation> got = copy.AllocatePod(pod.spec);
       const Status fit = NumaFitOn(state, pod);
       EXPECT_EQ(fit.ok(), got.ok())
-          << "round " << round << " policy " << ToString(config.topology_policy) << " static "
-          << config.memory_manager->static_policy << ": " << fit.Message() << " / "
+          << "round " << round << " policy " << ToString(config.topology_policy) << " memory "
+          << (config.memory_manager ? (config.memory_manager->static_policy ? "Static" : "None")
+                                    : "-")
+          << ": " << fit.Message() << " / "
           << (got.ok() ? "allocated" : got.status().ToString());
       ++checked;
       fits += got.ok() ? 1 : 0;
@@ -198,6 +196,73 @@ TEST(NumaFit, WithMemoryPassesExactlyWhenReserveCanAllocate) {
   }
   EXPECT_GT(fits, checked / 10);
   EXPECT_GT(checked - fits, checked / 10);
+}
+
+// Memory modelled (kubelet's memory manager None and Static): on random CPU and memory states,
+// NumaFit passes a single-container pod with memory exactly when Reserve can allocate it.
+TEST(NumaFit, WithMemoryPassesExactlyWhenReserveCanAllocate) {
+  std::mt19937 rng(5);
+  ExpectNumaFitAgreesWithReserve(
+      MultiNumaWith8GiB(/*huge_1g_on_numa_3=*/4), rng, 64, 4,
+      [](int round) {
+        NodeConfig config;
+        config.topology_policy = kPolicies[round % 4];
+        config.memory_manager = MemoryManagerConfig{
+            .static_policy = (round / 4) % 2 == 1, .reserved_memory = {{0, {{"memory", kGi}}}}};
+        return config;
+      },
+      [&](int i) {  // memory of running pods on random single NUMA nodes
+        Pod filler = GuaranteedPod(fmt::format("mem-{}", i), 1);
+        filler.spec.containers[0].memory_request_bytes =
+            filler.spec.containers[0].memory_limit_bytes =
+                std::uniform_int_distribution<int64_t>(1, 7)(rng) * kGi;
+        return filler;
+      },
+      [&](int probe) {
+        Pod pod = GuaranteedPod("probe", std::uniform_int_distribution<int>(1, 10)(rng));
+        ContainerSpec& c = pod.spec.containers[0];
+        c.memory_request_bytes = c.memory_limit_bytes =
+            std::uniform_int_distribution<int64_t>(1, 12)(rng) * kGi;
+        if (probe % 3 == 0) c.hugepages_request_bytes["hugepages-1Gi"] = 2 * kGi;
+        return pod;
+      });
+}
+
+// Devices modelled (NodeConfig::devices), with and without kubelet's memory manager Static: on
+// random CPU and GPU states, NumaFit passes a single-container pod with GPUs exactly when
+// Reserve can allocate it.
+TEST(NumaFit, WithDevicesPassesExactlyWhenReserveCanAllocate) {
+  constexpr char kGpu[] = "example.com/gpu";
+  const auto topo = MultiNumaWith8GiB(/*huge_1g_on_numa_3=*/0);
+  std::mt19937 rng(7);
+  ExpectNumaFitAgreesWithReserve(
+      topo, rng, 64, 3,
+      [&](int round) {
+        NodeConfig config;
+        config.topology_policy = kPolicies[round % 4];
+        if ((round / 4) % 2 == 1) {
+          config.memory_manager = MemoryManagerConfig{
+              .static_policy = true, .reserved_memory = {{0, {{"memory", kGi}}}}};
+        }
+        for (int numa : topo->NumaNodeIds()) {
+          config.devices[kGpu][numa] = std::uniform_int_distribution<int>(0, 2)(rng);
+        }
+        return config;
+      },
+      [&](int i) {  // GPUs of running pods
+        Pod filler = GuaranteedPod(fmt::format("gpu-{}", i), 1);
+        filler.spec.containers[0].extended_requests[kGpu] = 1;
+        return filler;
+      },
+      [&](int) {
+        Pod pod = GuaranteedPod("probe", std::uniform_int_distribution<int>(1, 10)(rng));
+        ContainerSpec& c = pod.spec.containers[0];
+        c.memory_request_bytes = c.memory_limit_bytes =
+            std::uniform_int_distribution<int64_t>(1, 6)(rng) * kGi;
+        c.extended_requests[kGpu] = std::uniform_int_distribution<int>(1, 3)(rng);
+        pod.extended_requests = PodExtendedRequests(pod.spec);
+        return pod;
+      });
 }
 
 struct ReasonCase {

@@ -28,7 +28,11 @@
 //
 // Resources: cpu and memory, which the zones report, and huygens.io/isolated-cpu, which no zone
 // reports (a host-level resource upstream: the Filter leaves it to NodeResourcesFit; in the
-// scores a zone lacking a requested resource counts as described above).
+// scores a zone lacking a requested resource counts as described above). Device-plugin
+// resources (ContainerSpec::extended_requests): the Filter checks each one some zone lists in
+// the zone it checks cpu and memory in (resourcesAvailableInAnyNUMANodes: a zone that lists it
+// must have the count available; one no zone lists is node-level and left to NodeResourcesFit);
+// the scores leave devices out (a model limit: upstream weighs each requested resource 1).
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -87,16 +91,41 @@ bool Suitable(bool guaranteed, int resource, int64_t want, int64_t have) {
   return have >= want;
 }
 
+// Per zone, its available device-plugin resources (NodeTopology::Zone::devices_available).
+using ZoneDevices = std::vector<std::map<std::string, int64_t>>;
+
+// The requested devices some zone lists (the others are node-level).
+std::map<std::string, int64_t> ZoneDeviceRequests(const ZoneDevices& zones,
+                                                  const std::map<std::string, int64_t>& want) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [resource, n] : want) {
+    if (n <= 0) continue;
+    for (const auto& zone : zones) {
+      if (zone.contains(resource)) {
+        out[resource] = n;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // The lowest zone every requested zone resource fits, or -1 (filter.go
-// resourcesAvailableInAnyNUMANodes); 0 when nothing a zone reports is requested.
-int FitZone(const ZoneAmounts& zones, bool guaranteed, const Amounts& want) {
-  bool any = false;
+// resourcesAvailableInAnyNUMANodes); 0 when nothing a zone reports is requested. `devices`:
+// the requested devices some zone lists (ZoneDeviceRequests).
+int FitZone(const ZoneAmounts& zones, const ZoneDevices& zone_devices, bool guaranteed,
+            const Amounts& want, const std::map<std::string, int64_t>& devices) {
+  bool any = !devices.empty();
   for (int r = 0; r < kZoneResources; ++r) any = any || want[r] > 0;
   if (!any) return 0;
   for (size_t z = 0; z < zones.size(); ++z) {
     bool fits = true;
     for (int r = 0; r < kZoneResources && fits; ++r) {
       fits = want[r] == 0 || Suitable(guaranteed, r, want[r], zones[z][r]);
+    }
+    for (const auto& [resource, n] : devices) {
+      auto it = zone_devices[z].find(resource);
+      fits = fits && it != zone_devices[z].end() && it->second >= n;
     }
     if (fits) return static_cast<int>(z);
   }
@@ -158,24 +187,29 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     const PodSpec& pod = state.pod().spec;
     LoadZones(*nrt);
     if (nrt->scope == TopologyScope::kPod) {
-      if (FitZone(zones_, guaranteed, PodEffectiveRequest(pod)) < 0) {
+      if (FitZone(zones_, zone_devices_, guaranteed, PodEffectiveRequest(pod),
+                  ZoneDeviceRequests(zone_devices_, PodExtendedRequests(pod))) < 0) {
         return Status::Unschedulable("cannot align pod");
       }
       return Status::Success();
     }
     // Init containers run one after another, before the app containers: each must fit alone.
     for (const ContainerSpec& c : pod.init_containers) {
-      if (FitZone(zones_, guaranteed, Requests(c)) < 0) {
+      if (FitZone(zones_, zone_devices_, guaranteed, Requests(c),
+                  ZoneDeviceRequests(zone_devices_, c.extended_requests)) < 0) {
         return Status::Unschedulable(c.restartable ? "cannot align sidecar container"
                                                    : "cannot align init container");
       }
     }
     for (const ContainerSpec& c : pod.containers) {
       const Amounts want = Requests(c);
-      const int z = FitZone(zones_, guaranteed, want);
+      const std::map<std::string, int64_t> devices =
+          ZoneDeviceRequests(zone_devices_, c.extended_requests);
+      const int z = FitZone(zones_, zone_devices_, guaranteed, want, devices);
       if (z < 0) return Status::Unschedulable("cannot align container");
       if (!guaranteed || zones_.empty()) continue;
       for (int r = 0; r < kZoneResources; ++r) zones_[static_cast<size_t>(z)][r] -= want[r];
+      for (const auto& [resource, n] : devices) zone_devices_[static_cast<size_t>(z)][resource] -= n;
     }
     return Status::Success();
   }
@@ -203,8 +237,10 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
  private:
   void LoadZones(const NodeTopology& nrt) {
     zones_.resize(nrt.zones.size());
+    zone_devices_.resize(nrt.zones.size());
     for (size_t z = 0; z < nrt.zones.size(); ++z) {
       zones_[z] = {nrt.zones[z].cpu_available_milli, nrt.zones[z].memory_available_bytes, 0};
+      zone_devices_[z] = nrt.zones[z].devices_available;
     }
   }
 
@@ -333,6 +369,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
   NrtScoring scoring_;
   // Scratch, reused across calls.
   ZoneAmounts zones_;
+  ZoneDevices zone_devices_;
   std::vector<int> chosen_;  // zone positions
   std::vector<int> set_;
   bool min_distance_ = false;

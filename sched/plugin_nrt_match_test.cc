@@ -104,6 +104,33 @@ class Harness {
 
 // ---- Filter -----------------------------------------------------------------------------------
 
+TEST(NrtFilterDevices, ADeviceAZoneListsMustBeAvailableInTheZoneOfTheCpus) {
+  // Zone 0 has the CPUs but no free GPU; zone 1 has a free GPU but 2 CPUs.
+  auto nrt = std::make_shared<NodeTopology>(
+      *Nrt(TopologyPolicy::kSingleNumaNode, TopologyScope::kContainer, {{8}, {2}}));
+  nrt->zones[0].devices_available["example.com/gpu"] = 0;
+  nrt->zones[1].devices_available["example.com/gpu"] = 1;
+  ContainerSpec gpu = Guaranteed("a", 4000);
+  gpu.extended_requests["example.com/gpu"] = 1;
+  Harness h(nrt);
+  const Status s = h.Filter(PodOf({gpu}));
+  EXPECT_EQ(s.code(), Code::kUnschedulable);
+  EXPECT_EQ(s.Message(), "cannot align container");
+  // Two CPUs fit zone 1 beside its GPU.
+  gpu.cpu_request_milli = gpu.cpu_limit_milli = 2000;
+  EXPECT_TRUE(h.Filter(PodOf({gpu})).ok());
+  // A resource no zone lists is node-level: the zones do not judge it.
+  ContainerSpec nic = Guaranteed("b", 4000);
+  nic.extended_requests["example.com/nic"] = 1;
+  EXPECT_TRUE(h.Filter(PodOf({nic})).ok());
+  // Scope pod: the pod's devices and CPUs together.
+  auto pod_scope = std::make_shared<NodeTopology>(*nrt);
+  pod_scope->scope = TopologyScope::kPod;
+  Harness p(pod_scope);
+  gpu.cpu_request_milli = gpu.cpu_limit_milli = 4000;
+  EXPECT_EQ(p.Filter(PodOf({gpu})).Message(), "cannot align pod");
+}
+
 struct FilterCase {
   std::string name;
   TopologyPolicy policy;

@@ -11,7 +11,9 @@
 // exclusive CPUs leave it (NodeState::AllocatePod's rule). Memory: see JudgeMemory.
 #include <algorithm>
 
+#include "alloc/device_manager.h"
 #include "alloc/memory_manager.h"
+#include "alloc/merge.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sched/numa_view.h"
@@ -40,9 +42,18 @@ class NumaFit final : public FilterPlugin {
       Status s = JudgeExclusive(view, config, policy, facts);
       if (!s.ok()) return s;
     }
-    if (node.cpu_state != nullptr && node.cpu_state->Memory() != nullptr &&
-        MemoryManagerPlacesPod(spec)) {
-      Status s = JudgeMemory(*node.cpu_state, view, policy, spec, demand.exclusive_cpus);
+    const NodeState* st = node.cpu_state.get();
+    const std::map<std::string, int64_t> devices =
+        st == nullptr ? std::map<std::string, int64_t>{}
+                      : NodeDeviceRequests(st->Config().devices, state.pod().extended_requests);
+    const bool kubelet_memory = st != nullptr && st->Memory() != nullptr &&
+                                MemoryManagerPlacesPod(spec);
+    if (kubelet_memory && (devices.empty() || !st->Config().memory_manager->static_policy)) {
+      Status s = JudgeMemory(*st, view, policy, spec, demand.exclusive_cpus);
+      if (!s.ok()) return s;
+    }
+    if (!devices.empty()) {
+      Status s = JudgeDevices(*st, view, policy, spec, devices, demand.exclusive_cpus);
       if (!s.ok()) return s;
     }
     const int64_t shared_milli = config.shared_requested_milli + demand.shared_milli;
@@ -103,25 +114,7 @@ class NumaFit final : public FilterPlugin {
           "NUMA: no {} has {} bytes of free memory{}", single ? "NUMA node" : "NUMA node set",
           m == requests.end() ? 0 : m->second, requests.size() > 1 ? " and hugepages" : ""));
     }
-    // What the allocator can give inside `set`: under restricted, the largest offers of a
-    // preferred-size subset; else all of them.
-    const int preferred = view.PreferredSize(cpus);
-    const auto offer = [&](const std::vector<int>& set) {
-      std::vector<int> offers;
-      for (int i = 0; i < view.size(); ++i) {
-        if (std::find(set.begin(), set.end(), view.at(i).numa) != set.end()) {
-          offers.push_back(view.at(i).offer);
-        }
-      }
-      std::sort(offers.rbegin(), offers.rend());
-      if (policy == TopologyPolicy::kRestricted) {
-        if (static_cast<int>(offers.size()) < preferred) return 0;
-        offers.resize(static_cast<size_t>(preferred));
-      }
-      int sum = 0;
-      for (int o : offers) sum += o;
-      return sum;
-    };
+    const auto offer = [&](const std::vector<int>& set) { return Offer(view, policy, set, cpus); };
     const bool must_align = single || policy == TopologyPolicy::kRestricted;
     if (st.Config().memory_manager->static_policy) {
       const std::optional<TopologyHint> kubelet = FindBestMemoryHint(sets);
@@ -142,6 +135,68 @@ class NumaFit final : public FilterPlugin {
     return Status::Unschedulable(fmt::format(
         "NUMA: no {} holds both its memory and {} free CPUs",
         single ? "NUMA node" : "NUMA node set", cpus));
+  }
+
+  // What the allocator can give inside `set` for `cpus` exclusive CPUs: under restricted, the
+  // largest offers of a preferred-size subset; else all of them.
+  static int Offer(const NumaView& view, TopologyPolicy policy, const std::vector<int>& set,
+                   int cpus) {
+    std::vector<int> offers;
+    for (int i = 0; i < view.size(); ++i) {
+      if (std::find(set.begin(), set.end(), view.at(i).numa) != set.end()) {
+        offers.push_back(view.at(i).offer);
+      }
+    }
+    std::sort(offers.rbegin(), offers.rend());
+    if (policy == TopologyPolicy::kRestricted) {
+      const int preferred = view.PreferredSize(cpus);
+      if (static_cast<int>(offers.size()) < preferred) return 0;
+      offers.resize(static_cast<size_t>(preferred));
+    }
+    int sum = 0;
+    for (int o : offers) sum += o;
+    return sum;
+  }
+
+  // The device rule of NodeState::AllocatePod, judged on the pod's device requests and its
+  // exclusive CPUs as one request (scope pod's view): kubelet's topology manager merges the
+  // device hints (and, under the memory manager's Static policy, the memory hints) into the
+  // NUMA set where kubelet puts the devices; kubelet must admit that merge, and under
+  // single-numa-node or restricted the set must offer the exclusive CPUs.
+  static Status JudgeDevices(const NodeState& st, const NumaView& view, TopologyPolicy policy,
+                             const PodSpec& spec,
+                             const std::map<std::string, int64_t>& requests, int cpus) {
+    for (const auto& [resource, n] : requests) {
+      const auto free = st.DevicesFree().find(resource);
+      const int64_t have = free == st.DevicesFree().end() ? 0 : DeviceCount(free->second);
+      if (have < n) {
+        return Status::Unschedulable(
+            fmt::format("NUMA: {} free {} on the NUMA nodes, {} requested", have, resource, n));
+      }
+    }
+    const std::vector<int> ids = st.Topology().NumaNodeIds();
+    const int limit = MemoryHintSetLimit(static_cast<int>(ids.size()));
+    std::vector<std::map<std::string, ProviderHints>> providers;
+    const bool static_memory = st.Memory() != nullptr && MemoryManagerPlacesPod(spec) &&
+                               st.Config().memory_manager->static_policy;
+    if (static_memory) providers.push_back(st.MemoryPolicy()->PodHints(*st.Memory(), spec, limit));
+    providers.push_back(
+        DeviceProviderHints(ids, st.Config().devices, st.DevicesFree(), {}, requests, limit));
+    absl::StatusOr<MergeResult> merged = MergeHints(policy, {}, ids, {}, providers);
+    if (!merged.ok()) return Status::Error(std::string(merged.status().message()));
+    if (!merged->admit) {
+      return Status::Unschedulable(fmt::format(
+          "NUMA: kubelet's topology manager ({}) would refuse its devices", ToString(policy)));
+    }
+    const bool must_align =
+        policy == TopologyPolicy::kSingleNumaNode || policy == TopologyPolicy::kRestricted;
+    const std::vector<int>& set = merged->hint.numa_nodes;
+    if (cpus > 0 && must_align && !set.empty() && Offer(view, policy, set, cpus) < cpus) {
+      return Status::Unschedulable(
+          fmt::format("NUMA: kubelet puts its devices on NUMA node(s) {}, which lack {} free CPUs",
+                      fmt::join(set, ","), cpus));
+    }
+    return Status::Success();
   }
 
   static int Cpus(const ExclusiveUnit& u, NodeMode mode) {

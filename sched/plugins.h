@@ -53,7 +53,13 @@ std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
 // some NUMA set that can hold the pod's memory and hugepages (kubelet's memory hints; one
 // NUMA node under single-numa-node) must offer its exclusive CPUs; under kubelet's Static
 // policy that set is the one kubelet picks. Reasons "NUMA: no NUMA node has 6Gi of free
-// memory", "NUMA: kubelet puts its memory on NUMA node(s) 0, which lack 4 free CPUs".
+// memory", "NUMA: kubelet puts its memory on NUMA node(s) 0, which lack 4 free CPUs". On nodes
+// with NUMA-affine devices (NodeConfig::devices), for pods that request some: kubelet's
+// topology manager must admit the merge of the device hints (with the memory hints under
+// Static), and under single-numa-node or restricted the NUMA set where kubelet puts the devices
+// must offer the exclusive CPUs. Reasons "NUMA: kubelet's topology manager (single-numa-node)
+// would refuse its devices", "NUMA: kubelet puts its devices on NUMA node(s) 1, which lack 4
+// free CPUs".
 std::unique_ptr<Plugin> NewNumaFit();
 // Score: fewer NUMA nodes for the pod's exclusive CPUs is better; then pack or spread over the
 // node's NUMA nodes (the node's NodeConfig::numa_strategy: most-allocated packs,

@@ -63,7 +63,7 @@ const char* ToString(TaintEffect e) {
 
 // Reminder for AppendEquivalenceKey: a changed Pod, PodSpec or ContainerSpec must be reviewed
 // there (sizes on x86-64 with libstdc++).
-static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 128,
+static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 176,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
@@ -113,6 +113,11 @@ void Containers(std::string& key, const std::vector<ContainerSpec>& containers) 
     for (const auto& [resource, bytes] : c.hugepages_request_bytes) {
       Field(key, resource);
       Int(key, bytes);
+    }
+    Int(key, static_cast<int64_t>(c.extended_requests.size()));
+    for (const auto& [resource, amount] : c.extended_requests) {
+      Field(key, resource);
+      Int(key, amount);
     }
     Int(key, int64_t{c.init} << 1 | int64_t{c.restartable});
   }

@@ -92,8 +92,8 @@ struct Pod {
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;
   // Effective requests of extended resources other than huygens.io/isolated-cpu (which comes
-  // from the containers' `isolated_cpus`), computed as Kubernetes does for the pod: the larger
-  // of the sum over app containers and the largest init container. Resource name -> amount.
+  // from the containers' `isolated_cpus`), computed as Kubernetes does for the pod
+  // (PodExtendedRequests, alloc/pod.h). Resource name -> amount.
   std::map<std::string, int64_t> extended_requests;
   int32_t priority = 0;                                  // spec.priority (resolved)
   std::string scheduler_name = "default-scheduler";      // spec.schedulerName

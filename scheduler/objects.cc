@@ -89,11 +89,7 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   sched::Pod pod;
   pod.spec = std::move(decoded.spec);
   pod.rebalance = decoded.rebalance;
-  // As before the codec was shared: the last container that names an extended resource gives
-  // the pod's amount of it (sched/pod.h documents Kubernetes' rule; see issue 16's note).
-  for (const auto& extended : decoded.extended_requests) {
-    for (const auto& [name, amount] : extended) pod.extended_requests[name] = amount;
-  }
+  pod.extended_requests = PodExtendedRequests(pod.spec);
   const json& containers = MemberOrNull(spec, "containers");
   if (containers.is_array()) {
     for (const json& c : containers) {
@@ -242,6 +238,29 @@ absl::StatusOr<MemoryManagerConfig> MemoryManagerFromNrt(const NrtObject& nrt,
   return out;
 }
 
+// The node's NUMA-affine devices from its NRT: per NUMA zone, every resource with a domain
+// (e.g. "nvidia.com/gpu", as NFD's topology-updater reports device-plugin resources from
+// kubelet's podresources API) other than Huygens' own, counted by its allocatable.
+absl::StatusOr<NodeDevices> DevicesFromNrt(const NrtObject& nrt) {
+  NodeDevices out;
+  for (const NrtZone& zone : nrt.zones) {
+    const std::optional<int> numa = zone.NumaId();
+    if (!numa.has_value()) continue;
+    for (const NrtResource& r : zone.resources) {
+      if (r.name.find('/') == std::string::npos || r.name.starts_with("huygens.io/")) continue;
+      absl::StatusOr<int64_t> allocatable = ParseMemoryBytes(r.allocatable);
+      if (!allocatable.ok() || *allocatable < 0) {
+        return absl::InvalidArgumentError(fmt::format(
+            "NodeResourceTopology {:?}: zone {:?}: resource {}: allocatable {:?} is not a "
+            "device count",
+            nrt.name, zone.name, r.name, r.allocatable));
+      }
+      out[r.name][*numa] += *allocatable;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& object,
                                                                   NumaStrategy numa_strategy,
                                                                   const CpuSet& huygens_held) {
@@ -283,6 +302,7 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   if (const std::string* m = nrt.Attribute(kMemoryManagerPolicyAttribute)) {
     HUYGENS_ASSIGN_OR_RETURN(config.memory_manager, MemoryManagerFromNrt(nrt, topology, *m));
   }
+  HUYGENS_ASSIGN_OR_RETURN(config.devices, DevicesFromNrt(nrt));
   HUYGENS_ASSIGN_OR_RETURN(NodeState state,
                            NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));
   return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(std::move(state)));

@@ -49,7 +49,10 @@ absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);
 // attributes (the NodeConfig defaults when absent or unknown), `numa_strategy` from the
 // configuration. The pools' `exclusive` CPUs that no Huygens allocation holds (`huygens_held`)
 // are CPUs held by kubelet or another scheduler's pods: they join the system pool here, so the
-// scheduler never hands them out.
+// scheduler never hands them out. NUMA-affine devices (NodeConfig::devices): every zone
+// resource with a domain in its name other than huygens.io/* (e.g. "nvidia.com/gpu", as NFD's
+// topology-updater reports device-plugin resources), counted by its allocatable; an allocatable
+// that is not a whole count is InvalidArgument naming the object, the zone and the resource.
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const nlohmann::json& nrt,
                                                                   NumaStrategy numa_strategy,
                                                                   const CpuSet& huygens_held);

@@ -45,6 +45,28 @@ TEST(NodeStateFromNrt, AFactorOfOneOrNoneLeavesTheNodeAtFullCapacity) {
   EXPECT_TRUE((*state)->Config().capacity.empty());
 }
 
+TEST(NodeStateFromNrt, DeviceResourcesOfTheZonesBecomeTheNodesDevices) {
+  const CpuTopology topo = testing::DualSocketHT();
+  nlohmann::json nrt = PublishedNrt(topo, {});
+  // As NFD's topology-updater lists a device-plugin resource in the zone of its NUMA node.
+  nrt["zones"][1]["resources"].push_back(
+      {{"name", "nvidia.com/gpu"}, {"capacity", "2"}, {"allocatable", "2"}, {"available", "1"}});
+  nrt["zones"][0]["resources"].push_back(
+      {{"name", "huygens.io/isolated-cpu"}, {"capacity", "2"}, {"allocatable", "2"}, {"available", "2"}});
+  absl::StatusOr<std::shared_ptr<const NodeState>> state =
+      NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{});
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ((*state)->Config().devices, (NodeDevices{{"nvidia.com/gpu", {{1, 2}}}}));
+
+  nrt["zones"][1]["resources"].back()["allocatable"] = "two";
+  state = NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{});
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(std::string(state.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("node-1"),
+                               ::testing::HasSubstr("nvidia.com/gpu"),
+                               ::testing::HasSubstr("not a device count")));
+}
+
 TEST(NodeStateFromNrt, AFactorOutsideZeroToOneIsAnErrorNamingTheZoneAndAttribute) {
   const CpuTopology topo = testing::DualSocketHT();
   for (const std::string bad : {"0", "1.5", "-0.2", "half", "0.5x", ""}) {

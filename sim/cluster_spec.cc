@@ -255,12 +255,52 @@ absl::Status ParseMemoryManager(const YamlReader& r, const YAML::Node& node,
   return absl::OkStatus();
 }
 
+// `devices` of a group (see NodeGroupSpec::devices and docs/simulate.md): resource name ->
+// an integer (that many devices on every NUMA node with CPUs) or a map NUMA node id -> count.
+absl::Status ParseDevices(const YamlReader& r, const YAML::Node& node, const std::string& field,
+                          NodeGroupSpec& g) {
+  if (!node.IsMap()) return r.Error(node, field, "expected a map of resource name to devices");
+  for (const auto& entry : node) {
+    auto name = r.String(entry.first, field);
+    if (!name.ok()) return name.status();
+    const std::string f = field + "." + *name;
+    if (name->find('/') == std::string::npos) {
+      return r.Error(entry.first, f,
+                     "a device-plugin resource name has a domain (e.g. nvidia.com/gpu)");
+    }
+    NumaDeviceCounts& counts = g.devices[*name];
+    if (entry.second.IsScalar()) {
+      auto n = r.Int(entry.second, f, 0, 1024);
+      if (!n.ok()) return n.status();
+      for (const NumaNode& numa : g.topology->NumaNodes()) {
+        if (!g.topology->CpusInNumaNode(numa.id).Empty()) counts[numa.id] = *n;
+      }
+      continue;
+    }
+    if (!entry.second.IsMap()) {
+      return r.Error(entry.second, f, "expected a count or a map of NUMA node id to count");
+    }
+    for (const auto& per : entry.second) {
+      auto id = r.Int(per.first, f, 0, 1023);
+      if (!id.ok()) return id.status();
+      const std::string pf = fmt::format("{}.{}", f, *id);
+      if (!g.topology->HasNumaNode(static_cast<int>(*id))) {
+        return r.Error(per.first, pf, fmt::format("NUMA node {} does not exist", *id));
+      }
+      auto n = r.Int(per.second, pf, 0, 1024);
+      if (!n.ok()) return n.status();
+      counts[static_cast<int>(*id)] = *n;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& r, const YAML::Node& node,
                                          const std::string& field, const std::string& base_dir) {
   if (auto st = r.CheckMap(node, field,
                            {"name", "count", "topology", "systemCpus", "systemCpuCount", "mode",
                             "topologyPolicy", "topologyScope", "numaStrategy", "bindPolicy",
-                            "labels", "taints", "memory", "maxPods", "memoryManager"});
+                            "labels", "taints", "memory", "maxPods", "memoryManager", "devices"});
       !st.ok()) {
     return st;
   }
@@ -390,6 +430,9 @@ absl::StatusOr<NodeGroupSpec> ParseGroup(const YamlReader& r, const YAML::Node& 
   }
   if (auto m = node["memoryManager"]) {
     if (auto st = ParseMemoryManager(r, m, field + ".memoryManager", g); !st.ok()) return st;
+  }
+  if (auto d = node["devices"]) {
+    if (auto st = ParseDevices(r, d, field + ".devices", g); !st.ok()) return st;
   }
   return g;
 }

@@ -70,6 +70,13 @@ struct NodeGroupSpec {
   // nrt and baseline runs runs the memory manager when the policy is Static. The topology's
   // NUMA nodes then carry the modelled memory and hugepages (see ParseClusterSpec).
   std::optional<MemoryManagerConfig> memory_manager;
+  // YAML `devices`: NUMA-affine device-plugin resources (GPUs, NICs' VFs) per NUMA node id, as a
+  // device plugin reports them to kubelet with their NUMA node. Empty (default): none. Every
+  // run gives them to the node as allocatable extended resources; the Huygens run models them
+  // in NodeState (NodeConfig::devices), the kubelet model of the nrt and baseline runs runs the
+  // device manager (alloc/device_manager.h) as a hint provider, and the nrt run's
+  // NodeResourceTopology lists them per zone.
+  NodeDevices devices;
 };
 
 struct ClusterSpec {

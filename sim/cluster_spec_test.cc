@@ -102,6 +102,21 @@ TEST(ClusterSpecTest, AFullGroupIsParsed) {
   EXPECT_EQ(spec->TotalNodes(), 4);
 }
 
+TEST(ClusterSpecTest, DevicesAreACountPerNumaNodeWithCpusOrAMapOfNumaNodes) {
+  auto spec = ParseClusterSpec(R"(nodeGroups:
+  - name: a
+    topology: {synthetic: "package:2 numa:2 core:4 pu:2"}
+    devices:
+      example.com/gpu: {0: 2, 3: 1}
+      example.com/vf: 4
+)",
+                               "c.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->groups[0].devices,
+            (NodeDevices{{"example.com/gpu", {{0, 2}, {3, 1}}},
+                         {"example.com/vf", {{0, 4}, {1, 4}, {2, 4}, {3, 4}}}}));
+}
+
 TEST(ClusterSpecTest, ATopologyFileIsLoadedRelativeToTheSpec) {
   const std::string dir = std::string(HUYGENS_FIXTURES) + "/topologies/";
   auto spec = ParseClusterSpec(R"(nodeGroups:
@@ -190,6 +205,12 @@ TEST(ClusterSpecTest, BadInputIsReportedWithFileLineAndField) {
        "    memoryManager: {hugepages: {1Gi: 5}}\n",
        "nodeGroups[0].memoryManager.hugepages: the hugepages exceed NUMA node 0's memory of "
        "4294967296 bytes"},
+      {"a device resource without a domain",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    devices: {gpu: 2}\n",
+       "c.yaml:4:15: nodeGroups[0].devices.gpu: a device-plugin resource name has a domain"},
+      {"devices on a NUMA node the machine lacks",
+       "nodeGroups:\n  - name: a\n    topology: {preset: xeon-8480-2s}\n    devices: {nvidia.com/gpu: {9: 1}}\n",
+       "nodeGroups[0].devices.nvidia.com/gpu.9: NUMA node 9 does not exist"},
       {"so many hugepages that their bytes would overflow",
        "nodeGroups:\n  - name: a\n    topology: {synthetic: \"package:1 numa:2 core:2 pu:1\"}\n"
        "    memoryManager: {hugepages: {1Gi: 1099511627776}}\n",

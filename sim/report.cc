@@ -14,10 +14,11 @@ namespace {
 
 double Round(double v, double scale) { return std::round(v * scale) / scale; }
 
-// `memory`: Report::memory_modelled (the memory keys appear only then); `affinity`:
-// Report::affinity_figures, `moves`: Report::has_rebalance (likewise).
-nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool affinity,
-                         bool moves) {
+// `memory`: Report::memory_modelled (the memory keys appear only then); `devices`:
+// Report::devices_modelled, `affinity`: Report::affinity_figures, `moves`:
+// Report::has_rebalance (likewise).
+nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool devices,
+                         bool affinity, bool moves) {
   nlohmann::json j;
   j["scheduled"] = r.scheduled;
   j["unschedulable"] = r.unschedulable;
@@ -29,6 +30,11 @@ nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool affi
     j["memoryAdmissionRejected"] = r.memory_admission_rejected;
     j["remoteMemoryPods"] = r.remote_memory_pods;
     j["memoryUnpinnedPods"] = r.memory_unpinned_pods;
+  }
+  if (devices) {
+    j["deviceAdmissionRejected"] = r.device_admission_rejected;
+    j["devicePods"] = r.device_pods;
+    j["deviceMisalignedPods"] = r.device_misaligned_pods;
   }
   j["resizes"] = r.resizes;
   j["resizesRefused"] = r.resizes_refused;
@@ -238,6 +244,10 @@ std::vector<Row> SummaryRows(const Report& rep) {
     rows.push_back(both("remote-memory pods", [](const RunReport& r) { return fmt::format("{}", r.remote_memory_pods); }));
     rows.push_back(both("memory not pinned (None)", [](const RunReport& r) { return fmt::format("{}", r.memory_unpinned_pods); }));
   }
+  if (rep.devices_modelled) {
+    rows.push_back(both("rejected for devices", [](const RunReport& r) { return fmt::format("{}", r.device_admission_rejected); }));
+    rows.push_back(both("device-misaligned / with devices", [](const RunReport& r) { return fmt::format("{} / {}", r.device_misaligned_pods, r.device_pods); }));
+  }
   rows.push_back(both("resizes refused / tried", [](const RunReport& r) { return fmt::format("{} / {}", r.resizes_refused, r.resizes); }));
   rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
   rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
@@ -294,19 +304,20 @@ nlohmann::json ReportToJson(const Report& rep, bool detail) {
   j["workload"] = {{"source", rep.workload_source}, {"seed", rep.seed}};
   j["nrtScoring"] = rep.has_baseline ? nlohmann::json(rep.nrt_scoring) : nlohmann::json(nullptr);
   const bool memory = rep.memory_modelled;
+  const bool devices = rep.devices_modelled;
   const bool affinity = rep.affinity_figures;
   const bool moves = rep.has_rebalance;
-  j["huygens"] = RunToJson(rep.huygens, detail, memory, affinity, moves);
+  j["huygens"] = RunToJson(rep.huygens, detail, memory, devices, affinity, moves);
   if (rep.has_rebalance) {
     const double interval = static_cast<double>(rep.rebalance_interval_us) / 1e6;
     j["rebalance"] = {{"intervalSeconds", Round(interval, 1e6)},
                       {"maxMoves", rep.rebalance_max_moves},
                       {"balance", rep.rebalance_balance}};
-    j["huygensRebalance"] = RunToJson(rep.huygens_rebalance, detail, memory, affinity, moves);
+    j["huygensRebalance"] = RunToJson(rep.huygens_rebalance, detail, memory, devices, affinity, moves);
   }
-  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail, memory, affinity, moves)
+  j["nrt"] = rep.has_baseline ? RunToJson(rep.nrt, detail, memory, devices, affinity, moves)
                               : nlohmann::json(nullptr);
-  j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail, memory, affinity, moves)
+  j["baseline"] = rep.has_baseline ? RunToJson(rep.baseline, detail, memory, devices, affinity, moves)
                                    : nlohmann::json(nullptr);
   return j;
 }
@@ -412,6 +423,14 @@ polyline{fill:none;stroke-width:1.5}polyline.huygens{stroke:#1565c0}polyline.huy
             "memory on a NUMA node none of their CPUs is on; <i>memory not pinned</i> counts "
             "exclusive pods on nodes whose kubelet runs the memory manager None (nothing sets "
             "their cpuset.mems; Huygens sets it itself).</p>";
+  }
+  if (rep.devices_modelled) {
+    html += "<p>Devices (groups with NUMA-affine devices): <i>rejected for devices</i> counts "
+            "kubelet rejections the device manager caused (the merge without its hints would "
+            "have been admitted, or its devices ran out); <i>device-misaligned</i> counts "
+            "exclusive pods whose devices and CPUs lie on different NUMA node sets (a device "
+            "off the CPUs' NUMA nodes, or CPUs on a NUMA node without any of its devices), out "
+            "of the exclusive pods holding devices.</p>";
   }
   if (rep.affinity_figures) {
     html += "<p>Affinity groups: <i>group members aligned on one NUMA node</i> is, over the "

@@ -98,6 +98,15 @@ struct RunReport {
   // runs only, since Huygens writes the mems itself).
   int remote_memory_pods = 0;
   int memory_unpinned_pods = 0;
+  // Devices (groups with `devices`; all 0 elsewhere). Of admission_rejected, those the device
+  // manager caused (the merge without its hints would have admitted the pod, or its devices
+  // ran out). Of exclusive_pods, those holding devices, and of those the misaligned ones: the
+  // NUMA nodes of the pod's devices are not exactly the NUMA nodes of its exclusive CPUs (a
+  // device off the CPUs' NUMA nodes, or CPUs on a NUMA node without any of its devices; Huygens:
+  // the devices NodeState predicts kubelet gives; kubelet runs: the device manager's).
+  int device_admission_rejected = 0;
+  int device_pods = 0;
+  int device_misaligned_pods = 0;
   int resizes = 0;                  // in-place resizes of running pods' containers, tried
   int resizes_refused = 0;          // of those, refused (the container kept its CPUs)
   std::map<std::string, int> resize_refused_reasons;  // reason -> refusals
@@ -162,6 +171,9 @@ struct Report {
   // Some group models memory (`memoryManager`): the table, JSON and HTML carry the memory
   // figures (memory rejections, remote-memory and unpinned pods); absent otherwise.
   bool memory_modelled = false;
+  // Some group has NUMA-affine devices (`devices`): the table, JSON and HTML carry the device
+  // figures (device rejections, device-misaligned pods); absent otherwise.
+  bool devices_modelled = false;
   // Some pod has an affinity group, or the rebalancer ran: the table, JSON and HTML carry the
   // affinity and NUMA-load figures (group_aligned_share, numa_load_spread_mean); the moves
   // only with has_rebalance.

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "alloc/hints.h"
+#include "alloc/device_manager.h"
 #include "alloc/memory_manager.h"
 #include "alloc/merge.h"
 #include "alloc/static_policy.h"
@@ -61,6 +62,7 @@ struct NodeModel {
   std::unique_ptr<CpuLedger> ledger;
   std::optional<CpuManagerState> kubelet_state;  // baseline only
   std::optional<MemoryManagerState> kubelet_memory;  // with GroupModel::kubelet_memory
+  NodeDevices kubelet_devices;  // kubelet runs: the device manager's free devices
 };
 
 struct PodRecord {
@@ -70,6 +72,7 @@ struct PodRecord {
   bool running = false;
   bool ever_ran = false;
   bool failed = false;  // baseline: given up after re-creations
+  NodeDevices devices;  // kubelet runs: the devices kubelet's device manager gave it
   int retries = 0;
   int scheduling_errors = 0;  // attempts that ended in ScheduleResult kError
   std::vector<std::pair<std::string, int>> last_reasons;
@@ -217,9 +220,14 @@ class Run {
   // attempt; Attempt completes it with the outcome.
   absl::StatusOr<PodExplanation> Explain(const sched::PodPtr& pod);
   // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`. Returns the
-  // rejection reason, or "" when admitted (and `held` set). `memory_caused`: the rejection is
-  // the memory manager's (RunReport::memory_admission_rejected).
-  std::string Admit(int pod_index, int node, CpuSet& held, bool& memory_caused);
+  // rejection reason, or "" when admitted (and `held` and the pod's devices set).
+  // `memory_caused` / `device_caused`: the rejection is the memory manager's / the device
+  // manager's (RunReport::memory_admission_rejected, device_admission_rejected).
+  std::string Admit(int pod_index, int node, CpuSet& held, bool& memory_caused,
+                    bool& device_caused);
+  // Nodes with devices: counts an exclusive pod just placed that holds devices, and whether
+  // its devices and its CPUs lie on different NUMA node sets (RunReport::device_misaligned_pods).
+  void CountDevicePlacement(int pod_index, int node, const CpuSet& held);
   // Nodes that model memory: counts an exclusive pod just placed as remote-memory or
   // memory-unpinned (RunReport). `allocation`: Huygens' (nullopt in the kubelet runs).
   void CountMemoryPlacement(int pod_index, int node,
@@ -349,6 +357,9 @@ absl::Status Run::BuildCluster() {
         node.allocatable.memory_bytes = std::max<int64_t>(0, node.allocatable.memory_bytes);
       }
       node.allocatable.pods = g.max_pods;
+      for (const auto& [resource, counts] : g.devices) {
+        node.allocatable.extended[resource] += DeviceCount(counts);
+      }
       if (g.mode == NodeMode::kIsolated && !kubelet_admits()) {
         node.allocatable.cpu_milli = int64_t{m.system_cpus.Size()} * 1000;
         node.allocatable.extended[kIsolatedCpuResource] = m.user_pool.Size();
@@ -358,6 +369,7 @@ absl::Status Run::BuildCluster() {
       if (kubelet_admits()) {
         nm.kubelet_state = m.kubelet->InitialState();
         if (m.kubelet_memory) nm.kubelet_memory = m.kubelet_memory->InitialState();
+        nm.kubelet_devices = g.devices;
         if (which_ == Scheduler::kNrt) node.nrt = NrtOf(nm);
       } else {
         NodeConfig config;
@@ -369,6 +381,7 @@ absl::Status Run::BuildCluster() {
         config.default_bind_policy = g.bind_policy;
         config.numa_strategy = g.numa_strategy;
         config.memory_manager = g.memory_manager;
+        config.devices = g.devices;
         auto state = NodeState::Create(m.topology, std::move(config));
         if (!state.ok()) {
           return absl::InvalidArgumentError(
@@ -401,6 +414,19 @@ std::shared_ptr<const sched::NodeTopology> Run::NrtOf(const NodeModel& node) con
   for (size_t z = 0; z < nrt->zones.size(); ++z) {
     nrt->zones[z].cpu_available_milli =
         int64_t{g.zone_user_cpus[z].IntersectionSize(node.kubelet_state->default_cpu_set)} * 1000;
+    // Devices: listed in the zones of their NUMA nodes, with kubelet's free count.
+    const int numa = nrt->zones[z].numa;
+    for (const auto& [resource, counts] : g.spec->devices) {
+      auto total = counts.find(numa);
+      if (total == counts.end() || total->second <= 0) continue;
+      auto free = node.kubelet_devices.find(resource);
+      int64_t available = 0;
+      if (free != node.kubelet_devices.end()) {
+        auto n = free->second.find(numa);
+        if (n != free->second.end()) available = n->second;
+      }
+      nrt->zones[z].devices_available[resource] = available;
+    }
   }
   return nrt;
 }
@@ -414,34 +440,60 @@ absl::Status Run::PublishNrt(int node_idx) {
   return cache_.UpdateNode(std::move(node));
 }
 
-std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_caused) {
+std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_caused,
+                       bool& device_caused) {
   NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
   const GroupModel& g = groups_[static_cast<size_t>(node.group)];
   const StaticPolicy& policy = *g.kubelet;
   CpuManagerState& state = *node.kubelet_state;
-  const PodSpec& pod = pods_[static_cast<size_t>(pod_index)].pod->spec;
+  PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  const PodSpec& pod = rec.pod->spec;
   const TopologyScope scope = g.spec->topology_scope;
   const TopologyPolicy tm_policy = g.spec->topology_policy;
   std::vector<std::string> done;
-  // The memory manager (Static policy only): kubelet's third hint provider, after the device
-  // manager (none here) and the CPU manager.
+  // The hint providers besides the CPU manager: the device manager (groups with `devices`) and
+  // the memory manager (Static policy only).
   const MemoryManagerPolicy* memory = g.kubelet_memory ? &*g.kubelet_memory : nullptr;
   MemoryManagerState* memory_state = node.kubelet_memory ? &*node.kubelet_memory : nullptr;
   const int memory_sets = MemoryHintSetLimit(static_cast<int>(g.numa_ids.size()));
+  const NodeDevices& devices = g.spec->devices;
+  NodeDevices reusable;  // devices of the pod's regular init containers (kubelet's devicesToReuse)
+  NodeDevices taken;     // devices taken so far, given back by undo
   memory_caused = false;
+  device_caused = false;
   auto undo = [&] {
     for (const std::string& c : done) {
       policy.RemoveContainer(state, pod.uid, c);
       if (memory != nullptr) memory->RemoveContainer(*memory_state, pod.uid, c);
     }
+    for (const auto& [resource, counts] : taken) {
+      for (const auto& [numa, n] : counts) node.kubelet_devices[resource][numa] += n;
+    }
   };
-  // `container` "": the pod (scope pod). `with_memory` false: the CPU hints alone (to tell
-  // whether memory caused a rejection).
-  auto merge = [&](int cpus, const std::string& container,
-                   bool with_memory) -> absl::StatusOr<MergeResult> {
+  auto container_spec = [&](const std::string& name) -> const ContainerSpec& {
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+      for (const ContainerSpec& c : *list) {
+        if (c.name == name) return c;
+      }
+    }
+    return pod.containers.front();  // unreachable: every unit names a container of the pod
+  };
+  auto device_requests = [&](const std::string& container) {
+    return NodeDeviceRequests(devices, container.empty()
+                                           ? PodExtendedRequests(pod)
+                                           : container_spec(container).extended_requests);
+  };
+  // `container` "": the pod (scope pod). `with_memory` / `with_devices` false: without that
+  // provider (to tell which one caused a rejection).
+  auto merge = [&](int cpus, const std::string& container, bool with_memory,
+                   bool with_devices) -> absl::StatusOr<MergeResult> {
     std::vector<std::map<std::string, ProviderHints>> providers = {
         CpuProviderHints(policy.Topology(), policy.AvailableCpus(state),
                          policy.ReusableCpus(state, pod), cpus)};
+    if (!devices.empty() && with_devices) {
+      providers.push_back(DeviceProviderHints(g.numa_ids, devices, node.kubelet_devices,
+                                              reusable, device_requests(container)));
+    }
     if (memory != nullptr && with_memory) {
       providers.push_back(container.empty()
                               ? memory->PodHints(*memory_state, pod, memory_sets)
@@ -449,11 +501,16 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
     }
     return MergeHints(tm_policy, {}, g.numa_ids, g.distances, providers);
   };
-  // A merge that does not admit: TopologyAffinityError, the memory manager's when the CPU hints
-  // alone would have been admitted.
+  // A merge that does not admit: TopologyAffinityError, the device manager's when the merge
+  // without its hints would have admitted, else the memory manager's when the CPU hints alone
+  // would have.
   auto refuse = [&](int cpus, const std::string& container) -> std::string {
-    if (memory != nullptr) {
-      auto cpu_only = merge(cpus, container, /*with_memory=*/false);
+    if (!devices.empty() && !device_requests(container).empty()) {
+      auto without = merge(cpus, container, /*with_memory=*/true, /*with_devices=*/false);
+      device_caused = without.ok() && without->admit;
+    }
+    if (memory != nullptr && !device_caused) {
+      auto cpu_only = merge(cpus, container, /*with_memory=*/false, /*with_devices=*/false);
       memory_caused = cpu_only.ok() && cpu_only->admit;
     }
     return "TopologyAffinityError";
@@ -473,6 +530,23 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
         return "UnexpectedAdmissionError";
       }
     }
+    const ContainerSpec& c = container_spec(container);
+    for (const auto& [resource, n] : device_requests(container)) {
+      auto take = TakeDevices(resource, node.kubelet_devices[resource], reusable[resource], n,
+                              merged.hint.numa_nodes);
+      if (!take.ok()) {
+        device_caused = true;
+        return "UnexpectedAdmissionError";
+      }
+      for (const auto& [numa, k] : take->from_available) {
+        node.kubelet_devices[resource][numa] -= k;
+        taken[resource][numa] += k;
+        if (c.init && !c.restartable) reusable[resource][numa] += k;
+      }
+      if (!(c.init && !c.restartable)) {
+        for (const auto& [numa, k] : take->from_reusable) reusable[resource][numa] -= k;
+      }
+    }
     return "";
   };
   std::vector<std::string> order;
@@ -481,7 +555,7 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
   if (scope == TopologyScope::kPod) {
     const std::vector<AdmissionUnit> units = AdmissionUnits(pod, scope);
     const int cpus = units.empty() ? 0 : units.front().cpus;
-    auto merged = merge(cpus, "", /*with_memory=*/true);
+    auto merged = merge(cpus, "", /*with_memory=*/true, /*with_devices=*/true);
     if (!merged.ok()) return "UnexpectedAdmissionError";
     if (!merged->admit) return refuse(cpus, "");
     for (const std::string& c : order) {
@@ -492,7 +566,7 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
     }
   } else {
     for (const AdmissionUnit& unit : AdmissionUnits(pod, scope)) {
-      auto merged = merge(unit.cpus, unit.container, /*with_memory=*/true);
+      auto merged = merge(unit.cpus, unit.container, /*with_memory=*/true, /*with_devices=*/true);
       if (!merged.ok()) {
         undo();
         return "UnexpectedAdmissionError";
@@ -508,6 +582,7 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
       }
     }
   }
+  rec.devices = std::move(taken);
   CpuSet::Builder b;
   auto it = state.assignments.find(pod.uid);
   if (it != state.assignments.end()) {
@@ -573,6 +648,7 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
   ++report_.scheduled;
   if (!held.Empty()) {
     if (g.spec->memory_manager) CountMemoryPlacement(pod_index, node_idx, allocation);
+    if (!g.spec->devices.empty()) CountDevicePlacement(pod_index, node_idx, held);
     ++report_.exclusive_pods;
     const int n = static_cast<int>(topo.NumaNodesOf(held).size());
     numa_sum_ += n;
@@ -626,6 +702,26 @@ void Run::CountMemoryPlacement(int pod_index, int node_idx,
     }
   }
   if (is_remote) ++report_.remote_memory_pods;
+}
+
+void Run::CountDevicePlacement(int pod_index, int node_idx, const CpuSet& held) {
+  const NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
+  const PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
+  NodeDevices devices = rec.devices;
+  if (!kubelet_admits()) {
+    const sched::NodeInfo* info = cache_.FindNode(node.name);
+    if (info == nullptr || info->cpu_state == nullptr) return;
+    devices = info->cpu_state->DevicesOf(rec.pod->Uid());
+  }
+  const std::vector<int> cpu_numa =
+      groups_[static_cast<size_t>(node.group)].topology->NumaNodesOf(held);
+  std::set<int> device_numa;
+  for (const auto& [resource, counts] : devices) {
+    for (int numa : DeviceNumaNodes(counts)) device_numa.insert(numa);
+  }
+  if (device_numa.empty()) return;
+  ++report_.device_pods;
+  if (!std::ranges::equal(device_numa, cpu_numa)) ++report_.device_misaligned_pods;
 }
 
 absl::Status Run::Rehold(int pod_index, const CpuSet& held) {
@@ -691,6 +787,10 @@ absl::Status Run::Depart(int pod_index) {
         }
       }
     }
+    for (const auto& [resource, counts] : rec.devices) {
+      for (const auto& [numa, n] : counts) node.kubelet_devices[resource][numa] += n;
+    }
+    rec.devices.clear();
     if (which_ == Scheduler::kNrt) {
       if (absl::Status st = PublishNrt(rec.node); !st.ok()) return st;
     }
@@ -785,12 +885,13 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
       const int node_idx = node_index_.at(result.node);
       CpuSet held;
       if (kubelet_admits()) {
-        bool memory_caused = false;
-        const std::string why = Admit(pod_index, node_idx, held, memory_caused);
+        bool memory_caused = false, device_caused = false;
+        const std::string why = Admit(pod_index, node_idx, held, memory_caused, device_caused);
         if (!why.empty()) {
           ++report_.admission_rejected;
           ++report_.admission_rejected_reasons[why];
           if (memory_caused) ++report_.memory_admission_rejected;
+          if (device_caused) ++report_.device_admission_rejected;
           if (auto st = cache_.RemovePod(uid); !st.ok()) {
             return absl::InternalError(fmt::format("rejected pod {}: {}", uid, Msg(st)));
           }
@@ -1233,6 +1334,7 @@ absl::StatusOr<Report> Simulate(const ClusterSpec& cluster, const std::vector<Po
       rg.memory_manager = g.memory_manager->static_policy ? "Static" : "None";
       report.memory_modelled = true;
     }
+    if (!g.devices.empty()) report.devices_modelled = true;
     rg.count = g.count;
     rg.cpus_per_node = g.topology->NumCpus();
     rg.numa_nodes_per_node = static_cast<int>(g.topology->NumaNodeIdsWithCpus().size());

@@ -484,6 +484,28 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   EXPECT_THAT(ReportToTable(*report), ::testing::ContainsRegex("\nscheduled +4 +- +-\n"));
 }
 
+// Simulates the example under sim/testdata/<name> (cluster.yaml, workload.yaml with its seed),
+// checking every invariant after every event.
+absl::StatusOr<Report> SimulateExample(const std::string& name) {
+  const std::string dir = std::string(HUYGENS_SOURCE_DIR) + "/sim/testdata/" + name + "/";
+  absl::StatusOr<ClusterSpec> cluster = LoadClusterSpec(dir + "cluster.yaml");
+  if (!cluster.ok()) return cluster.status();
+  absl::StatusOr<WorkloadSpec> workload = LoadWorkloadSpec(dir + "workload.yaml");
+  if (!workload.ok()) return workload.status();
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  return Simulate(*cluster, GenerateArrivals(*workload, workload->seed.value_or(1)), options);
+}
+
+// Every run scheduled `pods` pods and kubelet rejected none.
+void ExpectAllScheduledWithoutRejection(const Report& report, int pods) {
+  for (const RunReport* run : {&report.huygens, &report.nrt, &report.baseline}) {
+    SCOPED_TRACE(run->scheduler);
+    EXPECT_EQ(run->scheduled, pods);
+    EXPECT_EQ(run->admission_rejected, 0);
+  }
+}
+
 // Two NUMA nodes of 32Gi (1Gi reserved on each, 4 x 1Gi hugepages on each: 27Gi of memory
 // left per NUMA node), kubelet's memory manager `policy`, topology manager `tm`.
 ClusterSpec MemoryCluster(const std::string& policy, const std::string& tm) {
@@ -570,11 +592,7 @@ TEST(SimulatorMemoryTest, KubeletGivesMemoryBackWhenAPodLeaves) {
   auto report = Simulate(MemoryCluster("Static", "single-numa-node"),
                          GenerateArrivals(workload, 1), options);
   ASSERT_TRUE(report.ok()) << report.status();
-  for (const RunReport* run : {&report->huygens, &report->nrt, &report->baseline}) {
-    SCOPED_TRACE(run->scheduler);
-    EXPECT_EQ(run->scheduled, 6);
-    EXPECT_EQ(run->admission_rejected, 0);
-  }
+  ExpectAllScheduledWithoutRejection(*report, 6);
 }
 
 TEST(SimulatorMemoryTest, KubeletWithoutTopologyAlignmentPutsMemoryAwayFromTheCpus) {
@@ -633,14 +651,7 @@ TEST(SimulatorMemoryTest, TheMemoryFiguresAppearOnlyWhenAGroupModelsMemory) {
 // The memory example under sim/testdata/memory (docs/simulate.md): memory-heavy, hugepage and
 // CPU pods on Static-policy nodes under single-numa-node and none.
 TEST(SimulatorMemoryTest, OnTheMemoryExampleHuygensHasNoRejectionAndNoRemoteMemory) {
-  const std::string dir = std::string(HUYGENS_SOURCE_DIR) + "/sim/testdata/memory/";
-  auto cluster = LoadClusterSpec(dir + "cluster.yaml");
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto workload = LoadWorkloadSpec(dir + "workload.yaml");
-  ASSERT_TRUE(workload.ok()) << workload.status();
-  SimulationOptions options = FakeClockOptions();
-  options.check_every_event = true;
-  auto report = Simulate(*cluster, GenerateArrivals(*workload, *workload->seed), options);
+  auto report = SimulateExample("memory");
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->huygens.admission_rejected, 0);
   EXPECT_EQ(report->huygens.remote_memory_pods, 0);
@@ -649,6 +660,101 @@ TEST(SimulatorMemoryTest, OnTheMemoryExampleHuygensHasNoRejectionAndNoRemoteMemo
   EXPECT_GT(report->baseline.remote_memory_pods, 0);
   EXPECT_GE(report->huygens.scheduled, report->baseline.scheduled);
   std::cerr << ReportToTable(*report);
+}
+
+// One node of 2 NUMA nodes x 8 cores x 2 threads with one GPU on NUMA node 0, topology
+// manager `tm`.
+ClusterSpec GpuCluster(const std::string& tm) {
+  return Cluster(R"(nodeGroups:
+  - name: g
+    count: 1
+    topology: {synthetic: "package:1 numa:2 core:8 pu:2"}
+    systemCpuCount: 2
+    topologyPolicy: )" + tm + R"(
+    devices: {example.com/gpu: {0: 1}}
+)");
+}
+
+// A 12-CPU pod fills NUMA node 0 (14 user CPUs; kubelet packs from NUMA node 0 on), then a
+// 4-CPU pod with the GPU arrives.
+const char kGpuAfterCpus[] = R"(pods:
+  - name: cpu
+    containers: [{name: a, requests: {cpu: 12, memory: 1Gi}, limits: {cpu: 12, memory: 1Gi}}]
+  - name: gpu
+    startAt: 1s
+    containers:
+      - {name: a, requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}, devices: {example.com/gpu: 1}}
+)";
+
+TEST(SimulatorDeviceTest, KubeletRejectsAGpuPodWhoseGpuNumaNodeLacksCpusAndHuygensAvoidsIt) {
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  options.max_admission_retries = 0;
+  auto report = Simulate(GpuCluster("single-numa-node"),
+                         GenerateArrivals(Workload(kGpuAfterCpus), 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 2) << "the CPU pod keeps off the GPU's NUMA node";
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->huygens.device_pods, 1);
+  EXPECT_EQ(report->huygens.device_misaligned_pods, 0);
+  // The NUMA-blind scheduler binds it and kubelet refuses it.
+  EXPECT_EQ(report->baseline.scheduled, 1);
+  EXPECT_EQ(report->baseline.admission_rejected_reasons,
+            (std::map<std::string, int>{{"TopologyAffinityError", 1}}));
+  EXPECT_EQ(report->baseline.device_admission_rejected, 1);
+  // The NRT peer sees the GPU's zone lack the CPUs and keeps it pending.
+  EXPECT_EQ(report->nrt.scheduled, 1);
+  EXPECT_EQ(report->nrt.unschedulable, 1);
+  EXPECT_EQ(report->nrt.admission_rejected, 0);
+}
+
+TEST(SimulatorDeviceTest, UnderBestEffortKubeletGivesTheGpuApartFromTheCpus) {
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report =
+      Simulate(GpuCluster("best-effort"), GenerateArrivals(Workload(kGpuAfterCpus), 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->huygens.scheduled, 2);
+  EXPECT_EQ(report->huygens.device_misaligned_pods, 0);
+  EXPECT_EQ(report->baseline.scheduled, 2);
+  EXPECT_EQ(report->baseline.device_pods, 1);
+  EXPECT_EQ(report->baseline.device_misaligned_pods, 1);
+
+  const nlohmann::json j = ReportToJson(*report, false);
+  EXPECT_EQ(j["baseline"]["deviceMisalignedPods"], 1);
+  EXPECT_EQ(j["huygens"]["deviceAdmissionRejected"], 0);
+  EXPECT_THAT(ReportToTable(*report),
+              ::testing::ContainsRegex("\ndevice-misaligned / with devices +0 / 1 +[0-9] / 1 +1 / 1\n"));
+}
+
+TEST(SimulatorDeviceTest, KubeletGivesDevicesBackWhenAPodLeaves) {
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: gpu
+    count: 4
+    arrivalsPerSecond: 0.1
+    lifetime: {distribution: fixed, value: 1s}
+    containers:
+      - {name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}, devices: {example.com/gpu: 1}}
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.check_every_event = true;
+  auto report = Simulate(GpuCluster("single-numa-node"), GenerateArrivals(workload, 1), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ExpectAllScheduledWithoutRejection(*report, 4);
+}
+
+// The device example under sim/testdata/devices (docs/simulate.md): GPU and CPU pods on GPU
+// servers under single-numa-node and best-effort.
+TEST(SimulatorDeviceTest, OnTheDeviceExampleHuygensHasNoRejectionAndNoMisalignedDevice) {
+  auto report = SimulateExample("devices");
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::cerr << ReportToTable(*report);
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->huygens.device_misaligned_pods, 0);
+  EXPECT_GT(report->baseline.device_admission_rejected + report->baseline.device_misaligned_pods,
+            0);
+  EXPECT_GE(report->huygens.scheduled, report->baseline.scheduled);
+  EXPECT_GE(report->huygens.scheduled, report->nrt.scheduled);
 }
 
 }  // namespace

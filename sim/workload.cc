@@ -105,7 +105,8 @@ absl::Status ParseResources(const YamlReader& r, const YAML::Node& node, const s
 absl::StatusOr<ContainerSpec> ParseContainer(const YamlReader& r, const YAML::Node& node,
                                              const std::string& field) {
   if (auto st = r.CheckMap(node, field,
-                           {"name", "init", "restartable", "requests", "limits", "isolatedCpus"});
+                           {"name", "init", "restartable", "requests", "limits", "isolatedCpus",
+                            "devices"});
       !st.ok()) {
     return st;
   }
@@ -168,6 +169,22 @@ absl::StatusOr<ContainerSpec> ParseContainer(const YamlReader& r, const YAML::No
     auto n = r.Int(v, field + ".isolatedCpus", 0, CpuSet::kMaxCpus);
     if (!n.ok()) return n.status();
     c.isolated_cpus = *n;
+  }
+  if (auto v = node["devices"]) {
+    // Device-plugin resources: whole counts, requests = limits (as Kubernetes requires).
+    if (!v.IsMap()) return r.Error(v, field + ".devices", "expected a map of resource name to count");
+    for (const auto& entry : v) {
+      auto name = r.String(entry.first, field + ".devices");
+      if (!name.ok()) return name.status();
+      const std::string f = field + ".devices." + *name;
+      if (name->find('/') == std::string::npos) {
+        return r.Error(entry.first, f,
+                       "a device-plugin resource name has a domain (e.g. nvidia.com/gpu)");
+      }
+      auto n = r.Int(entry.second, f, 0, 1024);
+      if (!n.ok()) return n.status();
+      if (*n > 0) c.extended_requests[*name] = *n;
+    }
   }
   return c;
 }
@@ -373,6 +390,7 @@ absl::StatusOr<PodTemplate> ParseTemplate(const YamlReader& r, const YAML::Node&
   if (t.pod.spec.containers.empty()) {
     return r.Error(containers, field + ".containers", "needs at least one app container");
   }
+  t.pod.extended_requests = PodExtendedRequests(t.pod.spec);
   if (auto v = node["resizes"]) {
     if (auto st = r.CheckSequence(v, field + ".resizes"); !st.ok()) return st;
     for (size_t i = 0; i < v.size(); ++i) {

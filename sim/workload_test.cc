@@ -78,6 +78,31 @@ TEST(WorkloadSpecTest, HugepagesAreRequestedByTheirLimits) {
             (std::map<std::string, int64_t>{{"hugepages-2Mi", int64_t{64} << 20}}));
 }
 
+TEST(WorkloadSpecTest, DevicesAreRequestedPerContainerAndSummedForThePod) {
+  auto spec = ParseWorkloadSpec(R"(pods:
+  - name: train
+    containers:
+      - {name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}, devices: {example.com/gpu: 2}}
+      - {name: b, requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}, devices: {example.com/gpu: 1}}
+)",
+                                "w.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const sched::Pod& pod = spec->templates[0].pod;
+  EXPECT_EQ(pod.spec.containers[0].extended_requests,
+            (std::map<std::string, int64_t>{{"example.com/gpu", 2}}));
+  EXPECT_EQ(pod.extended_requests, (std::map<std::string, int64_t>{{"example.com/gpu", 3}}));
+
+  auto bad = ParseWorkloadSpec(R"(pods:
+  - name: train
+    containers: [{name: a, devices: {gpu: 1}}]
+)",
+                               "w.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("pods[0].containers[0].devices.gpu: a device-plugin resource "
+                                   "name has a domain"));
+}
+
 TEST(WorkloadSpecTest, ResizesAreParsedAndCopiedToEveryPodOfTheTemplate) {
   auto spec = ParseWorkloadSpec(R"(pods:
   - name: a

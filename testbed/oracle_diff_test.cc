@@ -5,7 +5,9 @@
 // static-allocate; and, in a second test, sequences of the memory manager's ops
 // (memory-allocate, memory-hints) on random machines with memory and hugepages, each request
 // starting from the state kubelet's answer to the one before left
-// (HUYGENS_ORACLE_MEMORY_SEQUENCES sequences, default 1000, about 8,000 requests).
+// (HUYGENS_ORACLE_MEMORY_SEQUENCES sequences, default 1000, about 8,000 requests); and, in a
+// third, the device manager's device-hints on random device counts per NUMA node
+// (HUYGENS_ORACLE_DEVICE_CASES, default 20,000).
 //
 // Machines: the server presets' shapes (sim/cluster_spec.cc), the hwloc 2 XML topology
 // fixtures, and machines shaped like kubelet's own test machines (no L3 information: uncore id 0
@@ -34,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -855,21 +858,51 @@ class MemoryGenerator {
   int next_pod_ = 0;
 };
 
-TEST(OracleDiffTest, MemoryManagerAnswersAsKubeletOnGeneratedSequences) {
-  const std::string oracle = OraclePath();
-  if (oracle.empty() || access(oracle.c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "kubelet oracle not built (testbed/oracle/build.sh, HUYGENS_KUBELET_ORACLE)";
+// One oracle process (one worker) and an in-process `huygens allocate` that reads inline
+// topologies only, for the tests that run sequences of requests against kubelet; skipped
+// without the oracle binary.
+class OracleSequenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string oracle = OraclePath();
+    if (oracle.empty() || access(oracle.c_str(), X_OK) != 0) {
+      GTEST_SKIP() << "kubelet oracle not built (testbed/oracle/build.sh, HUYGENS_KUBELET_ORACLE)";
+    }
+    signal(SIGPIPE, SIG_IGN);
+    proc_ = std::make_unique<OracleProcess>(oracle, 1, "5s");
+    ASSERT_TRUE(proc_->ok()) << "cannot start " << oracle;
   }
-  const uint64_t seed = EnvOr("HUYGENS_ORACLE_SEED", 15);
-  const uint64_t sequences = EnvOr("HUYGENS_ORACLE_MEMORY_SEQUENCES", 1000);
-  const uint64_t max_printed = EnvOr("HUYGENS_ORACLE_PRINT", 20);
-  const auto start = std::chrono::steady_clock::now();
-  signal(SIGPIPE, SIG_IGN);
-  OracleProcess proc(oracle, 1, "5s");
-  ASSERT_TRUE(proc.ok()) << "cannot start " << oracle;
-  AllocateBatch batch([](const TopologySource&) {
+
+  // Asks `huygens allocate` and kubelet `req`: {huygens's answer, kubelet's answer}; nullopt,
+  // with a failure, when the oracle stopped reading or answering.
+  std::optional<std::pair<json, json>> Ask(const json& req) {
+    const std::string line = req.dump();
+    if (!proc_->Send(line)) {
+      ADD_FAILURE() << "the oracle stopped reading";
+      return std::nullopt;
+    }
+    json huygens = json::parse(batch_.Handle(line).line);
+    const std::optional<std::string> answer = proc_->Next(/*wait=*/true);
+    if (!answer.has_value()) {
+      ADD_FAILURE() << "the oracle stopped answering";
+      return std::nullopt;
+    }
+    return std::pair{std::move(huygens), json::parse(*answer)};
+  }
+
+  const uint64_t seed_ = EnvOr("HUYGENS_ORACLE_SEED", 15);
+  const uint64_t max_printed_ = EnvOr("HUYGENS_ORACLE_PRINT", 20);
+  std::unique_ptr<OracleProcess> proc_;
+  AllocateBatch batch_{[](const TopologySource&) {
     return absl::StatusOr<CpuTopology>(absl::InvalidArgumentError("inline topologies only"));
-  });
+  }};
+};
+
+TEST_F(OracleSequenceTest, MemoryManagerAnswersAsKubeletOnGeneratedSequences) {
+  const uint64_t seed = seed_;
+  const uint64_t sequences = EnvOr("HUYGENS_ORACLE_MEMORY_SEQUENCES", 1000);
+  const uint64_t max_printed = max_printed_;
+  const auto start = std::chrono::steady_clock::now();
   MemoryGenerator gen(seed);
   uint64_t cases = 0, printed = 0;
   int mismatches = 0, panics = 0;
@@ -880,11 +913,9 @@ TEST(OracleDiffTest, MemoryManagerAnswersAsKubeletOnGeneratedSequences) {
     for (int step = 0; step < steps; ++step) {
       const json req = gen.Next(cases++);
       const std::string line = req.dump();
-      ASSERT_TRUE(proc.Send(line)) << "the oracle stopped reading";
-      const json huygens = json::parse(batch.Handle(line).line);
-      const std::optional<std::string> answer = proc.Next(/*wait=*/true);
-      ASSERT_TRUE(answer.has_value()) << "the oracle stopped answering";
-      const json kubelet = json::parse(*answer);
+      const std::optional<std::pair<json, json>> answers = Ask(req);
+      if (!answers) return;
+      const auto& [huygens, kubelet] = *answers;
       ++per_op[req["op"].get<std::string>()];
       if (kubelet.value("kind", "") == "panic") {
         ++panics;
@@ -916,6 +947,72 @@ TEST(OracleDiffTest, MemoryManagerAnswersAsKubeletOnGeneratedSequences) {
   for (const auto& [error, n] : errors) summary += fmt::format("; {} x {}", n, error);
   summary += fmt::format("; kubelet panics {}; mismatches {}", panics, mismatches);
   std::printf("%s\n", summary.c_str());
+  EXPECT_EQ(mismatches, 0) << summary;
+}
+
+// ---- The device manager: device-hints --------------------------------------------------------
+
+TEST_F(OracleSequenceTest, DeviceManagerAnswersAsKubeletOnGeneratedCases) {
+  const uint64_t seed = seed_;
+  const uint64_t count = EnvOr("HUYGENS_ORACLE_DEVICE_CASES", 20000);
+  const uint64_t max_printed = max_printed_;
+  std::mt19937_64 rng(seed);
+  auto below = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  uint64_t printed = 0;
+  int mismatches = 0, empty = 0, with_preferred = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    json req;
+    req["id"] = i;
+    req["op"] = "device-hints";
+    const int numa = 1 + below(8);
+    // Sometimes ids with gaps, as on machines with offline or memory-only NUMA nodes.
+    std::vector<int> ids;
+    for (int n = 0, id = 0; n < numa; ++n, id += 1 + (below(4) == 0 ? 1 : 0)) ids.push_back(id);
+    req["numaNodes"] = ids;
+    json devices = json::object(), available = json::object(), reusable = json::object();
+    int total = 0;
+    for (int id : ids) {
+      const int n = below(4);
+      if (n == 0 && below(2) == 0) continue;
+      const int free = n == 0 ? 0 : below(n + 1);
+      const int reuse = n - free == 0 || below(4) != 0 ? 0 : below(n - free + 1);
+      devices[std::to_string(id)] = n;
+      if (free > 0 || below(2) == 0) available[std::to_string(id)] = free;
+      if (reuse > 0) reusable[std::to_string(id)] = reuse;
+      total += n;
+    }
+    req["devices"] = devices;
+    req["available"] = available;
+    req["reusable"] = reusable;
+    req["request"] = below(total + 2);
+    const std::string line = req.dump();
+    const std::optional<std::pair<json, json>> answers = Ask(req);
+    if (!answers) return;
+    const auto& [huygens, kubelet] = *answers;
+    if (kubelet.contains("hints")) {
+      empty += kubelet["hints"].empty() ? 1 : 0;
+      for (const json& h : kubelet["hints"]) {
+        if (h["preferred"].get<bool>()) {
+          ++with_preferred;
+          break;
+        }
+      }
+    }
+    if (huygens != kubelet) {
+      ++mismatches;
+      if (printed++ < max_printed) {
+        ADD_FAILURE() << "device mismatch; replay with huygens allocate and the oracle:\n"
+                      << line << "\nhuygens: " << huygens.dump()
+                      << "\nkubelet: " << kubelet.dump();
+      }
+    }
+  }
+  const std::string summary = fmt::format(
+      "devices: {} cases (seed {}): {} with no hint, {} with a preferred hint; mismatches {}",
+      count, seed, empty, with_preferred, mismatches);
+  std::printf("%s\n", summary.c_str());
+  EXPECT_GT(empty, 0) << summary;
+  EXPECT_GT(with_preferred, static_cast<int>(count / 4)) << summary;
   EXPECT_EQ(mismatches, 0) << summary;
 }
 

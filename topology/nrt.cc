@@ -141,6 +141,23 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
   }
 
   HUYGENS_ASSIGN_OR_RETURN(const auto memory, NrtMemory(t, in.memory_reserved, in.memory_used));
+  for (const auto& [numa, resources] : in.devices) {
+    for (const auto& [name, f] : resources) {
+      const std::string field = fmt::format("devices[{}][{:?}]", numa, name);
+      if (!t.HasNumaNode(numa)) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: NUMA node {} does not exist", field, numa));
+      }
+      if (name.find('/') == std::string::npos) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: a device-plugin resource name has a domain", field));
+      }
+      if (f.available > f.allocatable) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: available {} exceeds allocatable {}", field, f.available, f.allocatable));
+      }
+    }
+  }
   json zones = json::array();
   for (const NumaNode& node : t.NumaNodes()) {
     json costs = json::array();
@@ -162,6 +179,11 @@ absl::StatusOr<json> BuildNrt(const NrtInput& in) {
     };
     add(kMemoryResource);
     for (const auto& [page_bytes, pages] : node.hugepages) add(HugepageResourceName(page_bytes));
+    if (auto d = in.devices.find(node.id); d != in.devices.end()) {
+      for (const auto& [name, f] : d->second) {
+        resources.push_back(Resource(name, f.allocatable, f.allocatable, f.available));
+      }
+    }
     json zone = {{"name", ZoneName(node.id)},
                  {"type", "Node"},
                  {"costs", std::move(costs)},

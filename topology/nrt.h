@@ -11,8 +11,8 @@
 //     [{name: node-<j>, value: distance}] for every NUMA node j, `resources` cpu, memory and
 //     one hugepages-<size> per page size the node lists, each with capacity/allocatable/available
 //     as Kubernetes quantity strings (cpu as a whole count, memory and hugepages in bytes; memory
-//     and hugepages figured as kubelet's memory manager does, NrtMemory), and optional zone
-//     `attributes`;
+//     and hugepages figured as kubelet's memory manager does, NrtMemory), then the NUMA-affine
+//     device-plugin resources of the zone (NrtInput::devices), and optional zone `attributes`;
 //   - annotations `huygens.io/cpu-topology` (the topology JSON of topology/json.h, compact) and
 //     `huygens.io/pools` ({"version":1,"system","user","exclusive" (cpu-lists),"mode"}), from
 //     which the scheduler rebuilds the exact topology and pools (TopologyFromNrt, PoolsFromNrt).
@@ -73,6 +73,14 @@ struct NrtMemoryFigures {
 absl::StatusOr<std::map<int, std::map<std::string, NrtMemoryFigures>>> NrtMemory(
     const CpuTopology& t, const NumaMemory& memory_reserved, const NumaMemory& memory_used);
 
+// One device-plugin resource in one zone: the devices kubelet can allocate there and how many of
+// them are free (counts).
+struct NrtDeviceFigures {
+  uint64_t allocatable = 0;
+  uint64_t available = 0;  // <= allocatable
+  friend bool operator==(const NrtDeviceFigures&, const NrtDeviceFigures&) = default;
+};
+
 // What BuildNrt needs to describe one node.
 struct NrtInput {
   std::string node_name;                 // metadata.name; required, non-empty
@@ -96,6 +104,12 @@ struct NrtInput {
   // node has (UnknownNumaMemory); the figures are NrtMemory's.
   NumaMemory memory_reserved{};
   NumaMemory memory_used{};
+  // NUMA-affine device-plugin resources per NUMA node id and resource name (with a domain, e.g.
+  // "nvidia.com/gpu"), as kubelet's pod resources API reports them: written after the memory
+  // resources of the zone, in name order, with capacity = allocatable (NFD's topology-updater
+  // writes them so). Default none. Every entry must name a NUMA node of the topology, a name
+  // with a '/' and available <= allocatable.
+  std::map<int, std::map<std::string, NrtDeviceFigures>> devices{};
   // Extra zone attributes per NUMA node id (e.g. {"capacityFactor": "0.8"}), written in key
   // order as the zone's `attributes`.
   std::map<int, std::map<std::string, std::string>> zone_attributes{};
@@ -105,7 +119,8 @@ struct NrtInput {
 // InvalidArgument naming the field of NrtInput (empty node name, missing topology, unknown
 // mode/policy/scope, system or exclusive CPUs outside the machine, exclusive CPUs outside the
 // user pool, a memory_reserved or memory_used entry for a NUMA node or memory resource the
-// machine lacks).
+// machine lacks, a devices entry for an unknown NUMA node, a name without a domain or more
+// available than allocatable).
 absl::StatusOr<nlohmann::json> BuildNrt(const NrtInput& in);
 
 // The deprecated `topologyPolicies` value for a policy and scope ("single-numa-node" +

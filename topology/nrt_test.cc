@@ -131,6 +131,26 @@ TEST(BuildNrt, IsolatedModeOffersOnlyTheIsolatedCpus) {
               HasSubstr("exclusive_cpus: CPUs \"1\" are not in the user pool \"2\""));
 }
 
+TEST(BuildNrt, DevicesFollowTheMemoryResourcesOfTheirZone) {
+  const CpuTopology t = testing::TwoSocketsSmt();
+  NrtInput in{.node_name = "n", .topology = &t};
+  in.devices[1]["nvidia.com/gpu"] = {.allocatable = 2, .available = 1};
+  in.devices[1]["example.com/vf"] = {.allocatable = 8, .available = 8};
+  absl::StatusOr<json> nrt = BuildNrt(in);
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  const json* zone0 = FindByName((*nrt)["zones"], "node-0");
+  const json* zone1 = FindByName((*nrt)["zones"], "node-1");
+  ASSERT_NE(zone0, nullptr);
+  ASSERT_NE(zone1, nullptr);
+  EXPECT_EQ(FindByName((*zone0)["resources"], "nvidia.com/gpu"), nullptr);
+  const json& resources = (*zone1)["resources"];
+  ASSERT_GE(resources.size(), 2u);
+  EXPECT_EQ(resources[resources.size() - 2],
+            json::parse(R"({"name":"example.com/vf","capacity":"8","allocatable":"8","available":"8"})"));
+  EXPECT_EQ(resources.back(),
+            json::parse(R"({"name":"nvidia.com/gpu","capacity":"2","allocatable":"2","available":"1"})"));
+}
+
 TEST(BuildNrt, MemoryOnlyNodesAreZonesWithoutCpus) {
   const CpuTopology t = testing::SparseNumaWithMemoryOnlyNode();
   absl::StatusOr<json> nrt = BuildNrt({.node_name = "cxl", .topology = &t});
@@ -320,7 +340,16 @@ INSTANTIATE_TEST_SUITE_P(
                        "memory_used[0][\"hugepages-4Mi\"]: NUMA node 0 has no hugepages-4Mi"},
         InputErrorCase{"UseOnAnUnknownNumaNode",
                        [](NrtInput& in) { in.memory_used = {{-1, {{"memory", 1}}}}; },
-                       "memory_used[-1][\"memory\"]: NUMA node -1 does not exist"}),
+                       "memory_used[-1][\"memory\"]: NUMA node -1 does not exist"},
+        InputErrorCase{"DevicesOnAnUnknownNumaNode",
+                       [](NrtInput& in) { in.devices = {{5, {{"example.com/gpu", {1, 1}}}}}; },
+                       "devices[5][\"example.com/gpu\"]: NUMA node 5 does not exist"},
+        InputErrorCase{"ADeviceNameWithoutDomain",
+                       [](NrtInput& in) { in.devices = {{0, {{"gpu", {1, 1}}}}}; },
+                       "devices[0][\"gpu\"]: a device-plugin resource name has a domain"},
+        InputErrorCase{"MoreDevicesAvailableThanAllocatable",
+                       [](NrtInput& in) { in.devices = {{0, {{"example.com/gpu", {1, 2}}}}}; },
+                       "devices[0][\"example.com/gpu\"]: available 2 exceeds allocatable 1"}),
     [](const ::testing::TestParamInfo<InputErrorCase>& p) { return std::string(p.param.name); });
 
 TEST(NrtTopologyPolicy, MatchesNfdNames) {

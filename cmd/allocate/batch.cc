@@ -1,10 +1,12 @@
 #include "cmd/allocate/batch.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "alloc/device_manager.h"
 #include "alloc/hints.h"
 #include "alloc/memory_manager.h"
 #include "alloc/merge.h"
@@ -150,6 +152,12 @@ absl::StatusOr<std::vector<int>> NumaList(const json& j, std::string_view path) 
     return FieldError(path, fmt::format("NUMA node {} is listed twice", *dup));
   }
   return ids;
+}
+
+// The request's required "numaNodes" (NumaList).
+absl::StatusOr<std::vector<int>> RequiredNumaNodes(const json& req) {
+  HUYGENS_ASSIGN_OR_RETURN(const json* nodes, Required(req, "numaNodes"));
+  return NumaList(*nodes, "numaNodes");
 }
 
 // A topology hint: {"numaNodes":[...] | null, "preferred":bool}.
@@ -538,8 +546,7 @@ absl::StatusOr<ojson> Merge(const json& req) {
   HUYGENS_ASSIGN_OR_RETURN(const auto option_map, OptionMap(req, "options"));
   absl::StatusOr<TopologyManagerOptions> options = ParseTopologyManagerOptions(option_map);
   if (!options.ok()) return InField("options", options.status());
-  HUYGENS_ASSIGN_OR_RETURN(const json* nodes_json, Required(req, "numaNodes"));
-  HUYGENS_ASSIGN_OR_RETURN(const std::vector<int> numa_nodes, NumaList(*nodes_json, "numaNodes"));
+  HUYGENS_ASSIGN_OR_RETURN(const std::vector<int> numa_nodes, RequiredNumaNodes(req));
   std::map<int, std::map<int, int>> distances;
   if (const json* d = Find(req, "distances")) {
     HUYGENS_ASSIGN_OR_RETURN(distances, Distances(*d, "distances"));
@@ -571,6 +578,72 @@ absl::StatusOr<ojson> Merge(const json& req) {
   ojson out;
   out["hint"] = HintJson(merged->hint);
   out["admit"] = merged->admit;
+  return out;
+}
+
+// ---- The device manager op (device-hints) -------------------------------------------------
+
+// Most NUMA nodes a device-hints request may name: kubelet visits every non-empty NUMA set.
+constexpr int kMaxDeviceNumaNodes = 16;
+
+// A NUMA node id -> device count object ("devices", "available", "reusable"); absent = none.
+absl::StatusOr<NumaDeviceCounts> DeviceCountsField(const json& req, std::string_view field,
+                                                   const std::vector<int>& numa_nodes) {
+  NumaDeviceCounts out;
+  const json* j = Find(req, field);
+  if (j == nullptr || j->is_null()) return out;
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(*j, field));
+  for (const auto& [key, value] : j->items()) {
+    const std::string path = Child(field, key);
+    int numa = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), numa);
+    if (ec != std::errc() || end != key.data() + key.size() ||
+        !std::binary_search(numa_nodes.begin(), numa_nodes.end(), numa)) {
+      return FieldError(path, "not a NUMA node id of numaNodes");
+    }
+    HUYGENS_ASSIGN_OR_RETURN(const int n, json_fields::ReadInt(value, path));
+    if (n < 0) return FieldError(path, fmt::format("{} is negative", n));
+    out[numa] = n;
+  }
+  return out;
+}
+
+absl::StatusOr<ojson> DeviceHintsOp(const json& req) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::CheckKnownKeys(
+      req, "", {"id", "op", "numaNodes", "resource", "devices", "available", "reusable",
+                "request"}));
+  HUYGENS_ASSIGN_OR_RETURN(const std::vector<int> numa_nodes, RequiredNumaNodes(req));
+  if (numa_nodes.empty() || numa_nodes.size() > kMaxDeviceNumaNodes) {
+    return FieldError("numaNodes", fmt::format("needs 1 to {} NUMA nodes", kMaxDeviceNumaNodes));
+  }
+  if (const json* r = Find(req, "resource")) {
+    HUYGENS_RETURN_IF_ERROR(json_fields::ReadString(*r, "resource").status());
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const NumaDeviceCounts total,
+                           DeviceCountsField(req, "devices", numa_nodes));
+  HUYGENS_ASSIGN_OR_RETURN(const NumaDeviceCounts available,
+                           DeviceCountsField(req, "available", numa_nodes));
+  HUYGENS_ASSIGN_OR_RETURN(const NumaDeviceCounts reusable,
+                           DeviceCountsField(req, "reusable", numa_nodes));
+  for (int numa : numa_nodes) {
+    const auto at = [numa](const NumaDeviceCounts& c) {
+      auto it = c.find(numa);
+      return it == c.end() ? int64_t{0} : it->second;
+    };
+    if (at(available) + at(reusable) > at(total)) {
+      return FieldError("available", fmt::format("available + reusable on NUMA node {} exceed "
+                                                 "its {} devices",
+                                                 numa, at(total)));
+    }
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const json* request_json, Required(req, "request"));
+  HUYGENS_ASSIGN_OR_RETURN(const int request, json_fields::ReadInt(*request_json, "request"));
+  if (request < 0) return FieldError("request", fmt::format("{} is negative", request));
+  ojson out;
+  out["hints"] = ojson::array();
+  for (const TopologyHint& h : DeviceHints(numa_nodes, total, available, reusable, request)) {
+    out["hints"].push_back(HintJson(h));
+  }
   return out;
 }
 
@@ -1027,6 +1100,7 @@ absl::StatusOr<ojson> AllocateBatch::Dispatch(const json& req) {
   HUYGENS_ASSIGN_OR_RETURN(const json* op_json, Required(req, "op"));
   HUYGENS_ASSIGN_OR_RETURN(const std::string op, json_fields::ReadString(*op_json, "op"));
   if (op == "merge") return Merge(req);
+  if (op == "device-hints") return DeviceHintsOp(req);
   using OpFn = absl::StatusOr<ojson> (*)(const json&, const ExclusiveAllocator&);
   OpFn fn = nullptr;
   if (op == "take") fn = Take;
@@ -1038,7 +1112,8 @@ absl::StatusOr<ojson> AllocateBatch::Dispatch(const json& req) {
   if (op == "memory-hints") fn = MemoryHints;
   if (fn == nullptr) {
     return FieldError("op", fmt::format("{:?} is not take, static-allocate, hints, merge, "
-                                        "huygens, resize, memory-allocate or memory-hints",
+                                        "huygens, resize, memory-allocate, memory-hints or "
+                                        "device-hints",
                                         op));
   }
   HUYGENS_ASSIGN_OR_RETURN(const json* topology, Required(req, "topology"));

@@ -14,7 +14,9 @@
 //   memory-allocate - kubelet's memory manager Static policy for the containers of one pod, in
 //                     order, within one policy instance (alloc/memory_manager.h), after
 //                     optional removals, on a given or fresh memory_manager_state;
-//   memory-hints    - that policy's hints for a container or (scope pod) the pod.
+//   memory-hints    - that policy's hints for a container or (scope pod) the pod;
+//   device-hints    - kubelet's device manager hints for one device-plugin resource whose
+//                     devices are given as counts per NUMA node (alloc/device_manager.h).
 // A response always carries the request's "id" (null when the line has none or is not JSON)
 // and either the op's result or "error" (a message naming the field) and "kind" (invalid,
 // not-found, unavailable, smt-alignment, internal).

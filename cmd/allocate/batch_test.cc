@@ -59,6 +59,9 @@ TEST_P(BatchOkTest, AnswersWithTheExpectedResult) {
 INSTANTIATE_TEST_SUITE_P(
     Ops, BatchOkTest,
     ::testing::Values(
+        Case{"DeviceHintsAsKubeletGivesThem",
+             R"({"id":"d","op":"device-hints","numaNodes":[0,1],"resource":"nvidia.com/gpu","devices":{"0":2,"1":1},"available":{"0":1,"1":1},"request":2})",
+             R"({"id":"d","hints":[{"numaNodes":[0,1],"preferred":false}]})"},
         // kubelet packed: no whole socket for 4; whole cores of the socket with fewer free
         // CPUs, ties to socket 0: cores 0 and 1.
         Case{"TakePacksWholeCoresOfTheFirstSocket",
@@ -207,6 +210,15 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownOp", R"({"id":"x","op":"steal"})", "invalid",
                   "op: \"steal\" is not take", "x"},
         ErrorCase{"MissingOp", R"({"id":"x"})", "invalid", "op: missing", "x"},
+        ErrorCase{"DeviceHintsOnAnUnknownNumaNode",
+                  R"({"id":"d","op":"device-hints","numaNodes":[0,1],"devices":{"2":1},"request":1})",
+                  "invalid", "devices.2: not a NUMA node id of numaNodes", "d"},
+        ErrorCase{"DeviceHintsWithMoreFreeThanThereAre",
+                  R"({"id":"d","op":"device-hints","numaNodes":[0],"devices":{"0":1},"available":{"0":2},"request":1})",
+                  "invalid", "available + reusable on NUMA node 0 exceed its 1 devices", "d"},
+        ErrorCase{"DeviceHintsWithoutRequest",
+                  R"({"id":"d","op":"device-hints","numaNodes":[0],"devices":{"0":1}})",
+                  "invalid", "request: missing", "d"},
         // A resize that cannot grow on the container's NUMA node (single-numa-node) changes
         // nothing and says why.
         ErrorCase{"ResizeGrowBeyondTheNumaNode",

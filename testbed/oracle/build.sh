@@ -3,8 +3,9 @@
 # pinned in testbed/go.mod, into the same version-keyed cache folder as testbed/build.sh:
 #   $HUYGENS_TESTBED_CACHE/kubernetes-<version>/huygens-kubelet-oracle
 # The oracle reaches kubelet's unexported take and hint functions through
-# overlay/zz_huygens_oracle_export.go, which `go build -overlay` adds to kubelet's cpumanager
-# package; no kubelet file is changed or copied. Rebuilt when a source is newer than the binary.
+# overlay/zz_huygens_oracle_export.go and overlay/zz_huygens_oracle_devices.go, which
+# `go build -overlay` adds to kubelet's cpumanager and devicemanager packages; no kubelet file is
+# changed or copied. Rebuilt when a source is newer than the binary.
 # Usage: testbed/oracle/build.sh [--print-path]   Prints the binary's path on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,10 @@ fi
 cp go.mod "$work/go.mod"; cp go.sum "$work/go.sum"
 printf '\nreplace k8s.io/kubernetes => %s\n' "$src_tree" >>"$work/go.mod"
 overlay="$work/overlay.json"
-printf '{"Replace":{"%s/pkg/kubelet/cm/cpumanager/zz_huygens_oracle_export.go":"%s"}}\n' \
+printf '{"Replace":{"%s/pkg/kubelet/cm/cpumanager/zz_huygens_oracle_export.go":"%s",' \
   "$src_tree" "$PWD/oracle/overlay/zz_huygens_oracle_export.go" >"$overlay"
+printf '"%s/pkg/kubelet/cm/devicemanager/zz_huygens_oracle_devices.go":"%s"}}\n' \
+  "$src_tree" "$PWD/oracle/overlay/zz_huygens_oracle_devices.go" >>"$overlay"
 stale=0
 [ -x "$bin" ] || stale=1
 for f in oracle/*.go oracle/overlay/*.go go.mod go.sum; do [ "$f" -nt "$bin" ] && stale=1; done

@@ -7,9 +7,10 @@
 // static policy's allocateCPUs), static-allocate (NewStaticPolicy + Allocate over an in-memory
 // state), hints (the static policy's generateCPUTopologyHints), merge (NewManager's policy and
 // its Merge), memory-allocate and memory-hints (memory.go: the memory manager's Static policy;
-// topology JSON's numaNodes[].memoryBytes and hugepages become cadvisor's node memory). The unexported functions are reached through thin wrappers that
+// topology JSON's numaNodes[].memoryBytes and hugepages become cadvisor's node memory),
+// device-hints (devices.go: the device manager's generateDeviceTopologyHints). The unexported functions are reached through thin wrappers that
 // testbed/oracle/build.sh adds to kubelet's package with `go build -overlay`
-// (overlay/zz_huygens_oracle_export.go); this program only translates the protocol's JSON to
+// (overlay/zz_huygens_oracle_export.go, overlay/zz_huygens_oracle_devices.go); this program only translates the protocol's JSON to
 // kubelet's types and back.
 //
 // Topologies: the protocol's inline topology JSON (minimal or full form) or {"file": "x.json"}
@@ -354,6 +355,10 @@ type request struct {
 	Containers     []memoryContainerJSON                 `json:"containers"`
 	Remove         []memoryRemoveJSON                    `json:"remove"`
 	WithHints      bool                                  `json:"withHints"`
+	// device-hints (devices.go); also numaNodes, and available / reusable as counts
+	Devices  json.RawMessage `json:"devices"`
+	Resource string          `json:"resource"`
+	Request  *int            `json:"request"`
 	// merge
 	Policy    string                       `json:"policy"`
 	Scope     string                       `json:"scope"`
@@ -580,6 +585,8 @@ func decode(r *request) (*call, error) {
 		return decodeMemoryAllocate(r)
 	case "memory-hints":
 		return decodeMemoryHints(r)
+	case "device-hints":
+		return decodeDeviceHints(r)
 	}
 	return nil, invalid("op: %q is not an op kubelet has", r.Op)
 }
