@@ -90,6 +90,9 @@ class Planner {
         state_.Config().memory_manager->static_policy && memory->assignments.contains(uid)) {
       return "kubelet's memory manager (Static) pins its memory";
     }
+    if (!state_.DevicesOf(uid).empty()) {
+      return "kubelet's device manager holds its devices on their NUMA node(s)";
+    }
     int running = 0;
     for (const ContainerAllocation& c : allocation.containers) {
       if (c.exclusive && (!c.init || c.restartable)) running += c.cpuset.Size();

@@ -32,7 +32,9 @@
 //
 // Who is never moved ("pinned", with the reason in Plan::pinned): pods in `pinned` (the caller's
 // opt-outs: huygens.io/rebalance "false", system pods), pods whose CPUs kubelet decided
-// (Owner::kKubelet), pods whose memory kubelet's memory manager pins (Static policy), pods whose
+// (Owner::kKubelet), pods whose memory kubelet's memory manager pins (Static policy), pods that
+// hold devices (NodeState::DevicesOf: kubelet never moves a device, so moving the CPUs would
+// take them away from it), pods whose
 // regular init container is larger than their running exclusive CPUs. Pods without exclusive
 // CPUs have nothing to move and take no part. A move keeps each container's CPU count and bind
 // policy, puts all of the pod's exclusive CPUs on one NUMA node (its mems follow), and leaves

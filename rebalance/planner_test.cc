@@ -235,6 +235,35 @@ TEST(PlanMoves, KubeletOwnedPodsArePinnedWithTheReason) {
   EXPECT_THAT(plan->pinned[0].second, HasSubstr("kubelet"));
 }
 
+TEST(PlanMoves, APodHoldingDevicesIsPinnedWithTheReason) {
+  NodeConfig config;
+  config.name = "n1";
+  config.devices["example.com/gpu"] = {{0, 1}, {3, 1}};
+  NodeState state = *NodeState::Create(FourNuma(), config);
+  // As in KubeletOwnedPodsArePinnedWithTheReason: unpinned, the tie would move a to NUMA node
+  // 0, away from the GPU of NUMA node 3 it holds (kubelet never moves a device).
+  PodSpec gpu = OneContainerPod("a", 8);
+  gpu.containers[0].extended_requests["example.com/gpu"] = 1;
+  ASSERT_TRUE(state.Assume(gpu, PodAllocation{.pod_uid = "a",
+                                              .node = "n1",
+                                              .numa_nodes = {3},
+                                              .containers = {ContainerAllocation{
+                                                  .name = "app",
+                                                  .cpuset = Cores(3, 0, 4),
+                                                  .mems = CpuSet{3}}}})
+                  .ok());
+  ASSERT_EQ(state.DevicesOf("a"), (NodeDevices{{"example.com/gpu", {{3, 1}}}}));
+  Place(state, "b", Cores(0, 0, 4));
+  absl::StatusOr<Plan> plan = PlanMoves(state, {{kAB}}, {}, {});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->moves.size(), 1u);
+  EXPECT_EQ(plan->moves[0].pod_uid, "b");
+  EXPECT_EQ(plan->moves[0].to.numa_nodes, std::vector<int>{3});
+  ASSERT_EQ(plan->pinned.size(), 1u);
+  EXPECT_EQ(plan->pinned[0].first, "a");
+  EXPECT_THAT(plan->pinned[0].second, HasSubstr("devices"));
+}
+
 TEST(PlanMoves, ABlockedGroupSaysWhy) {
   NodeState state = EmptyNode();
   Place(state, "a", Cores(0, 0, 8));
