@@ -220,11 +220,9 @@ INSTANTIATE_TEST_SUITE_P(
                  .moved_cpus = 4}),
     [](const ::testing::TestParamInfo<PlanCase>& p) { return p.param.name; });
 
-TEST(PlanMoves, KubeletOwnedPodsArePinnedWithTheReason) {
-  NodeState state = EmptyNode();
-  // Both NUMA nodes have room: unpinned, the tie would move a to NUMA node 0.
-  Place(state, "a", Cores(3, 0, 4), Owner::kKubelet);
-  Place(state, "b", Cores(0, 0, 4));
+// Group kAB on `state` (a on NUMA node 3, b on NUMA node 0): a is pinned with a reason naming
+// `why`, and b moves to NUMA node 3 beside it.
+void ExpectAPinnedAndBMovedBesideIt(const NodeState& state, const std::string& why) {
   absl::StatusOr<Plan> plan = PlanMoves(state, {{kAB}}, {}, {});
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->moves.size(), 1u);
@@ -232,7 +230,15 @@ TEST(PlanMoves, KubeletOwnedPodsArePinnedWithTheReason) {
   EXPECT_EQ(plan->moves[0].to.numa_nodes, std::vector<int>{3});
   ASSERT_EQ(plan->pinned.size(), 1u);
   EXPECT_EQ(plan->pinned[0].first, "a");
-  EXPECT_THAT(plan->pinned[0].second, HasSubstr("kubelet"));
+  EXPECT_THAT(plan->pinned[0].second, HasSubstr(why));
+}
+
+TEST(PlanMoves, KubeletOwnedPodsArePinnedWithTheReason) {
+  NodeState state = EmptyNode();
+  // Both NUMA nodes have room: unpinned, the tie would move a to NUMA node 0.
+  Place(state, "a", Cores(3, 0, 4), Owner::kKubelet);
+  Place(state, "b", Cores(0, 0, 4));
+  ExpectAPinnedAndBMovedBesideIt(state, "kubelet");
 }
 
 TEST(PlanMoves, APodHoldingDevicesIsPinnedWithTheReason) {
@@ -254,14 +260,7 @@ TEST(PlanMoves, APodHoldingDevicesIsPinnedWithTheReason) {
                   .ok());
   ASSERT_EQ(state.DevicesOf("a"), (NodeDevices{{"example.com/gpu", {{3, 1}}}}));
   Place(state, "b", Cores(0, 0, 4));
-  absl::StatusOr<Plan> plan = PlanMoves(state, {{kAB}}, {}, {});
-  ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(plan->moves.size(), 1u);
-  EXPECT_EQ(plan->moves[0].pod_uid, "b");
-  EXPECT_EQ(plan->moves[0].to.numa_nodes, std::vector<int>{3});
-  ASSERT_EQ(plan->pinned.size(), 1u);
-  EXPECT_EQ(plan->pinned[0].first, "a");
-  EXPECT_THAT(plan->pinned[0].second, HasSubstr("devices"));
+  ExpectAPinnedAndBMovedBesideIt(state, "devices");
 }
 
 TEST(PlanMoves, ABlockedGroupSaysWhy) {
