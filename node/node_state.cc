@@ -908,6 +908,24 @@ NodeDevices NodeState::DevicesOf(const std::string& pod_uid) const {
   return it == records_.end() ? NodeDevices{} : it->second.devices;
 }
 
+const NodeDevices& NodeState::HoldForeignDevices(const NodeDevices& devices) {
+  for (const auto& [resource, counts] : foreign_devices_) AddDevices(devices_free_, resource, counts, +1);
+  foreign_devices_.clear();
+  for (const auto& [resource, counts] : devices) {
+    auto free = devices_free_.find(resource);
+    if (free == devices_free_.end()) continue;
+    for (const auto& [numa, n] : counts) {
+      auto here = free->second.find(numa);
+      if (here == free->second.end()) continue;
+      const int64_t take = std::min<int64_t>(n, here->second);
+      if (take <= 0) continue;
+      here->second -= take;
+      foreign_devices_[resource][numa] = take;
+    }
+  }
+  return foreign_devices_;
+}
+
 void NodeState::RestoreMemory(const PodSpec& pod, const PodAllocation& allocation) {
   if (memory_policy_ == nullptr || !MemoryManagerPlacesPod(pod)) return;
   for (const ContainerAllocation& c : allocation.containers) {
@@ -1227,6 +1245,7 @@ std::vector<std::string> NodeState::Validate() const {
   }
   // 6. Devices.
   NodeDevices devices = devices_free_;
+  for (const auto& [resource, counts] : foreign_devices_) AddDevices(devices, resource, counts, +1);
   for (const auto& [uid, rec] : records_) {
     for (const auto& [resource, counts] : rec.devices) AddDevices(devices, resource, counts, +1);
   }

@@ -27,8 +27,8 @@
 //      ExclusiveCpus();
 //   5. Counters() equal a recount from the CPU sets; SharedRequestedMilli() equals the sum of
 //      the shared containers' requests.
-//   6. DevicesFree() plus the devices every pod holds equals NodeConfig::devices, per resource
-//      and NUMA node, and no count is negative.
+//   6. DevicesFree() plus the devices every pod holds plus ForeignDevices() equals
+//      NodeConfig::devices, per resource and NUMA node, and no count is negative.
 //
 // Init containers (matches kubelet's static policy, updateCPUsToReuse / getAssignedCPUsOfSiblings):
 // the CPUs of a pod's regular init containers may be reused by the containers that follow it
@@ -276,6 +276,16 @@ class NodeState {
   const NodeDevices& DevicesFree() const { return devices_free_; }
   // The devices a pod holds, per resource and NUMA node; empty when none or unknown.
   NodeDevices DevicesOf(const std::string& pod_uid) const;
+  // Devices held by pods this state does not account (pods of another scheduler, or admitted
+  // by kubelet alone: a NodeResourceTopology zone reports them in use, no pod here holds them),
+  // per resource and NUMA node. Replaces the previous figure: those devices are returned first,
+  // then each count is taken from DevicesFree(), clamped to what is free there; a resource or
+  // NUMA node NodeConfig::devices lacks, and a count <= 0, is ignored. They stay out of
+  // DevicesFree() until the next call (a pod released later returns only its own devices).
+  // Returns ForeignDevices().
+  const NodeDevices& HoldForeignDevices(const NodeDevices& devices);
+  // The devices HoldForeignDevices holds (only counts > 0).
+  const NodeDevices& ForeignDevices() const { return foreign_devices_; }
   // Who decided the pod's CPUs; kHuygens when unknown.
   Owner OwnerOf(const std::string& pod_uid) const;
 
@@ -331,8 +341,9 @@ class NodeState {
   // Memory (NodeConfig::memory_manager set): the policy and the state it keeps.
   std::shared_ptr<const MemoryManagerPolicy> memory_policy_;
   MemoryManagerState memory_;
-  // Devices (NodeConfig::devices): the free ones.
+  // Devices (NodeConfig::devices): the free ones, and those held by pods not accounted here.
   NodeDevices devices_free_;
+  NodeDevices foreign_devices_;
 };
 
 }  // namespace huygens

@@ -173,6 +173,31 @@ TEST(NodeStateDeviceTest, AMoveKeepsThePodsDevices) {
   EXPECT_TRUE(n.Validate().empty());
 }
 
+TEST(NodeStateDeviceTest, DevicesHeldElsewhereAreNotGivenAndAreReplacedByTheNextFigure) {
+  NodeState n = Node({{0, 1}, {1, 2}});
+  // Another scheduler's pod holds node 0's GPU: kubelet gives the next GPU pod one of node 1.
+  EXPECT_EQ(n.HoldForeignDevices({{kGpu, {{0, 1}}}}), (NodeDevices{{kGpu, {{0, 1}}}}));
+  absl::StatusOr<PodAllocation> a = n.AllocatePod(Pod("a", 2, 1));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(n.DevicesOf("a"), (NodeDevices{{kGpu, {{1, 1}}}}));
+  EXPECT_EQ(CpuNumaNodes(n, *a), std::vector<int>{1});
+  EXPECT_TRUE(n.Validate().empty());
+  // A new figure replaces the old one, clamped to what is free (node 1 has one GPU left), and
+  // an unknown resource or NUMA node is ignored.
+  EXPECT_EQ(n.HoldForeignDevices({{kGpu, {{1, 5}, {3, 1}}}, {"example.com/nic", {{0, 1}}}}),
+            (NodeDevices{{kGpu, {{1, 1}}}}));
+  EXPECT_EQ(n.DevicesFree().at(kGpu), (NumaDeviceCounts{{0, 1}, {1, 0}}));
+  EXPECT_TRUE(n.Validate().empty());
+  // With node 0's GPU free again and node 1's held, a 2-GPU pod has no single NUMA node.
+  absl::StatusOr<PodAllocation> b = n.AllocatePod(Pod("b", 2, 2));
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted) << b.status();
+  // The pod's release gives back its own GPU only.
+  ASSERT_TRUE(n.ReleasePod("a").ok());
+  EXPECT_EQ(n.DevicesFree().at(kGpu), (NumaDeviceCounts{{0, 1}, {1, 1}}));
+  EXPECT_EQ(n.ForeignDevices(), (NodeDevices{{kGpu, {{1, 1}}}}));
+  EXPECT_TRUE(n.Validate().empty());
+}
+
 TEST(NodeStateDeviceTest, ADeviceOnAnUnknownNumaNodeIsAConfigError) {
   NodeConfig c;
   c.name = "n1";

@@ -353,6 +353,19 @@ NodeState* ClusterCache::MutableCpuState(std::string_view name) {
   return it == by_name_.end() ? nullptr : it->second->cpu_state.get();
 }
 
+absl::StatusOr<NodeDevices> ClusterCache::HoldForeignDevices(std::string_view name,
+                                                            const NodeDevices& devices) {
+  auto it = by_name_.find(Key(name));
+  if (it == by_name_.end()) return absl::NotFoundError(fmt::format("node {:?} is not in the cache", name));
+  NodeInfo& info = *it->second;
+  if (info.cpu_state == nullptr) {
+    return absl::FailedPreconditionError(fmt::format("node {:?} is NUMA-blind (no CPU state)", name));
+  }
+  NodeDevices held = info.cpu_state->HoldForeignDevices(devices);
+  Touch(info);
+  return held;
+}
+
 const ClusterCache::PodEntry* ClusterCache::FindPod(std::string_view uid) const {
   auto it = pods_.find(Key(uid));
   return it == pods_.end() ? nullptr : &it->second;

@@ -187,6 +187,11 @@ class ClusterCache {
   const NodeInfo* FindNode(std::string_view name) const;
   // The node's CPU state for Reserve to allocate in; nullptr when unknown or NUMA-blind.
   NodeState* MutableCpuState(std::string_view name);
+  // Devices on node `name` held by pods the cache does not know (another scheduler's), kept
+  // out of the node's free devices (NodeState::HoldForeignDevices, which replaces the previous
+  // figure and clamps it to the free devices); the node's generation changes. Returns what is
+  // held. Errors: NotFound (node); FailedPrecondition (a NUMA-blind node).
+  absl::StatusOr<NodeDevices> HoldForeignDevices(std::string_view name, const NodeDevices& devices);
 
   struct PodEntry {
     PodPtr pod;

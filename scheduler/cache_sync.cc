@@ -223,7 +223,8 @@ void CacheSync::RebuildNode(const std::string& name) {
   for (const InFlightAssume& a : in_flight) {
     if (a.allocation) held = held.Union(a.allocation->ExclusiveCpus());
   }
-  auto state = NodeStateFromNrt(t->second, numa_strategy_, held);
+  NodeDevices devices_in_use;
+  auto state = NodeStateFromNrt(t->second, numa_strategy_, held, &devices_in_use);
   if (!state.ok()) {
     spdlog::error("node {}: {}", name, std::string(state.status().message()));
     return;
@@ -255,9 +256,66 @@ void CacheSync::RebuildNode(const std::string& name) {
     }
     if (a.binding_finished) (void)cache_.FinishBinding(uid);
   }
+  HoldForeignDevices(name, devices_in_use);
   spdlog::info("node {}: rebuilt from its Node and NodeResourceTopology ({} pods, {} of them with a Binding in flight)",
                name, cache_.FindNode(name)->pod_uids.size(), in_flight.size());
   queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
+}
+
+// The devices the node's zones report in use beyond what the pods just placed hold (per
+// resource and NUMA node) belong to pods the cache does not account (another scheduler's, or
+// kubelet's alone): they are kept out of the free devices until the next rebuild. A pod of ours
+// that kubelet has not started yet is not in the zones' figure, so on its NUMA node the
+// difference can undercount by its devices until the next publication; it never overcounts
+// but for a pod of ours that just left (the agent's next pass frees it).
+void CacheSync::HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use) {
+  const NodeState& state = *cache_.FindNode(name)->cpu_state;
+  if (devices_in_use.empty() && state.ForeignDevices().empty()) return;
+  NodeDevices foreign;
+  for (const auto& [resource, counts] : devices_in_use) {
+    const auto& allocatable = state.Config().devices.at(resource);
+    const auto& free = state.DevicesFree().at(resource);
+    const auto elsewhere = state.ForeignDevices().find(resource);
+    for (const auto& [numa, in_use] : counts) {
+      int64_t held_here = allocatable.at(numa) - free.at(numa);
+      if (elsewhere != state.ForeignDevices().end() && elsewhere->second.contains(numa)) {
+        held_here -= elsewhere->second.at(numa);
+      }
+      if (in_use > held_here) foreign[resource][numa] = in_use - held_here;
+    }
+  }
+  if (foreign == state.ForeignDevices()) return;
+  auto held = cache_.HoldForeignDevices(name, foreign);
+  if (!held.ok()) {
+    spdlog::error("node {}: {}", name, std::string(held.status().message()));
+    return;
+  }
+  for (const auto& [resource, counts] : *held) {
+    for (const auto& [numa, n] : counts) {
+      spdlog::info("node {}: {} {} on NUMA node {} in use by pods Huygens does not account (the "
+                   "NodeResourceTopology's available); kept out until its next update",
+                   name, n, resource, numa);
+    }
+  }
+}
+
+// A publication whose zones alone changed: a device resource added, removed or resized (the
+// device plugin changed) rebuilds the node; otherwise only the devices in use elsewhere are
+// recounted.
+void CacheSync::ApplyZoneDevices(const std::string& name) {
+  const sched::NodeInfo* info = cache_.FindNode(name);
+  if (info == nullptr || info->cpu_state == nullptr) return;
+  NodeDevices in_use;
+  absl::StatusOr<NodeDevices> devices = DevicesFromNrt(nrts_.at(name), &in_use);
+  if (!devices.ok()) {
+    spdlog::error("node {}: {}", name, std::string(devices.status().message()));
+    return;
+  }
+  if (*devices != info->cpu_state->Config().devices) {
+    RebuildNode(name);
+    return;
+  }
+  HoldForeignDevices(name, in_use);
 }
 
 void CacheSync::StorePod(const std::string& uid, const json& object,
@@ -396,6 +454,7 @@ void CacheSync::Apply(const Change& c) {
       if (it != nrts_.end() && shaping(it->second) == shaping(c.object) &&
           it->second.value("attributes", json()) == c.object.value("attributes", json())) {
         it->second = c.object;  // only counters or traffic changed: the CPU state is ours
+        ApplyZoneDevices(name);
         return;
       }
       nrts_[name] = c.object;

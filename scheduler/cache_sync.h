@@ -207,6 +207,11 @@ class CacheSync {
  private:
   absl::Status Place(const nlohmann::json& object);
   void RebuildNode(const std::string& name);
+  // Keeps the devices of pods the cache does not account out of the rebuilt node `name` (see
+  // the definition); `devices_in_use` is NodeStateFromNrt's.
+  void HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use);
+  // Follows a publication of node `name` whose zones alone changed (see the definition).
+  void ApplyZoneDevices(const std::string& name);
   void ApplyPod(const nlohmann::json& object, bool deleted);
   // pods_ and its index by node, kept together; `allocation` is PodAllocationOf(object).
   void StorePod(const std::string& uid, const nlohmann::json& object,

@@ -16,6 +16,7 @@
 #include "kube/testing/process.h"
 #include "kube/testing/test_client.h"
 #include "scheduler/test_cluster.h"
+#include "topology/testing/machines.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 
@@ -116,6 +117,54 @@ TEST(CacheSyncTest, APodOlderThanTheVersionStoredOrDeletedIsSkipped) {
   // does not bring it back.
   sync.Apply(Change{.kind = ChangeKind::kPod, .deleted = false, .object = version(bound, "16")});
   EXPECT_EQ(sync.pods().count("u1"), 0u) << "a deleted pod came back";
+}
+
+TEST(CacheSyncTest, DevicesTheZonesReportInUseBeyondThoseOfItsPodsAreKeptOutOfTheNode) {
+  // NUMA node 1 has 3 GPUs. Our pod holds one (kubelet gave it on the pod's NUMA node);
+  // the agent's zone reports 2 in use, so another scheduler's pod holds the other.
+  huygens::testing::FakeClock clock;
+  CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
+  const CpuTopology topo = huygens::testing::DualSocketHT();  // NUMA node 1: CPUs 6-11,18-23
+  auto nrt = [&](uint64_t available, uint64_t allocatable = 3) {
+    NrtInput in;
+    in.node_name = "n0";
+    in.topology = &topo;
+    in.policy = "single-numa-node";
+    in.exclusive_cpus = CpuSet{6, 18};
+    in.devices = {{1, {{"nvidia.com/gpu", {.allocatable = allocatable, .available = available}}}}};
+    absl::StatusOr<nlohmann::json> out = BuildNrt(in);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : nlohmann::json();
+  };
+  nlohmann::json pod = testing::GuaranteedPod("a", 2);
+  for (const char* side : {"requests", "limits"}) {
+    pod["spec"]["containers"][0]["resources"][side]["nvidia.com/gpu"] = "1";
+  }
+  pod["metadata"]["uid"] = "u1";
+  pod["metadata"]["resourceVersion"] = "5";
+  pod["spec"]["nodeName"] = "n0";
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[1],"containers":[{"name":"app","cpuset":"6,18","mems":"1"}]})";
+  sync.Apply(Change{.kind = ChangeKind::kNode, .object = testing::NodeObject("n0", topo.NumCpus())});
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  auto free_gpus = [&] { return sync.cache().FindNode("n0")->cpu_state->DevicesFree().at("nvidia.com/gpu"); };
+
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = nrt(1)});
+  EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->DevicesOf("u1"), (NodeDevices{{"nvidia.com/gpu", {{1, 1}}}}));
+  EXPECT_EQ(free_gpus(), (NumaDeviceCounts{{1, 1}})) << "3 - ours - the other scheduler's";
+  EXPECT_TRUE(sync.cache().FindNode("n0")->cpu_state->Validate().empty());
+
+  // The other pod left: the next publication gives its GPU back.
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = nrt(2)});
+  EXPECT_EQ(free_gpus(), (NumaDeviceCounts{{1, 2}}));
+  // Our pod is not started yet (the zones do not count it): nothing is held elsewhere.
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = nrt(3)});
+  EXPECT_EQ(free_gpus(), (NumaDeviceCounts{{1, 2}}));
+  // The device plugin now reports 5 GPUs there, 2 in use: the node is rebuilt with them.
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = nrt(3, 5)});
+  EXPECT_EQ(free_gpus(), (NumaDeviceCounts{{1, 3}}));
+  EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ForeignDevices(), (NodeDevices{{"nvidia.com/gpu", {{1, 1}}}}));
+  EXPECT_TRUE(sync.cache().FindNode("n0")->cpu_state->Validate().empty());
 }
 
 }  // namespace

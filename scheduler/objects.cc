@@ -238,32 +238,50 @@ absl::StatusOr<MemoryManagerConfig> MemoryManagerFromNrt(const NrtObject& nrt,
   return out;
 }
 
+namespace {
+
 // The node's NUMA-affine devices from its NRT: per NUMA zone, every resource with a domain
 // (e.g. "nvidia.com/gpu", as NFD's topology-updater reports device-plugin resources from
-// kubelet's podresources API) other than Huygens' own, counted by its allocatable.
-absl::StatusOr<NodeDevices> DevicesFromNrt(const NrtObject& nrt) {
+// kubelet's podresources API) other than Huygens' own, counted by its allocatable; into
+// `in_use` (when set) allocatable - available where the zone says what is available.
+absl::StatusOr<NodeDevices> ZoneDevices(const NrtObject& nrt, NodeDevices* in_use) {
   NodeDevices out;
   for (const NrtZone& zone : nrt.zones) {
     const std::optional<int> numa = zone.NumaId();
     if (!numa.has_value()) continue;
     for (const NrtResource& r : zone.resources) {
       if (r.name.find('/') == std::string::npos || r.name.starts_with("huygens.io/")) continue;
-      absl::StatusOr<int64_t> allocatable = ParseMemoryBytes(r.allocatable);
-      if (!allocatable.ok() || *allocatable < 0) {
-        return absl::InvalidArgumentError(fmt::format(
-            "NodeResourceTopology {:?}: zone {:?}: resource {}: allocatable {:?} is not a "
-            "device count",
-            nrt.name, zone.name, r.name, r.allocatable));
-      }
-      out[r.name][*numa] += *allocatable;
+      auto count = [&](std::string_view field, const std::string& value) -> absl::StatusOr<int64_t> {
+        absl::StatusOr<int64_t> n = ParseMemoryBytes(value);
+        if (!n.ok() || *n < 0) {
+          return absl::InvalidArgumentError(fmt::format(
+              "NodeResourceTopology {:?}: zone {:?}: resource {}: {} {:?} is not a device count",
+              nrt.name, zone.name, r.name, field, value));
+        }
+        return *n;
+      };
+      HUYGENS_ASSIGN_OR_RETURN(int64_t allocatable, count("allocatable", r.allocatable));
+      out[r.name][*numa] += allocatable;
+      if (in_use == nullptr || !r.available.has_value()) continue;
+      HUYGENS_ASSIGN_OR_RETURN(int64_t available, count("available", *r.available));
+      if (allocatable > available) (*in_use)[r.name][*numa] += allocatable - available;
     }
   }
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<NodeDevices> DevicesFromNrt(const json& object, NodeDevices* in_use) {
+  HUYGENS_ASSIGN_OR_RETURN(NrtObject nrt, ReadNrt(object));
+  if (in_use != nullptr) in_use->clear();
+  return ZoneDevices(nrt, in_use);
+}
+
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& object,
                                                                   NumaStrategy numa_strategy,
-                                                                  const CpuSet& huygens_held) {
+                                                                  const CpuSet& huygens_held,
+                                                                  NodeDevices* devices_in_use) {
   HUYGENS_ASSIGN_OR_RETURN(NrtObject nrt, ReadNrt(object));
   HUYGENS_ASSIGN_OR_RETURN(CpuTopology topology, TopologyFromNrt(nrt));
   HUYGENS_ASSIGN_OR_RETURN(NrtPools pools, PoolsFromNrt(nrt));
@@ -302,7 +320,8 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   if (const std::string* m = nrt.Attribute(kMemoryManagerPolicyAttribute)) {
     HUYGENS_ASSIGN_OR_RETURN(config.memory_manager, MemoryManagerFromNrt(nrt, topology, *m));
   }
-  HUYGENS_ASSIGN_OR_RETURN(config.devices, DevicesFromNrt(nrt));
+  if (devices_in_use != nullptr) devices_in_use->clear();
+  HUYGENS_ASSIGN_OR_RETURN(config.devices, ZoneDevices(nrt, devices_in_use));
   HUYGENS_ASSIGN_OR_RETURN(NodeState state,
                            NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));
   return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(std::move(state)));

@@ -53,9 +53,20 @@ absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);
 // resource with a domain in its name other than huygens.io/* (e.g. "nvidia.com/gpu", as NFD's
 // topology-updater reports device-plugin resources), counted by its allocatable; an allocatable
 // that is not a whole count is InvalidArgument naming the object, the zone and the resource.
+// `devices_in_use`, when given, receives the devices the zones report in use per resource and
+// NUMA node (allocatable - available, as NFD's topology-updater and Huygens' agent count the
+// devices kubelet gave to any container; a resource without `available`, v1alpha1, counts
+// none; only counts > 0): the caller subtracts what its own pods hold to find the devices of
+// pods it does not account (CacheSync, NodeState::HoldForeignDevices).
+// The devices of NodeStateFromNrt alone (NodeConfig::devices, and `in_use` when given), for a
+// publication whose zones changed but nothing else. Errors: NodeStateFromNrt's for the
+// object and for the devices.
+absl::StatusOr<NodeDevices> DevicesFromNrt(const nlohmann::json& nrt, NodeDevices* in_use);
+
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const nlohmann::json& nrt,
                                                                   NumaStrategy numa_strategy,
-                                                                  const CpuSet& huygens_held);
+                                                                  const CpuSet& huygens_held,
+                                                                  NodeDevices* devices_in_use = nullptr);
 
 }  // namespace huygens::scheduler
 

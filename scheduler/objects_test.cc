@@ -53,10 +53,19 @@ TEST(NodeStateFromNrt, DeviceResourcesOfTheZonesBecomeTheNodesDevices) {
       {{"name", "nvidia.com/gpu"}, {"capacity", "2"}, {"allocatable", "2"}, {"available", "1"}});
   nrt["zones"][0]["resources"].push_back(
       {{"name", "huygens.io/isolated-cpu"}, {"capacity", "2"}, {"allocatable", "2"}, {"available", "2"}});
+  NodeDevices in_use = {{"stale/entry", {{0, 9}}}};
   absl::StatusOr<std::shared_ptr<const NodeState>> state =
-      NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{});
+      NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{}, &in_use);
   ASSERT_TRUE(state.ok()) << state.status();
   EXPECT_EQ((*state)->Config().devices, (NodeDevices{{"nvidia.com/gpu", {{1, 2}}}}));
+  EXPECT_EQ(in_use, (NodeDevices{{"nvidia.com/gpu", {{1, 1}}}})) << "allocatable - available";
+
+  nrt["zones"][1]["resources"].back()["available"] = "-1";
+  state = NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{}, &in_use);
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(std::string(state.status().message()),
+              ::testing::HasSubstr("resource nvidia.com/gpu: available \"-1\" is not a device count"));
+  nrt["zones"][1]["resources"].back()["available"] = "2";
 
   nrt["zones"][1]["resources"].back()["allocatable"] = "two";
   state = NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{});
