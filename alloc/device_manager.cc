@@ -48,6 +48,13 @@ std::vector<TopologyHint> DeviceHints(std::span<const int> numa_nodes,
   std::sort(ids.begin(), ids.end());
   const int n = static_cast<int>(ids.size());
   const std::vector<int> reusable_numa = DeviceNumaNodes(reusable);
+  // Per position in `ids`: the devices there, and those free or reusable (looked up once, not
+  // once per set).
+  std::vector<int64_t> total_at(ids.size()), matching_at(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    total_at[i] = CountOn(total, ids[i]);
+    matching_at[i] = CountOn(available, ids[i]) + CountOn(reusable, ids[i]);
+  }
   size_t min_affinity = ids.size();
   std::vector<TopologyHint> hints;
   std::vector<int> pos;
@@ -56,12 +63,13 @@ std::vector<TopologyHint> DeviceHints(std::span<const int> numa_nodes,
     FirstCombination(pos);
     do {
       std::vector<int> mask;
+      mask.reserve(pos.size());
       int64_t in_mask = 0, matching = 0;
       for (int p : pos) {
-        const int numa = ids[static_cast<size_t>(p)];
-        mask.push_back(numa);
-        in_mask += CountOn(total, numa);
-        matching += CountOn(available, numa) + CountOn(reusable, numa);
+        const auto at = static_cast<size_t>(p);
+        mask.push_back(ids[at]);
+        in_mask += total_at[at];
+        matching += matching_at[at];
       }
       if (in_mask >= request && mask.size() < min_affinity) min_affinity = mask.size();
       if (!std::includes(mask.begin(), mask.end(), reusable_numa.begin(), reusable_numa.end())) {
