@@ -4,7 +4,9 @@
 // the local processes an operator would run. Pods are created through the API, scheduled by
 // huygens-scheduler, started by the kubelet; the agent sets their cpusets through containerd's
 // CRI. What is checked is the kernel's view: each container's main process's
-// Cpus_allowed_list in /proc/<pid>/status (the pid from the CRI's ContainerStatus).
+// Cpus_allowed_list in /proc/<pid>/status (the pid from the CRI's ContainerStatus). A second
+// case registers a device plugin (agent/testing/fake_device_plugin.h) with the kubelet: its
+// devices reach the NRT zones through kubelet's pod resources API.
 //
 // The machine is whatever runs the test (CI: 2 CPUs, one NUMA node). No system pool: the user
 // pool is every online CPU, one exclusive 1-CPU pod takes one of them and the shared pods run
@@ -26,6 +28,7 @@
 #include <httplib.h>
 
 #include "agent/pod.h"
+#include "agent/testing/fake_device_plugin.h"
 #include "cri/cri_runtime.h"
 #include "cri/testing/containerd_env.h"
 #include "fmt/format.h"
@@ -89,6 +92,21 @@ int AvailableCpus(const json& nrt) {
     }
   }
   return total;
+}
+
+// The devices of `resource` over every zone of an NRT object: {allocatable, available} (-1, -1
+// when no zone lists it).
+std::pair<int, int> ZoneDevices(const json& nrt, const std::string& resource) {
+  std::pair<int, int> out{-1, -1};
+  for (const json& zone : nrt.value("zones", json::array())) {
+    for (const json& r : zone.value("resources", json::array())) {
+      if (r.value("name", "") != resource) continue;
+      if (out.first < 0) out = {0, 0};
+      out.first += std::stoi(r.value("allocatable", "0"));
+      out.second += std::stoi(r.value("available", "0"));
+    }
+  }
+  return out;
 }
 
 // A pod for the kubelet of `node`: host network (no CNI here), the local busybox image (never
@@ -156,10 +174,11 @@ class KubeletE2eTest : public ::testing::Test {
         "resyncPeriod: 2s\n"
         "nrtMinInterval: 1s\n"
         "kubeletCheckpoint: {}/cpu_manager_state\n"
+        "podResourcesSocket: {}/pod-resources/kubelet.sock\n"
         "checkpoint: {}/agent-checkpoint.json\n"
         "metricsAddress: 127.0.0.1:{}\n",
         node_, env_["HUYGENS_KUBELET_CONFIG"], env_["HUYGENS_KUBELET_SOCKET"],
-        env_["HUYGENS_KUBELET_ROOT"], work_.string(), metrics_port_);
+        env_["HUYGENS_KUBELET_ROOT"], env_["HUYGENS_KUBELET_ROOT"], work_.string(), metrics_port_);
     StartAgent();
     scheduler_ = std::make_unique<Process>(
         std::vector<std::string>{HUYGENS_SCHEDULER_BIN, "--kubeconfig", dir_ + "/admin.kubeconfig",
@@ -179,7 +198,9 @@ class KubeletE2eTest : public ::testing::Test {
     if (scheduler_) scheduler_->Stop();
     if (agent_) agent_->Stop();
     if (client_) {
-      for (const char* name : {"excl", "shared-a", "shared-b"}) (void)client_->Delete(kube::Pods(), "default", name);
+      for (const char* name : {"excl", "shared-a", "shared-b", "gpu"}) {
+        (void)client_->Delete(kube::Pods(), "default", name);
+      }
     }
     if (up_) {
       EXPECT_EQ(Script("down"), 0) << Tail(work_ / "kubelet.sh.log");
@@ -383,6 +404,55 @@ TEST_F(KubeletE2eTest, RealKubeletPodsGetTheirAnnotatedCpusetsKeepThemAcrossRest
   EXPECT_TRUE(WaitFor(std::chrono::seconds(30), [&] {
     auto nrt = Nrt();
     return nrt && AvailableCpus(*nrt) == static_cast<int>(online_.Size());
+  })) << Nrt().value_or(json()).dump() << "\n" << Logs();
+}
+
+TEST_F(KubeletE2eTest, DevicesKubeletGivesFromADevicePluginAreListedInTheZonesAndFreedWithThePod) {
+  // A device plugin with two GPUs on NUMA node 0 registers with the real kubelet; kubelet
+  // advertises them on the Node, gives one to a pod that asks, and reports both through its pod
+  // resources API, from which the agent publishes the NRT zone's devices.
+  const std::string resource = "example.com/gpu";
+  testing::FakeDevicePlugin plugin("/var/lib/kubelet/device-plugins", "huygens-e2e-gpu.sock", resource,
+                                   {{"gpu-0", 0}, {"gpu-1", 0}});
+  ASSERT_NE(plugin.server(), nullptr);
+  absl::Status registered;
+  ASSERT_TRUE(WaitFor(std::chrono::seconds(30), [&] { return (registered = plugin.Register()).ok(); }))
+      << registered << "\n" << Logs();
+  ASSERT_TRUE(WaitFor(std::chrono::seconds(60), [&] {
+    auto node = client_->Get(kube::Nodes(), "", node_);
+    return node.ok() && (*node)["status"]["allocatable"].value(resource, "") == "2";
+  })) << "kubelet does not advertise the plugin's devices\n" << Logs();
+  ASSERT_TRUE(WaitFor(std::chrono::seconds(30), [&] {
+    auto nrt = Nrt();
+    return nrt && ZoneDevices(*nrt, resource) == std::make_pair(2, 2);
+  })) << Nrt().value_or(json()).dump() << "\n" << Logs();
+
+  // A Guaranteed pod asking one GPU: scheduled by huygens-scheduler, kubelet allocates a device.
+  json pod = PodObject("gpu", env_["HUYGENS_KUBELET_IMAGE"], "1", "64Mi", true, node_);
+  for (const char* side : {"requests", "limits"}) {
+    pod["spec"]["containers"][0]["resources"][side][resource] = "1";
+  }
+  ASSERT_TRUE(client_->Create(kube::Pods(), "default", pod).ok());
+  ASSERT_TRUE(WaitFor(std::chrono::seconds(90), [&] {
+    json p = Pod("gpu");
+    return Running(p) && State(p) == "applied";
+  })) << "gpu: " << Pod("gpu").dump() << "\n" << Logs();
+  EXPECT_GE(plugin.allocations(), 1) << "kubelet never asked the plugin to allocate";
+  auto allocation = AllocationFromJson(Annotation(Pod("gpu"), kAllocationAnnotation), "pod gpu");
+  ASSERT_TRUE(allocation.ok()) << allocation.status();
+  EXPECT_EQ(allocation->numa_nodes, std::vector<int>{0}) << "the CPUs are not on the GPUs' NUMA node";
+  EXPECT_TRUE(WaitFor(std::chrono::seconds(30), [&] {
+    auto nrt = Nrt();
+    return nrt && ZoneDevices(*nrt, resource) == std::make_pair(2, 1);
+  })) << "the zone does not count the pod's GPU\n" << Nrt().value_or(json()).dump() << "\n" << Logs();
+
+  // Deleting the pod gives the GPU back in the zone.
+  ASSERT_TRUE(client_->Delete(kube::Pods(), "default", "gpu").ok());
+  EXPECT_TRUE(WaitFor(std::chrono::seconds(60), [&] { return !client_->Get(kube::Pods(), "default", "gpu").ok(); }))
+      << "the kubelet did not finish the deletion\n" << Logs();
+  EXPECT_TRUE(WaitFor(std::chrono::seconds(30), [&] {
+    auto nrt = Nrt();
+    return nrt && ZoneDevices(*nrt, resource) == std::make_pair(2, 2);
   })) << Nrt().value_or(json()).dump() << "\n" << Logs();
 }
 
