@@ -456,6 +456,31 @@ std::vector<std::string> NodeState::HoldersOf(const CpuSet& cpus,
 
 // ---- Allocation ---------------------------------------------------------------------------
 
+bool NodeState::KubeletNuma::Consistent() const {
+  return devices.empty() || std::includes(devices.begin(), devices.end(), memory.begin(), memory.end());
+}
+
+absl::StatusOr<std::optional<NodeState::KubeletNuma>> NodeState::PredictKubeletNuma(
+    const PodSpec& pod) const {
+  const bool kubelet_memory = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod) &&
+                              config_.memory_manager->static_policy;
+  const bool kubelet_devices =
+      !config_.devices.empty() &&
+      !NodeDeviceRequests(config_.devices, PodExtendedRequests(pod)).empty();
+  if (!kubelet_memory && !kubelet_devices) return std::nullopt;
+  MemoryManagerState memory = memory_;
+  NodeDevices devices_free = devices_free_;
+  absl::StatusOr<KubeletPlacement> kubelet = PredictKubelet(
+      kubelet_memory ? memory_policy_.get() : nullptr, config_.devices, *topology_, pod,
+      pod.topology_policy.value_or(config_.topology_policy), config_.topology_scope, memory,
+      devices_free);
+  if (!kubelet.ok()) return kubelet.status();
+  KubeletNuma out;
+  for (const auto& [container, numa] : kubelet->devices_of) out.devices = UnionIds(out.devices, numa);
+  for (const auto& [container, numa] : kubelet->mems_of) out.memory = UnionIds(out.memory, numa);
+  return out;
+}
+
 absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
                                                      const std::vector<int>& near_numa_nodes) {
   if (pod.uid.empty()) return absl::InvalidArgumentError("pod: uid is empty");

@@ -184,6 +184,25 @@ class NodeState {
   absl::StatusOr<PodAllocation> AllocatePod(const PodSpec& pod,
                                             const std::vector<int>& near_numa_nodes = {});
 
+  // Where kubelet would put the pod's devices and, under the memory manager's Static policy,
+  // its memory, were the pod admitted on this node now: AllocatePod's prediction, without
+  // changing anything. Each list holds NUMA node ids over all the pod's containers, ascending.
+  struct KubeletNuma {
+    std::vector<int> devices;  // empty when the pod requests none of NodeConfig::devices
+    std::vector<int> memory;   // empty unless kubelet (Static) places the pod's memory
+    // Whether exclusive CPUs beside them leave nothing remote: the memory lies inside the
+    // devices' NUMA nodes (when the pod has both).
+    bool Consistent() const;
+    // The NUMA nodes the exclusive CPUs must use for nothing to be remote: the devices', else
+    // the memory's.
+    const std::vector<int>& CpuNumaNodes() const { return devices.empty() ? memory : devices; }
+  };
+  // nullopt when kubelet places neither for this pod (no device requested, no Static memory).
+  // Errors: ResourceExhausted when kubelet's topology manager would refuse the pod
+  // (TopologyAffinityError) or its devices or memory do not fit, as AllocatePod's.
+  // Thread-safety: const; safe beside other const calls.
+  absl::StatusOr<std::optional<KubeletNuma>> PredictKubeletNuma(const PodSpec& pod) const;
+
   // Takes an allocation decided elsewhere (rebuild, the scheduler cache of another replica,
   // kubelet's checkpoint). Checks: uid matches and is new; node name matches (when the
   // allocation names one); every container exists in `pod` with the same init/restartable

@@ -188,4 +188,20 @@ void NumaView::Place(TopologyPolicy policy, NumaStrategy strategy, int cpus) {
   }
 }
 
+int NumaView::OfferWithin(TopologyPolicy policy, const std::vector<int>& set, int cpus) const {
+  std::vector<int> offers;
+  for (int i = 0; i < size_; ++i) {
+    if (std::find(set.begin(), set.end(), at(i).numa) != set.end()) offers.push_back(at(i).offer);
+  }
+  std::sort(offers.rbegin(), offers.rend());
+  if (policy == TopologyPolicy::kRestricted) {
+    const int preferred = PreferredSize(cpus);
+    if (static_cast<int>(offers.size()) < preferred) return 0;
+    offers.resize(static_cast<size_t>(preferred));
+  }
+  int sum = 0;
+  for (int o : offers) sum += o;
+  return sum;
+}
+
 }  // namespace huygens::sched

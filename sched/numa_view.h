@@ -25,6 +25,7 @@
 //   WasteOf          - the waste (alloc/waste.h: cores shared with other pods, then stranded
 //                      CPUs) of a choice; Choose ranks single nodes by it before the strategy,
 //                      as the allocator does.
+//   OfferWithin      - the offers inside a NUMA set kubelet fixes (its devices, its memory).
 //   Place            - subtracts a request from the figures where the allocator would most
 //                      likely put it (one node by strategy: the smallest sufficient offer for
 //                      most-allocated / nearest, the largest for least-allocated; several
@@ -91,6 +92,11 @@ class NumaView {
   Waste WasteOf(std::span<const int> chosen, int cpus) const;
   // Choose, then subtract the request from those nodes' figures.
   void Place(TopologyPolicy policy, NumaStrategy strategy, int cpus);
+  // What the allocator can give `cpus` exclusive CPUs inside the NUMA node ids `set` (a NUMA
+  // set kubelet has fixed, e.g. where it puts the pod's devices or memory): the offers of its
+  // nodes added up; under restricted only the largest offers of a preferred-size subset
+  // (PreferredSize), 0 when the set has fewer nodes.
+  int OfferWithin(TopologyPolicy policy, const std::vector<int>& set, int cpus) const;
 
  private:
   void Add(int numa, int user, int free, int free_cores, double factor);

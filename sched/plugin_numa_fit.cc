@@ -8,12 +8,12 @@
 // admission order; after each, the figures are reduced where the allocator would likely place
 // it (regular init containers are not subtracted: their CPUs are reused by the containers after
 // them). Finally the shared pool must keep ceil(shared requests / 1000) CPUs after the pod's
-// exclusive CPUs leave it (NodeState::AllocatePod's rule). Memory: see JudgeMemory.
+// exclusive CPUs leave it (NodeState::AllocatePod's rule). Memory and devices: see JudgeMemory
+// and JudgeKubelet.
 #include <algorithm>
 
 #include "alloc/device_manager.h"
 #include "alloc/memory_manager.h"
-#include "alloc/merge.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sched/numa_view.h"
@@ -46,14 +46,15 @@ class NumaFit final : public FilterPlugin {
     const std::map<std::string, int64_t> devices =
         st == nullptr ? std::map<std::string, int64_t>{}
                       : NodeDeviceRequests(st->Config().devices, state.pod().extended_requests);
-    const bool kubelet_memory = st != nullptr && st->Memory() != nullptr &&
-                                MemoryManagerPlacesPod(spec);
-    if (kubelet_memory && (devices.empty() || !st->Config().memory_manager->static_policy)) {
+    const bool place_memory = st != nullptr && st->Memory() != nullptr &&
+                              MemoryManagerPlacesPod(spec);
+    const bool static_memory = place_memory && st->Config().memory_manager->static_policy;
+    if (place_memory && !static_memory) {
       Status s = JudgeMemory(*st, view, policy, spec, demand.exclusive_cpus);
       if (!s.ok()) return s;
     }
-    if (!devices.empty()) {
-      Status s = JudgeDevices(*st, view, policy, spec, devices, demand.exclusive_cpus);
+    if (static_memory || !devices.empty()) {
+      Status s = JudgeKubelet(*st, view, policy, spec, devices, demand.exclusive_cpus);
       if (!s.ok()) return s;
     }
     const int64_t shared_milli = config.shared_requested_milli + demand.shared_milli;
@@ -93,10 +94,9 @@ class NumaFit final : public FilterPlugin {
     return Status::Success();
   }
 
-  // The memory rule of NodeState::AllocatePod, judged on the pod's total memory (kubelet's
-  // pod-level requests) and its exclusive CPUs as one request: some NUMA set that holds the
-  // memory offers the CPUs (under kubelet's Static policy, the set kubelet picks: the
-  // narrowest, then lowest, that holds the memory).
+  // The memory rule of NodeState::AllocatePod under the memory manager's None policy (Huygens
+  // places the memory), judged on the pod's total memory (kubelet's pod-level requests) and its
+  // exclusive CPUs as one request: some NUMA set that can hold the memory offers the CPUs.
   static Status JudgeMemory(const NodeState& st, const NumaView& view, TopologyPolicy policy,
                             const PodSpec& spec, int cpus) {
     const MemoryRequests requests = PodMemoryRequests(spec);
@@ -114,59 +114,24 @@ class NumaFit final : public FilterPlugin {
           "NUMA: no {} has {} bytes of free memory{}", single ? "NUMA node" : "NUMA node set",
           m == requests.end() ? 0 : m->second, requests.size() > 1 ? " and hugepages" : ""));
     }
-    const auto offer = [&](const std::vector<int>& set) { return Offer(view, policy, set, cpus); };
-    const bool must_align = single || policy == TopologyPolicy::kRestricted;
-    if (st.Config().memory_manager->static_policy) {
-      const std::optional<TopologyHint> kubelet = FindBestMemoryHint(sets);
-      if (policy == TopologyPolicy::kRestricted && !kubelet->preferred) {
-        return Status::Unschedulable(
-            "NUMA: kubelet's topology manager (restricted) would refuse its memory");
-      }
-      if (must_align && offer(kubelet->numa_nodes) < cpus) {
-        return Status::Unschedulable(fmt::format(
-            "NUMA: kubelet puts its memory on NUMA node(s) {}, which lack {} free CPUs",
-            fmt::join(kubelet->numa_nodes, ","), cpus));
-      }
-      return Status::Success();
-    }
     for (const TopologyHint& set : sets) {
-      if (offer(set.numa_nodes) >= cpus) return Status::Success();
+      if (view.OfferWithin(policy, set.numa_nodes, cpus) >= cpus) return Status::Success();
     }
     return Status::Unschedulable(fmt::format(
         "NUMA: no {} holds both its memory and {} free CPUs",
         single ? "NUMA node" : "NUMA node set", cpus));
   }
 
-  // What the allocator can give inside `set` for `cpus` exclusive CPUs: under restricted, the
-  // largest offers of a preferred-size subset; else all of them.
-  static int Offer(const NumaView& view, TopologyPolicy policy, const std::vector<int>& set,
-                   int cpus) {
-    std::vector<int> offers;
-    for (int i = 0; i < view.size(); ++i) {
-      if (std::find(set.begin(), set.end(), view.at(i).numa) != set.end()) {
-        offers.push_back(view.at(i).offer);
-      }
-    }
-    std::sort(offers.rbegin(), offers.rend());
-    if (policy == TopologyPolicy::kRestricted) {
-      const int preferred = view.PreferredSize(cpus);
-      if (static_cast<int>(offers.size()) < preferred) return 0;
-      offers.resize(static_cast<size_t>(preferred));
-    }
-    int sum = 0;
-    for (int o : offers) sum += o;
-    return sum;
-  }
-
-  // The device rule of NodeState::AllocatePod, judged on the pod's device requests and its
-  // exclusive CPUs as one request (scope pod's view): kubelet's topology manager merges the
-  // device hints (and, under the memory manager's Static policy, the memory hints) into the
-  // NUMA set where kubelet puts the devices; kubelet must admit that merge, and under
-  // single-numa-node or restricted the set must offer the exclusive CPUs.
-  static Status JudgeDevices(const NodeState& st, const NumaView& view, TopologyPolicy policy,
+  // What kubelet decides itself, as NodeState::AllocatePod predicts it (the same call,
+  // NodeState::PredictKubeletNuma: the topology manager's merge of the device hints and, under
+  // the memory manager's Static policy, the memory hints, per admission unit of the node's
+  // scope; each container's devices and memory then taken): kubelet must admit the pod, and
+  // under single-numa-node or restricted the NUMA nodes of its devices (else of its memory)
+  // must offer the exclusive CPUs.
+  static Status JudgeKubelet(const NodeState& st, const NumaView& view, TopologyPolicy policy,
                              const PodSpec& spec,
-                             const std::map<std::string, int64_t>& requests, int cpus) {
-    for (const auto& [resource, n] : requests) {
+                             const std::map<std::string, int64_t>& devices, int cpus) {
+    for (const auto& [resource, n] : devices) {
       const auto free = st.DevicesFree().find(resource);
       const int64_t have = free == st.DevicesFree().end() ? 0 : DeviceCount(free->second);
       if (have < n) {
@@ -174,27 +139,21 @@ class NumaFit final : public FilterPlugin {
             fmt::format("NUMA: {} free {} on the NUMA nodes, {} requested", have, resource, n));
       }
     }
-    const std::vector<int> ids = st.Topology().NumaNodeIds();
-    const int limit = MemoryHintSetLimit(static_cast<int>(ids.size()));
-    std::vector<std::map<std::string, ProviderHints>> providers;
-    const bool static_memory = st.Memory() != nullptr && MemoryManagerPlacesPod(spec) &&
-                               st.Config().memory_manager->static_policy;
-    if (static_memory) providers.push_back(st.MemoryPolicy()->PodHints(*st.Memory(), spec, limit));
-    providers.push_back(
-        DeviceProviderHints(ids, st.Config().devices, st.DevicesFree(), {}, requests, limit));
-    absl::StatusOr<MergeResult> merged = MergeHints(policy, {}, ids, {}, providers);
-    if (!merged.ok()) return Status::Error(std::string(merged.status().message()));
-    if (!merged->admit) {
-      return Status::Unschedulable(fmt::format(
-          "NUMA: kubelet's topology manager ({}) would refuse its devices", ToString(policy)));
+    absl::StatusOr<std::optional<NodeState::KubeletNuma>> kubelet = st.PredictKubeletNuma(spec);
+    if (!kubelet.ok()) {
+      if (kubelet.status().code() != absl::StatusCode::kResourceExhausted) {
+        return Status::Error(std::string(kubelet.status().message()));
+      }
+      return Status::Unschedulable(fmt::format("NUMA: {}", std::string(kubelet.status().message())));
     }
     const bool must_align =
         policy == TopologyPolicy::kSingleNumaNode || policy == TopologyPolicy::kRestricted;
-    const std::vector<int>& set = merged->hint.numa_nodes;
-    if (cpus > 0 && must_align && !set.empty() && Offer(view, policy, set, cpus) < cpus) {
+    if (!kubelet->has_value() || cpus == 0 || !must_align) return Status::Success();
+    const std::vector<int>& set = (*kubelet)->CpuNumaNodes();
+    if (!set.empty() && view.OfferWithin(policy, set, cpus) < cpus) {
       return Status::Unschedulable(
-          fmt::format("NUMA: kubelet puts its devices on NUMA node(s) {}, which lack {} free CPUs",
-                      fmt::join(set, ","), cpus));
+          fmt::format("NUMA: kubelet puts its {} on NUMA node(s) {}, which lack {} free CPUs",
+                      (*kubelet)->devices.empty() ? "memory" : "devices", fmt::join(set, ","), cpus));
     }
     return Status::Success();
   }

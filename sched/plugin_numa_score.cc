@@ -21,7 +21,10 @@
 //                   member's), 60 when the members here hold no exclusive CPUs, 0 on nodes
 //                   without members.
 // Score = 20 x tier + 20 x within / 100 (so 0..100). Pods without exclusive CPUs and NUMA-blind
-// nodes score 0.
+// nodes score 0, and so does a node where kubelet would put the pod's devices or its memory
+// (memory manager Static) where the exclusive CPUs cannot follow (NodeState::PredictKubeletNuma:
+// the memory outside the devices' NUMA nodes, or those nodes lacking the CPUs): the pod would
+// run with remote memory or a remote device there, so any node where it aligns wins (issue 18).
 #include <algorithm>
 #include <limits>
 
@@ -66,6 +69,7 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
     const NumaView view(node, spec.bind_policy.value_or(config.default_bind_policy));
     view.Choose(policy, config.numa_strategy, cpus, chosen_);
     if (chosen_.empty()) return 0;
+    if (!KubeletAligns(node, view, policy, spec, cpus)) return 0;
 
     const bool packing = config.numa_strategy != NumaStrategy::kLeastAllocated;
     const std::pair<int, int> rank = Rank(view.WasteOf(chosen_, cpus), packing);
@@ -95,6 +99,21 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   }
 
  private:
+  // Where kubelet places the pod's devices or Static memory on the node (NodeState's
+  // prediction), whether the exclusive CPUs can go beside them with nothing remote: the memory
+  // inside the devices' NUMA nodes and those nodes offering the CPUs. True when kubelet places
+  // neither, and when it would refuse the pod (NumaFit judges that).
+  static bool KubeletAligns(const NodeInfo& node, const NumaView& view, TopologyPolicy policy,
+                            const PodSpec& spec, int cpus) {
+    if (node.cpu_state == nullptr) return true;
+    const NodeState& st = *node.cpu_state;
+    if (st.Config().devices.empty() && st.Memory() == nullptr) return true;
+    absl::StatusOr<std::optional<NodeState::KubeletNuma>> kubelet = st.PredictKubeletNuma(spec);
+    if (!kubelet.ok() || !kubelet->has_value()) return true;
+    const NodeState::KubeletNuma& numa = **kubelet;
+    return numa.Consistent() && view.OfferWithin(policy, numa.CpuNumaNodes(), cpus) >= cpus;
+  }
+
   int64_t GroupScore(const AffinityGroupPlacement& placement, const NodeInfo& node,
                      const NumaView& view, int cpus) const {
     auto here = placement.find(&node);

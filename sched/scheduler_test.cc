@@ -442,6 +442,36 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
 // 4-CPU pod on NUMA node 1 is of group "g": a 7-CPU pod there strands one CPU, while the empty
 // node is a clean fit (NumaScore.PackPrefersACleanFitToAStrandingBestFit). A pod of no group
 // takes the clean fit; a pod of group "g" joins its group-mate.
+// best-effort nodes with one GPU on NUMA node 1: on "full", NUMA node 1's CPUs are all held, so
+// kubelet's GPU and the pod's CPUs would land on different NUMA nodes; "roomy" has CPUs there.
+// Packing alone prefers "full" (its NUMA node 0 is partly used); kubelet's alignment wins.
+TEST(NumaScore, ANodeWhereKubeletsDeviceCannotBeBesideTheCpusLoses) {
+  constexpr char kGpu[] = "example.com/gpu";
+  ClusterCache cache;
+  NodeConfig config;
+  config.topology_policy = TopologyPolicy::kBestEffort;
+  config.devices[kGpu] = {{1, 1}};
+  for (const char* name : {"full", "roomy"}) {
+    Node node = MachineNode(name, DualSocket(), config);
+    node.allocatable.extended[kGpu] = 1;
+    ASSERT_TRUE(cache.AddNode(std::move(node)).ok());
+  }
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("numa1", 12)), "full",
+                           Holding("numa1", "full", CpuSet{6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22, 23}, 1))
+                  .ok());
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("four", 4)), "full",
+                           Holding("four", "full", CpuSet{0, 1, 12, 13}, 0))
+                  .ok());
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  Pod pod = GuaranteedPod("p", 4);
+  pod.spec.containers[0].extended_requests[kGpu] = 1;
+  pod.extended_requests = PodExtendedRequests(pod.spec);
+  ScheduleResult r = scheduler->ScheduleOne(Share(std::move(pod)));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "roomy");
+  EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+}
+
 TEST(NumaScore, AGroupMemberJoinsItsGroupsNumaNodeOverACleanFitElsewhere) {
   for (const std::string group : {"", "g"}) {
     ClusterCache cache;

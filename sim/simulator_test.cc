@@ -757,5 +757,25 @@ TEST(SimulatorDeviceTest, OnTheDeviceExampleHuygensHasNoRejectionAndNoMisaligned
   EXPECT_GE(report->huygens.scheduled, report->nrt.scheduled);
 }
 
+// Memory-heavy, hugepage and GPU pods together (issue 18, "done when"): Huygens has no kubelet
+// rejection and no remote-memory pod; its one device-misaligned pod (gpu-11) had no aligned
+// node left (`--explain gpu-11`: the strict nodes refuse it, the best-effort node with a free
+// GPU has no CPUs beside it); the stock baseline and the NRT peer meet kubelet's rejections for
+// memory and for devices.
+TEST(SimulatorDeviceTest, OnTheMemoryAndDeviceExampleHuygensHasNoRejectionAndNoRemoteMemory) {
+  auto report = SimulateExample("numa-resources");
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::cerr << ReportToTable(*report);
+  EXPECT_EQ(report->huygens.admission_rejected, 0);
+  EXPECT_EQ(report->huygens.remote_memory_pods, 0);
+  EXPECT_LE(report->huygens.device_misaligned_pods, report->baseline.device_misaligned_pods);
+  for (const RunReport* peer : {&report->baseline, &report->nrt}) {
+    SCOPED_TRACE(peer->scheduler);
+    EXPECT_GT(peer->memory_admission_rejected, 0);
+    EXPECT_GT(peer->device_admission_rejected, 0);
+    EXPECT_GE(report->huygens.scheduled, peer->scheduled);
+  }
+}
+
 }  // namespace
 }  // namespace huygens::sim
