@@ -4,9 +4,9 @@
 // What it is: the parts of the NRT object (topology/nrt.h) that plugin reads: the kubelet's
 // topology manager policy and scope (the `topologyManagerPolicy` / `topologyManagerScope`
 // attributes; no `topologyManagerMaxNUMANodes`, so readers take their default), and per zone of
-// type `Node` (NUMA node) the `available` cpu, memory and device-plugin resources and the zone
-// costs (NUMA distances). Resources are kept as numbers rather than quantity strings: cpu in
-// millicores, memory in bytes, devices as counts.
+// type `Node` (NUMA node) the `available` cpu, memory, hugepages and device-plugin resources
+// and the zone costs (NUMA distances). Resources are kept as numbers rather than quantity
+// strings: cpu in millicores, memory and hugepages in bytes, devices as counts.
 //
 // Invariants: `zones` are in ascending NUMA id; `costs` has zones.size()^2 entries.
 //
@@ -29,10 +29,11 @@ struct NodeTopology {
     int numa = 0;
     int64_t cpu_available_milli = 0;     // resources[cpu].available
     int64_t memory_available_bytes = 0;  // resources[memory].available
-    // Device-plugin resources the zone lists (NFD's topology-updater lists one in the zones of
-    // its devices' NUMA nodes): resource name -> available count. A resource no zone lists is
-    // node-level only.
-    std::map<std::string, int64_t> devices_available;
+    // The other resources the zone lists, as NFD's topology-updater reports them: device-plugin
+    // resources in the zones of their devices' NUMA nodes (counts) and, under kubelet's memory
+    // manager Static, hugepages-<size> (bytes): resource name -> available. A resource no zone
+    // lists is node-level only.
+    std::map<std::string, int64_t> extended_available;
   };
 
   TopologyPolicy policy = TopologyPolicy::kNone;      // kubelet's --topology-manager-policy

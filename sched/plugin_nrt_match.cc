@@ -29,10 +29,11 @@
 // Resources: cpu and memory, which the zones report, and huygens.io/isolated-cpu, which no zone
 // reports (a host-level resource upstream: the Filter leaves it to NodeResourcesFit; in the
 // scores a zone lacking a requested resource counts as described above). Device-plugin
-// resources (ContainerSpec::extended_requests): the Filter checks each one some zone lists in
-// the zone it checks cpu and memory in (resourcesAvailableInAnyNUMANodes: a zone that lists it
-// must have the count available; one no zone lists is node-level and left to NodeResourcesFit);
-// the scores leave devices out (a model limit: upstream weighs each requested resource 1).
+// resources (ContainerSpec::extended_requests) and hugepages (hugepages_request_bytes): the
+// Filter checks each one some zone lists (NodeTopology::Zone::extended_available) in the zone it
+// checks cpu and memory in (resourcesAvailableInAnyNUMANodes: a zone that lists it must have the
+// amount available; one no zone lists is node-level and left to NodeResourcesFit); the scores
+// leave them out (a model limit: upstream weighs each requested resource 1).
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "alloc/combinations.h"
+#include "alloc/memory_manager.h"
 #include "sched/plugins.h"
 
 namespace huygens::sched {
@@ -91,8 +93,26 @@ bool Suitable(bool guaranteed, int resource, int64_t want, int64_t have) {
   return have >= want;
 }
 
-// Per zone, its available device-plugin resources (NodeTopology::Zone::devices_available).
+// Per zone, its other available resources (NodeTopology::Zone::extended_available).
 using ZoneDevices = std::vector<std::map<std::string, int64_t>>;
+
+// What a container asks besides cpu, memory and isolated CPUs: its device-plugin resources and
+// its hugepages (bytes).
+std::map<std::string, int64_t> OtherRequests(const ContainerSpec& c) {
+  std::map<std::string, int64_t> out = c.extended_requests;
+  for (const auto& [size, bytes] : c.hugepages_request_bytes) out[size] += bytes;
+  return out;
+}
+
+// The pod's effective other requests (Kubernetes' pod-level rule, PodExtendedRequests and
+// PodMemoryRequests).
+std::map<std::string, int64_t> PodOtherRequests(const PodSpec& pod) {
+  std::map<std::string, int64_t> out = PodExtendedRequests(pod);
+  for (const auto& [resource, bytes] : PodMemoryRequests(pod)) {
+    if (resource != kMemoryResource) out[resource] += static_cast<int64_t>(bytes);
+  }
+  return out;
+}
 
 // The requested devices some zone lists (the others are node-level).
 std::map<std::string, int64_t> ZoneDeviceRequests(const ZoneDevices& zones,
@@ -188,7 +208,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     LoadZones(*nrt);
     if (nrt->scope == TopologyScope::kPod) {
       if (FitZone(zones_, zone_devices_, guaranteed, PodEffectiveRequest(pod),
-                  ZoneDeviceRequests(zone_devices_, PodExtendedRequests(pod))) < 0) {
+                  ZoneDeviceRequests(zone_devices_, PodOtherRequests(pod))) < 0) {
         return Status::Unschedulable("cannot align pod");
       }
       return Status::Success();
@@ -196,7 +216,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     // Init containers run one after another, before the app containers: each must fit alone.
     for (const ContainerSpec& c : pod.init_containers) {
       if (FitZone(zones_, zone_devices_, guaranteed, Requests(c),
-                  ZoneDeviceRequests(zone_devices_, c.extended_requests)) < 0) {
+                  ZoneDeviceRequests(zone_devices_, OtherRequests(c))) < 0) {
         return Status::Unschedulable(c.restartable ? "cannot align sidecar container"
                                                    : "cannot align init container");
       }
@@ -204,7 +224,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     for (const ContainerSpec& c : pod.containers) {
       const Amounts want = Requests(c);
       const std::map<std::string, int64_t> devices =
-          ZoneDeviceRequests(zone_devices_, c.extended_requests);
+          ZoneDeviceRequests(zone_devices_, OtherRequests(c));
       const int z = FitZone(zones_, zone_devices_, guaranteed, want, devices);
       if (z < 0) return Status::Unschedulable("cannot align container");
       if (!guaranteed || zones_.empty()) continue;
@@ -240,7 +260,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     zone_devices_.resize(nrt.zones.size());
     for (size_t z = 0; z < nrt.zones.size(); ++z) {
       zones_[z] = {nrt.zones[z].cpu_available_milli, nrt.zones[z].memory_available_bytes, 0};
-      zone_devices_[z] = nrt.zones[z].devices_available;
+      zone_devices_[z] = nrt.zones[z].extended_available;
     }
   }
 

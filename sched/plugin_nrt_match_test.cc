@@ -108,8 +108,8 @@ TEST(NrtFilterDevices, ADeviceAZoneListsMustBeAvailableInTheZoneOfTheCpus) {
   // Zone 0 has the CPUs but no free GPU; zone 1 has a free GPU but 2 CPUs.
   auto nrt = std::make_shared<NodeTopology>(
       *Nrt(TopologyPolicy::kSingleNumaNode, TopologyScope::kContainer, {{8}, {2}}));
-  nrt->zones[0].devices_available["example.com/gpu"] = 0;
-  nrt->zones[1].devices_available["example.com/gpu"] = 1;
+  nrt->zones[0].extended_available["example.com/gpu"] = 0;
+  nrt->zones[1].extended_available["example.com/gpu"] = 1;
   ContainerSpec gpu = Guaranteed("a", 4000);
   gpu.extended_requests["example.com/gpu"] = 1;
   Harness h(nrt);

@@ -110,10 +110,9 @@ absl::StatusOr<std::shared_ptr<const CpuTopology>> WithIsolated(const CpuTopolog
 // the zones' available cpu (Run::NrtOf): attributes topologyManagerPolicy / topologyManagerScope
 // from the group, no topologyManagerMaxNUMANodes (readers take 8); one zone per NUMA node, costs
 // from the NUMA distances; memory: the node's allocatable memory shared among the zones in
-// proportion to their online CPUs, and available = allocatable (the zones do not follow the
-// memory manager's NUMA state, even on groups whose kubelet runs the Static memory manager: not
-// modelled yet, see docs/simulate.md; with policy None pods hold no NUMA memory in the
-// podresources API).
+// proportion to their online CPUs, and available = allocatable (with policy None pods hold no
+// NUMA memory in the podresources API); on groups whose kubelet runs the memory manager Static,
+// Run::NrtOf replaces it by the memory manager's state per NUMA node, hugepages included.
 // `zone_user_cpus` gets each zone's user-pool CPUs.
 sched::NodeTopology NrtTemplate(const NodeGroupSpec& g, const CpuTopology& topo,
                                 const CpuSet& user_pool, std::vector<CpuSet>& zone_user_cpus) {
@@ -414,8 +413,23 @@ std::shared_ptr<const sched::NodeTopology> Run::NrtOf(const NodeModel& node) con
   for (size_t z = 0; z < nrt->zones.size(); ++z) {
     nrt->zones[z].cpu_available_milli =
         int64_t{g.zone_user_cpus[z].IntersectionSize(node.kubelet_state->default_cpu_set)} * 1000;
-    // Devices: listed in the zones of their NUMA nodes, with kubelet's free count.
     const int numa = nrt->zones[z].numa;
+    // Memory manager Static: the zone's memory and hugepages as NFD's topology-updater reports
+    // them from kubelet's pod resources API (available = what the memory manager has not given
+    // out on that NUMA node).
+    if (node.kubelet_memory) {
+      auto state = node.kubelet_memory->machine.find(numa);
+      if (state != node.kubelet_memory->machine.end()) {
+        for (const auto& [resource, table] : state->second.memory_map) {
+          if (resource == kMemoryResource) {
+            nrt->zones[z].memory_available_bytes = static_cast<int64_t>(table.free);
+          } else if (table.allocatable > 0) {
+            nrt->zones[z].extended_available[resource] = static_cast<int64_t>(table.free);
+          }
+        }
+      }
+    }
+    // Devices: listed in the zones of their NUMA nodes, with kubelet's free count.
     for (const auto& [resource, counts] : g.spec->devices) {
       auto total = counts.find(numa);
       if (total == counts.end() || total->second <= 0) continue;
@@ -425,7 +439,7 @@ std::shared_ptr<const sched::NodeTopology> Run::NrtOf(const NodeModel& node) con
         auto n = free->second.find(numa);
         if (n != free->second.end()) available = n->second;
       }
-      nrt->zones[z].devices_available[resource] = available;
+      nrt->zones[z].extended_available[resource] = available;
     }
   }
   return nrt;
