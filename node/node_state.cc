@@ -198,6 +198,13 @@ struct KubeletPlacement {
 // scope pod merges the pod's hints once, scope container each container's in turn, and every
 // container takes its memory and devices right after its merge, its regular init containers'
 // devices first (kubelet's devicesToReuse). Updates `memory_state` and `devices_free`.
+// Whether kubelet's device manager gives the pod devices on a node of `config`: it requests a
+// resource NodeConfig::devices lists.
+bool KubeletPlacesDevices(const NodeConfig& config, const PodSpec& pod) {
+  return !config.devices.empty() &&
+         !NodeDeviceRequests(config.devices, PodExtendedRequests(pod)).empty();
+}
+
 absl::StatusOr<KubeletPlacement> PredictKubelet(const MemoryManagerPolicy* memory,
                                                 const NodeDevices& devices,
                                                 const CpuTopology& topo, const PodSpec& pod,
@@ -464,9 +471,7 @@ absl::StatusOr<std::optional<NodeState::KubeletNuma>> NodeState::PredictKubeletN
     const PodSpec& pod) const {
   const bool kubelet_memory = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod) &&
                               config_.memory_manager->static_policy;
-  const bool kubelet_devices =
-      !config_.devices.empty() &&
-      !NodeDeviceRequests(config_.devices, PodExtendedRequests(pod)).empty();
+  const bool kubelet_devices = KubeletPlacesDevices(config_, pod);
   if (!kubelet_memory && !kubelet_devices) return std::nullopt;
   MemoryManagerState memory = memory_;
   NodeDevices devices_free = devices_free_;
@@ -513,9 +518,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   // Memory (see AllocatePod in node_state.h): a scratch state, committed with the pod.
   const bool place_memory = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod);
   const bool kubelet_memory = place_memory && config_.memory_manager->static_policy;
-  const bool kubelet_devices =
-      !config_.devices.empty() && !NodeDeviceRequests(config_.devices, PodExtendedRequests(pod))
-                                       .empty();
+  const bool kubelet_devices = KubeletPlacesDevices(config_, pod);
   MemoryManagerState memory;
   std::map<std::string, std::vector<int>> mems_of;  // container -> memory NUMA nodes
   // Static memory, devices: the NUMA nodes where kubelet puts them for the exclusive containers.

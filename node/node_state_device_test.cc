@@ -198,6 +198,35 @@ TEST(NodeStateDeviceTest, DevicesHeldElsewhereAreNotGivenAndAreReplacedByTheNext
   EXPECT_TRUE(n.Validate().empty());
 }
 
+TEST(NodeStateDeviceTest, PredictKubeletNumaIsAllocatePodsDeviceChoiceWithoutTakingIt) {
+  NodeState n = Node({{1, 2}}, TopologyPolicy::kBestEffort);
+  auto none = n.PredictKubeletNuma(Pod("cpu-only", 2, 0));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value()) << "kubelet places nothing for a pod without devices";
+  auto predicted = n.PredictKubeletNuma(Pod("a", 2, 1));
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  ASSERT_TRUE(predicted->has_value());
+  EXPECT_EQ((*predicted)->devices, std::vector<int>{1});
+  EXPECT_TRUE((*predicted)->memory.empty());
+  EXPECT_EQ(n.DevicesFree().at(kGpu), (NumaDeviceCounts{{1, 2}})) << "nothing taken";
+  absl::StatusOr<PodAllocation> a = n.AllocatePod(Pod("a", 2, 1));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(n.DevicesOf("a"), (NodeDevices{{kGpu, {{1, 1}}}}));
+  // Three GPUs where the node has two: kubelet's device manager refuses.
+  EXPECT_EQ(Node({{1, 2}}).PredictKubeletNuma(Pod("b", 2, 3)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(NodeStateDeviceTest, KubeletNumaIsConsistentWhenTheMemoryLiesInsideTheDevicesNumaNodes) {
+  using K = NodeState::KubeletNuma;
+  EXPECT_TRUE((K{.devices = {1}, .memory = {1}}).Consistent());
+  EXPECT_TRUE((K{.devices = {0, 1}, .memory = {1}}).Consistent());
+  EXPECT_TRUE((K{.devices = {}, .memory = {0}}).Consistent());
+  EXPECT_FALSE((K{.devices = {1}, .memory = {0}}).Consistent());
+  EXPECT_EQ((K{.devices = {1}, .memory = {0}}).CpuNumaNodes(), std::vector<int>{1});
+  EXPECT_EQ((K{.devices = {}, .memory = {0}}).CpuNumaNodes(), std::vector<int>{0});
+}
+
 TEST(NodeStateDeviceTest, ADeviceOnAnUnknownNumaNodeIsAConfigError) {
   NodeConfig c;
   c.name = "n1";

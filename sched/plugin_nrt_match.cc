@@ -94,11 +94,11 @@ bool Suitable(bool guaranteed, int resource, int64_t want, int64_t have) {
 }
 
 // Per zone, its other available resources (NodeTopology::Zone::extended_available).
-using ZoneDevices = std::vector<std::map<std::string, int64_t>>;
+using ZoneExtended = std::vector<std::map<std::string, int64_t>>;
 
 // What a container asks besides cpu, memory and isolated CPUs: its device-plugin resources and
 // its hugepages (bytes).
-std::map<std::string, int64_t> OtherRequests(const ContainerSpec& c) {
+std::map<std::string, int64_t> ExtendedAndHugepages(const ContainerSpec& c) {
   std::map<std::string, int64_t> out = c.extended_requests;
   for (const auto& [size, bytes] : c.hugepages_request_bytes) out[size] += bytes;
   return out;
@@ -106,7 +106,7 @@ std::map<std::string, int64_t> OtherRequests(const ContainerSpec& c) {
 
 // The pod's effective other requests (Kubernetes' pod-level rule, PodExtendedRequests and
 // PodMemoryRequests).
-std::map<std::string, int64_t> PodOtherRequests(const PodSpec& pod) {
+std::map<std::string, int64_t> PodExtendedAndHugepages(const PodSpec& pod) {
   std::map<std::string, int64_t> out = PodExtendedRequests(pod);
   for (const auto& [resource, bytes] : PodMemoryRequests(pod)) {
     if (resource != kMemoryResource) out[resource] += static_cast<int64_t>(bytes);
@@ -114,8 +114,8 @@ std::map<std::string, int64_t> PodOtherRequests(const PodSpec& pod) {
   return out;
 }
 
-// The requested devices some zone lists (the others are node-level).
-std::map<std::string, int64_t> ZoneDeviceRequests(const ZoneDevices& zones,
+// The requested devices and hugepages some zone lists (the others are node-level).
+std::map<std::string, int64_t> ZoneExtendedRequests(const ZoneExtended& zones,
                                                   const std::map<std::string, int64_t>& want) {
   std::map<std::string, int64_t> out;
   for (const auto& [resource, n] : want) {
@@ -132,8 +132,8 @@ std::map<std::string, int64_t> ZoneDeviceRequests(const ZoneDevices& zones,
 
 // The lowest zone every requested zone resource fits, or -1 (filter.go
 // resourcesAvailableInAnyNUMANodes); 0 when nothing a zone reports is requested. `devices`:
-// the requested devices some zone lists (ZoneDeviceRequests).
-int FitZone(const ZoneAmounts& zones, const ZoneDevices& zone_devices, bool guaranteed,
+// the requested devices some zone lists (ZoneExtendedRequests).
+int FitZone(const ZoneAmounts& zones, const ZoneExtended& zone_extended, bool guaranteed,
             const Amounts& want, const std::map<std::string, int64_t>& devices) {
   bool any = !devices.empty();
   for (int r = 0; r < kZoneResources; ++r) any = any || want[r] > 0;
@@ -144,8 +144,8 @@ int FitZone(const ZoneAmounts& zones, const ZoneDevices& zone_devices, bool guar
       fits = want[r] == 0 || Suitable(guaranteed, r, want[r], zones[z][r]);
     }
     for (const auto& [resource, n] : devices) {
-      auto it = zone_devices[z].find(resource);
-      fits = fits && it != zone_devices[z].end() && it->second >= n;
+      auto it = zone_extended[z].find(resource);
+      fits = fits && it != zone_extended[z].end() && it->second >= n;
     }
     if (fits) return static_cast<int>(z);
   }
@@ -207,16 +207,16 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     const PodSpec& pod = state.pod().spec;
     LoadZones(*nrt);
     if (nrt->scope == TopologyScope::kPod) {
-      if (FitZone(zones_, zone_devices_, guaranteed, PodEffectiveRequest(pod),
-                  ZoneDeviceRequests(zone_devices_, PodOtherRequests(pod))) < 0) {
+      if (FitZone(zones_, zone_extended_, guaranteed, PodEffectiveRequest(pod),
+                  ZoneExtendedRequests(zone_extended_, PodExtendedAndHugepages(pod))) < 0) {
         return Status::Unschedulable("cannot align pod");
       }
       return Status::Success();
     }
     // Init containers run one after another, before the app containers: each must fit alone.
     for (const ContainerSpec& c : pod.init_containers) {
-      if (FitZone(zones_, zone_devices_, guaranteed, Requests(c),
-                  ZoneDeviceRequests(zone_devices_, OtherRequests(c))) < 0) {
+      if (FitZone(zones_, zone_extended_, guaranteed, Requests(c),
+                  ZoneExtendedRequests(zone_extended_, ExtendedAndHugepages(c))) < 0) {
         return Status::Unschedulable(c.restartable ? "cannot align sidecar container"
                                                    : "cannot align init container");
       }
@@ -224,12 +224,12 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
     for (const ContainerSpec& c : pod.containers) {
       const Amounts want = Requests(c);
       const std::map<std::string, int64_t> devices =
-          ZoneDeviceRequests(zone_devices_, OtherRequests(c));
-      const int z = FitZone(zones_, zone_devices_, guaranteed, want, devices);
+          ZoneExtendedRequests(zone_extended_, ExtendedAndHugepages(c));
+      const int z = FitZone(zones_, zone_extended_, guaranteed, want, devices);
       if (z < 0) return Status::Unschedulable("cannot align container");
       if (!guaranteed || zones_.empty()) continue;
       for (int r = 0; r < kZoneResources; ++r) zones_[static_cast<size_t>(z)][r] -= want[r];
-      for (const auto& [resource, n] : devices) zone_devices_[static_cast<size_t>(z)][resource] -= n;
+      for (const auto& [resource, n] : devices) zone_extended_[static_cast<size_t>(z)][resource] -= n;
     }
     return Status::Success();
   }
@@ -257,10 +257,10 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
  private:
   void LoadZones(const NodeTopology& nrt) {
     zones_.resize(nrt.zones.size());
-    zone_devices_.resize(nrt.zones.size());
+    zone_extended_.resize(nrt.zones.size());
     for (size_t z = 0; z < nrt.zones.size(); ++z) {
       zones_[z] = {nrt.zones[z].cpu_available_milli, nrt.zones[z].memory_available_bytes, 0};
-      zone_devices_[z] = nrt.zones[z].extended_available;
+      zone_extended_[z] = nrt.zones[z].extended_available;
     }
   }
 
@@ -389,7 +389,7 @@ class NodeResourceTopologyMatch final : public FilterPlugin, public ScorePlugin 
   NrtScoring scoring_;
   // Scratch, reused across calls.
   ZoneAmounts zones_;
-  ZoneDevices zone_devices_;
+  ZoneExtended zone_extended_;
   std::vector<int> chosen_;  // zone positions
   std::vector<int> set_;
   bool min_distance_ = false;

@@ -131,6 +131,28 @@ TEST(NrtFilterDevices, ADeviceAZoneListsMustBeAvailableInTheZoneOfTheCpus) {
   EXPECT_EQ(p.Filter(PodOf({gpu})).Message(), "cannot align pod");
 }
 
+TEST(NrtFilterHugepages, HugepagesAZoneListsMustBeAvailableInTheZoneOfTheCpus) {
+  // As NFD lists them under kubelet's memory manager Static: zone 0 has 1Gi of free 1Gi pages,
+  // zone 1 has 2Gi; both have the CPUs.
+  auto nrt = std::make_shared<NodeTopology>(
+      *Nrt(TopologyPolicy::kSingleNumaNode, TopologyScope::kContainer, {{8}, {8}}));
+  nrt->zones[0].extended_available["hugepages-1Gi"] = int64_t{1} << 30;
+  nrt->zones[1].extended_available["hugepages-1Gi"] = int64_t{2} << 30;
+  ContainerSpec dpdk = Guaranteed("a", 2000);
+  dpdk.hugepages_request_bytes["hugepages-1Gi"] = int64_t{2} << 30;
+  Harness h(nrt);
+  EXPECT_TRUE(h.Filter(PodOf({dpdk})).ok()) << "zone 1 holds its pages";
+  // Two such containers: the first takes zone 1's pages, the second fits no zone.
+  ContainerSpec second = dpdk;
+  second.name = "b";
+  EXPECT_EQ(h.Filter(PodOf({dpdk, second})).Message(), "cannot align container");
+  // Scope pod: the pod's pages together (4Gi) fit no zone.
+  auto pod_scope = std::make_shared<NodeTopology>(*nrt);
+  pod_scope->scope = TopologyScope::kPod;
+  Harness p(pod_scope);
+  EXPECT_EQ(p.Filter(PodOf({dpdk, second})).Message(), "cannot align pod");
+}
+
 struct FilterCase {
   std::string name;
   TopologyPolicy policy;
