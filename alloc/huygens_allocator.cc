@@ -185,11 +185,16 @@ class AllocationRun {
   void CountOffers() {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     whole_cores_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    own_threads_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
       if (ix_.MaxThreadsPerCore() > 1) {
         for (int core : ix_.NumaCores().Of(numa)) {
-          if (IsWholeFreeCore(core)) ++whole_cores_[n];
+          if (IsWholeFreeCore(core)) {
+            ++whole_cores_[n];
+          } else if (IsOwnPartialCore(core)) {
+            own_threads_[n] += CoreFree(core);
+          }
         }
       }
       // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding. Factor 1
@@ -218,6 +223,18 @@ class AllocationRun {
   }
 
   bool IsWholeFreeCore(int core) const { return CoreFree(core) == ix_.CoreCpus().SizeOf(core); }
+
+  // Packed: a core with free threads whose other threads all belong to the same pod
+  // (ExclusiveRequest::pod_cpus); taking one of its threads shares the core with no other pod.
+  bool IsOwnPartialCore(int core) const {
+    if (req_.bind_policy != BindPolicy::kPacked || req_.pod_cpus.Empty()) return false;
+    const int free = CoreFree(core);
+    if (free == 0 || free == ix_.CoreCpus().SizeOf(core)) return false;
+    for (int local : ix_.CoreCpus().Of(core)) {
+      if (!free_->IsFree(local) && !req_.pod_cpus.Contains(ix_.CpuId(local))) return false;
+    }
+    return true;
+  }
 
   int CoreUnit(int core) const {
     const int free = CoreFree(core);
@@ -364,7 +381,7 @@ class AllocationRun {
     for (const auto& [numa, share] : Shares(set)) {
       const auto n = static_cast<size_t>(numa);
       w += ShareWaste(req_.bind_policy, ix_.MaxThreadsPerCore(), free_->FreeInNuma(numa),
-                      whole_cores_[n], share);
+                      whole_cores_[n], share, own_threads_[n]);
     }
     return w;
   }
@@ -515,13 +532,22 @@ class AllocationRun {
     int left = share;
     switch (req_.bind_policy) {
       case BindPolicy::kPacked: {
-        // kubelet's take over the whole free cores of the chosen L3 groups when they hold the
-        // share (an odd CPU then takes a thread of a free core, never the last thread of a
-        // core another pod holds), else over every free CPU there.
-        if (whole_cores_[static_cast<size_t>(numa)] * ix_.MaxThreadsPerCore() >= share) {
+        // kubelet's take over the whole free cores of the chosen L3 groups, and the free
+        // threads of cores the pod already holds part of, when they hold the share (an odd
+        // CPU then takes such a thread, which kubelet's take fills first, else a thread of a
+        // free core; never the last thread of a core another pod holds), else over every
+        // free CPU there.
+        const auto n = static_cast<size_t>(numa);
+        if (whole_cores_[n] * ix_.MaxThreadsPerCore() + own_threads_[n] >= share) {
           for (int core : ix_.NumaCores().Of(numa)) {
-            if (!in_chosen(core) || !IsWholeFreeCore(core)) continue;
-            for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
+            if (!in_chosen(core)) continue;
+            if (IsWholeFreeCore(core)) {
+              for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
+            } else if (own_threads_[n] > 0 && IsOwnPartialCore(core)) {
+              for (int local : ix_.CoreCpus().Of(core)) {
+                if (free_->IsFree(local)) out.Add(ix_.CpuId(local));
+              }
+            }
           }
           const CpuSet whole = out.Build();
           if (whole.Size() >= share) {
@@ -580,6 +606,7 @@ class AllocationRun {
   absl::InlinedVector<int, 256> core_free_;  // per dense core; empty under packed
   absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
   absl::InlinedVector<int, 8> whole_cores_;  // per dense NUMA node: cores with every thread free
+  absl::InlinedVector<int, 8> own_threads_;  // per dense NUMA node: IsOwnPartialCore's free threads
   absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise
 };
 

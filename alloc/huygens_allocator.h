@@ -31,9 +31,11 @@
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
 //        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the whole free
-//                       cores in those L3 groups when they hold the share (an odd CPU then
-//                       takes a thread of a free core, never the last free thread of a core
-//                       another pod holds), else over every free CPU there (then, with one L3
+//                       cores in those L3 groups and the free threads of cores the same pod
+//                       holds part of (pod_cpus) when they hold the share (an odd CPU then
+//                       takes such a thread, else a thread of a free core, never the last
+//                       free thread of a core another pod holds), else over every free CPU
+//                       there (then, with one L3
 //                       group per NUMA node and one NUMA node, exactly what kubelet's static
 //                       policy would take there);
 //        full-cores   - whole free cores only, lowest core id first; never splits a core;
@@ -96,6 +98,12 @@ struct ExclusiveRequest {
   // can fill is preferred even when reserved CPUs make one node look big enough (kubelet#132187).
   // Default (unset): every online CPU, kubelet's topology-manager sizing (reserved included).
   std::optional<CpuSet> allocatable_cpus;
+  // CPUs the same pod already holds (its containers placed before this one). A free thread of
+  // a core whose other threads are all free or in pod_cpus shares that core with no other pod:
+  // under packed such threads count like whole free cores and are taken first, so a pod's
+  // containers fill each other's half cores (app 13 + proxy 1 on two threads of one core)
+  // instead of leaving a half core that another pod must share. Default: none.
+  CpuSet pod_cpus;
 };
 
 // The preferred number of NUMA nodes for `num_cpus` exclusive CPUs: the fewest nodes whose

@@ -47,6 +47,10 @@ ExclusiveRequest Near(ExclusiveRequest r, std::vector<int> near) {
   r.near_numa_nodes = std::move(near);
   return r;
 }
+ExclusiveRequest Own(ExclusiveRequest r, const std::string& pod_cpus) {
+  r.pod_cpus = *CpuSet::Parse(pod_cpus);
+  return r;
+}
 ExclusiveRequest Within(ExclusiveRequest r, std::vector<int> within) {
   r.within_numa_nodes = std::move(within);
   return r;
@@ -137,6 +141,10 @@ INSTANTIATE_TEST_SUITE_P(
         // half-used core (3, whose sibling 15 another pod holds), Huygens from free core 1.
         AllocCase{"PackedTakesAFreeCoresThreadNotTheLastThreadOfABusyCore", DualSocketHT(),
                   "0-5,12-14,6-11,18-23", Req(3), "0-1,12", {0}},
+        // ... but the last thread of a core the same pod holds (pod_cpus: an earlier container
+        // of the pod has CPU 3) is taken first: the pod fills its own half core.
+        AllocCase{"PackedFillsTheHalfCoreOfItsOwnPodFirst", DualSocketHT(),
+                  "0-2,4-5,12-17,6-11,18-23", Own(Req(1), "3"), "15", {0}},
         AllocCase{"NearestWithoutNearNodesPacks", DualSocketHT(), "0-5,12-17,6-8,18-20",
                   Req(6, kPacked, kSingle, kNearest), "6-8,18-20", {1}},
         // 20 CPUs need 3 of the 8 nodes; near node 6: nodes 6 and 7 (same socket) give 8

@@ -13,7 +13,7 @@ std::pair<int, int> Rank(const Waste& waste, bool packing) {
 }
 
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
-                 int share) {
+                 int share, int own_threads) {
   Waste w;
   const int left = free_cpus - share;
   w.stranded_cpus = StrandedCpus(left);
@@ -21,7 +21,7 @@ Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_
   if (threads_per_core <= 1) return w;
   switch (bind) {
     case BindPolicy::kPacked:
-      w.shared_cores = std::max(0, share - threads_per_core * free_cores);
+      w.shared_cores = std::max(0, share - threads_per_core * free_cores - own_threads);
       break;
     case BindPolicy::kSpreadCores:
       w.shared_cores = std::max(0, share - free_cores);

@@ -8,9 +8,11 @@
 //                    neighbour on the same core). Huygens takes whole free cores first under
 //                    every bind policy, so a share shares a core only when the NUMA node's whole
 //                    free cores cannot hold it:
-//                      packed       - share - threads_per_core x free_cores CPUs beyond whole
-//                                     cores, each from a partly held core (exact for 2 threads
-//                                     per core, an upper bound above);
+//                      packed       - share - threads_per_core x free_cores - own_threads
+//                                     CPUs beyond whole cores and the free threads of cores
+//                                     the pod itself already holds part of (own_threads), each
+//                                     from a core another pod holds part of (exact for 2
+//                                     threads per core, an upper bound above);
 //                      spread-cores - share - free_cores (one thread per core);
 //                      full-cores   - never (whole cores only);
 //                    0 on machines without SMT.
@@ -70,8 +72,10 @@ int StrandedCpus(int free_cpus);
 // The waste of taking `share` CPUs (REQUIRES: 0 <= share <= free_cpus) out of a NUMA node that
 // has `free_cpus` free CPUs, `free_cores` of whose cores have every thread free, on a machine
 // with `threads_per_core` threads per core (1 without SMT), under `bind`; see the file comment.
+// `own_threads`: free threads of the NUMA node on cores whose held threads all belong to the
+// same pod (ExclusiveRequest::pod_cpus); they share no core with another pod (packed only).
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
-                 int share);
+                 int share, int own_threads = 0);
 
 }  // namespace huygens
 

@@ -138,6 +138,7 @@ absl::StatusOr<ExclusivePass> PlaceExclusive(const ExclusiveAllocator& allocator
   auto place = [&](size_t i, const CpuSet& reuse) -> absl::Status {
     const ContainerCpuPlan& p = plans[i];
     request.num_cpus = p.exclusive_cpus;
+    request.pod_cpus = out.taken;
     const bool try_reusable = p.exclusive_cpus <= reuse.Size();
     absl::StatusOr<ExclusiveAllocation> got =
         allocator.Allocate(try_reusable ? reuse : free.Union(reuse), request);

@@ -337,6 +337,28 @@ TEST(NodeStateAllocate, NearNumaNodesPullAnAffinityGroupTogether) {
 
 // ---- Init containers and sidecars (kubelet's reuse rules) -----------------------------------
 
+// Packed, scope container: the app's odd CPU leaves a half core; the proxy takes its sibling
+// (kubelet's take fills a partly used core first) rather than a thread of a free core, which
+// would leave a second half core for another pod to share.
+TEST(NodeStateAllocate, ASecondContainerFillsTheHalfCoreTheFirstLeft) {
+  NodeConfig config = Config();
+  config.default_bind_policy = BindPolicy::kPacked;
+  NodeState s = MakeNode(config);
+  auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 3), Guaranteed("proxy", 1)}));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->containers.size(), 2u);
+  const CpuSet& app = a->containers[0].cpuset;
+  const CpuSet& proxy = a->containers[1].cpuset;
+  ASSERT_EQ(app.Size(), 3);
+  ASSERT_EQ(proxy.Size(), 1);
+  const CpuTopology& topo = *DualSocket();
+  const CpuSet pod = app.Union(proxy);
+  EXPECT_TRUE(WholeCores(topo, pod)) << "app " << app << ", proxy " << proxy;
+  EXPECT_THAT(a->numa_nodes, ElementsAre(0));
+  EXPECT_EQ(s.Counters()[0].free_cores, 3);  // cores 1-5 less the pod's two
+  EXPECT_THAT(s.Validate(), IsEmpty());
+}
+
 TEST(NodeStateInit, AppContainerReusesTheInitContainersCpus) {
   NodeState s = MakeNode();
   auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 4)}, {InitC(Guaranteed("init", 4))}));

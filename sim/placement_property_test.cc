@@ -10,7 +10,9 @@
 // fragmented CPUs' mean and peak. (The raw share on one NUMA node is not compared: the baseline
 // raises it by rejecting, at admission, pods that need several NUMA nodes, which Huygens places.)
 // A failure names the seed and the figure; rerun one seed with HUYGENS_PROPERTY_SEED=N, and print
-// its specs with HUYGENS_PROPERTY_VERBOSE=1.
+// its specs with HUYGENS_PROPERTY_VERBOSE=1. HUYGENS_PROPERTY_TABLE=1 prints one line per seed:
+// "T seed", then per run (huygens | nrt | baseline) scheduled, the share on one NUMA node of
+// the pods that fit one, the SMT-shared peak, and the fragmented CPUs' mean and peak.
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -154,6 +156,14 @@ TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsEith
     auto report = Simulate(*cluster, GenerateArrivals(*workload, seed), options);
     ASSERT_TRUE(report.ok()) << "seed " << seed << ": " << report.status();
     const RunReport& h = report->huygens;
+    if (std::getenv("HUYGENS_PROPERTY_TABLE") != nullptr) {
+      for (const RunReport* r : {&report->huygens, &report->nrt, &report->baseline}) {
+        std::printf("T %llu %d %.4f %d %.2f %d | ", static_cast<unsigned long long>(seed),
+                    r->scheduled, r->fits_one_numa_single_ratio, r->shared_sibling_cores,
+                    r->fragmented_cpus_mean, r->fragmented_cpus_peak);
+      }
+      std::printf("\n");
+    }
     EXPECT_EQ(h.admission_rejected, 0) << "seed " << seed;
     // The bar: 99% of the exclusive pods that fit one NUMA node of some node are on one.
     if (h.fits_one_numa_pods > 0 && h.fits_one_numa_single_ratio < 0.99) {
