@@ -186,15 +186,26 @@ class AllocationRun {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     whole_cores_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     own_threads_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    own_core_.clear();
+    if (req_.bind_policy == BindPolicy::kPacked && !req_.pod_cpus.Empty() &&
+        ix_.MaxThreadsPerCore() > 1) {
+      // Only the cores of pod_cpus can be the pod's own half cores: visit those, not every core.
+      own_core_.assign(static_cast<size_t>(ix_.NumCores()), 0);
+      for (int cpu : req_.pod_cpus) {
+        const int local = ix_.LocalOf(cpu);
+        if (local < 0) continue;
+        const int core = ix_.CoreOf(local);
+        char& own = own_core_[static_cast<size_t>(core)];
+        if (own != 0) continue;  // visited through a sibling
+        own = IsOwnPartialCore(core) ? 1 : 2;
+        if (own == 1) own_threads_[static_cast<size_t>(ix_.NumaOf(local))] += CoreFree(core);
+      }
+    }
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
       const auto n = static_cast<size_t>(numa);
       if (ix_.MaxThreadsPerCore() > 1) {
         for (int core : ix_.NumaCores().Of(numa)) {
-          if (IsWholeFreeCore(core)) {
-            ++whole_cores_[n];
-          } else if (IsOwnPartialCore(core)) {
-            own_threads_[n] += CoreFree(core);
-          }
+          if (IsWholeFreeCore(core)) ++whole_cores_[n];
         }
       }
       // floor(f x free); the epsilon keeps 0.29 x 100 at 29 despite binary rounding. Factor 1
@@ -224,10 +235,10 @@ class AllocationRun {
 
   bool IsWholeFreeCore(int core) const { return CoreFree(core) == ix_.CoreCpus().SizeOf(core); }
 
-  // Packed: a core with free threads whose other threads all belong to the same pod
+  // A core with free threads whose other threads all belong to the same pod
   // (ExclusiveRequest::pod_cpus); taking one of its threads shares the core with no other pod.
+  // CountOffers records the answer per core in own_core_ (packed only).
   bool IsOwnPartialCore(int core) const {
-    if (req_.bind_policy != BindPolicy::kPacked || req_.pod_cpus.Empty()) return false;
     const int free = CoreFree(core);
     if (free == 0 || free == ix_.CoreCpus().SizeOf(core)) return false;
     for (int local : ix_.CoreCpus().Of(core)) {
@@ -543,7 +554,7 @@ class AllocationRun {
             if (!in_chosen(core)) continue;
             if (IsWholeFreeCore(core)) {
               for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
-            } else if (own_threads_[n] > 0 && IsOwnPartialCore(core)) {
+            } else if (own_threads_[n] > 0 && own_core_[static_cast<size_t>(core)] == 1) {
               for (int local : ix_.CoreCpus().Of(core)) {
                 if (free_->IsFree(local)) out.Add(ix_.CpuId(local));
               }
@@ -607,6 +618,9 @@ class AllocationRun {
   absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
   absl::InlinedVector<int, 8> whole_cores_;  // per dense NUMA node: cores with every thread free
   absl::InlinedVector<int, 8> own_threads_;  // per dense NUMA node: IsOwnPartialCore's free threads
+  absl::InlinedVector<char, 64> own_core_;   // per dense core: 1 IsOwnPartialCore, 2 not, 0 not
+                                             // a core of pod_cpus (packed with pod_cpus only,
+                                             // else empty)
   absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise
 };
 

@@ -2,6 +2,7 @@
 // merge on 8 NUMA nodes. Goal: under 2 us for 16 CPUs on 384 CPUs.
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "alloc/hints.h"
@@ -49,6 +50,34 @@ void BM_AllocateExclusive(benchmark::State& state) {
 BENCHMARK(BM_AllocateExclusive)
     ->ArgsProduct({{24, 48}, {1, 4, 16, 64}, {0, 1, 2}})
     ->ArgNames({"cores_per_numa", "cpus", "bind"})
+    ->ComputeStatistics("min", Min);
+
+// A pod's later container under packed (ExclusiveRequest::pod_cpus): the pod's first
+// container took 15 CPUs (so it half holds a core), and the second asks for range(1) CPUs over
+// the same free CPUs, with those 15 as pod_cpus when range(2) is 1 (the allocator then looks
+// for the pod's own half cores) and without when 0: the difference is the cost of that rule.
+void BM_AllocateExclusiveLaterContainer(benchmark::State& state) {
+  const CpuTopology topo = testing::LargeMachine(static_cast<int>(state.range(0)));
+  const ExclusiveAllocator allocator(topo);
+  const CpuSet free = HalfFree(topo, 1);
+  ExclusiveRequest first;
+  first.num_cpus = 15;
+  first.topology_policy = TopologyPolicy::kBestEffort;
+  absl::StatusOr<ExclusiveAllocation> taken = allocator.Allocate(free, first);
+  if (!taken.ok()) {
+    state.SkipWithError(std::string(taken.status().message()).c_str());
+    return;
+  }
+  const CpuSet available = free.Difference(taken->cpus);
+  ExclusiveRequest r = first;
+  r.num_cpus = static_cast<int>(state.range(1));
+  if (state.range(2) != 0) r.pod_cpus = taken->cpus;
+  for (auto _ : state) benchmark::DoNotOptimize(allocator.Allocate(available, r));
+  state.SetLabel(fmt::format("{} cpus, first container {}", topo.NumCpus(), taken->cpus.ToString()));
+}
+BENCHMARK(BM_AllocateExclusiveLaterContainer)
+    ->ArgsProduct({{24, 48}, {1, 4, 16}, {0, 1}})
+    ->ArgNames({"cores_per_numa", "cpus", "pod_cpus"})
     ->ComputeStatistics("min", Min);
 
 // The free function, which indexes the topology on every call.

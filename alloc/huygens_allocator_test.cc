@@ -145,6 +145,12 @@ INSTANTIATE_TEST_SUITE_P(
         // of the pod has CPU 3) is taken first: the pod fills its own half core.
         AllocCase{"PackedFillsTheHalfCoreOfItsOwnPodFirst", DualSocketHT(),
                   "0-2,4-5,12-17,6-11,18-23", Own(Req(1), "3"), "15", {0}},
+        // The NUMA node choice counts the pod's own half core too: 3 CPUs, node 0 has one
+        // whole free core (4/16) and the free sibling of CPU 3, which the pod holds; node 1 has
+        // three whole free cores. Without its own half core, node 0 would split a core with
+        // another pod and lose to node 1; with it, node 0 is an exact fit sharing nothing.
+        AllocCase{"PackedCountsItsOwnHalfCoreWhenChoosingTheNumaNode", DualSocketHT(),
+                  "4,15-16,6-8,18-20", Own(Req(3), "3"), "4,15-16", {0}},
         AllocCase{"NearestWithoutNearNodesPacks", DualSocketHT(), "0-5,12-17,6-8,18-20",
                   Req(6, kPacked, kSingle, kNearest), "6-8,18-20", {1}},
         // 20 CPUs need 3 of the 8 nodes; near node 6: nodes 6 and 7 (same socket) give 8

@@ -60,7 +60,7 @@ void Setup(CLI::App& app, int& exit_code) {
       "                   distances, providers -> hint, admit\n"
       "  huygens          Huygens' allocator: topology, available, numCpus, bindPolicy,\n"
       "                   topologyPolicy, numaStrategy, nearNumaNodes, capacity,\n"
-      "                   withinNumaNodes, allocatableCpus -> cpuset, numaNodes\n"
+      "                   withinNumaNodes, allocatableCpus, podCpus -> cpuset, numaNodes\n"
       "  resize           in-place resize of a running container, keeping its CPUs: topology,\n"
       "                   cpuset, available, numCpus and the huygens fields -> cpuset, added,\n"
       "                   removed, numaNodes\n"

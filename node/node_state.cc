@@ -1130,6 +1130,13 @@ NodeState::RebuildReport NodeState::Rebuild(
   pods_.clear();
   records_.clear();
   ResetCounters();
+  // Devices and memory start over too: every device free but those held for other schedulers'
+  // pods (HoldForeignDevices), and the memory manager's initial state.
+  devices_free_ = config_.devices;
+  for (const auto& [resource, counts] : foreign_devices_) {
+    AddDevices(devices_free_, resource, counts, -1);
+  }
+  if (memory_policy_ != nullptr) memory_ = memory_policy_->InitialState();
 
   RebuildReport report;
   std::map<std::string, int> count;
@@ -1159,11 +1166,13 @@ NodeState::RebuildReport NodeState::Rebuild(
     contested = contested.Union(held[i].Intersection(seen));
     seen = seen.Union(held[i]);
   }
+  std::vector<const std::pair<PodSpec, PodAllocation>*> rebuilt;
   for (size_t i = 0; i < ok.size(); ++i) {
     const CpuSet mine = held[i].Intersection(contested);
     const std::string& uid = ok[i]->first.uid;
     if (mine.Empty()) {
       Commit(ok[i]->first, ok[i]->second, Owner::kHuygens);
+      rebuilt.push_back(ok[i]);
       ++report.rebuilt;
       continue;
     }
@@ -1177,6 +1186,14 @@ NodeState::RebuildReport NodeState::Rebuild(
     report.rejected.emplace_back(
         uid, fmt::format("pod {}: cpus {} are also claimed by pod(s) {}; none of them was taken",
                          uid, mine.ToString(), others));
+  }
+  // Memory and devices as Assume restores them, by uid so that the order of `pods` does not
+  // decide which pod gets a contested device.
+  std::sort(rebuilt.begin(), rebuilt.end(),
+            [](const auto* a, const auto* b) { return a->first.uid < b->first.uid; });
+  for (const auto* entry : rebuilt) {
+    RestoreMemory(entry->first, entry->second);
+    RestoreDevices(entry->first, entry->second);
   }
   std::sort(report.rejected.begin(), report.rejected.end());
   return report;

@@ -246,10 +246,12 @@ class NodeState {
                                          const std::string& container, int num_cpus);
 
   // Replaces the whole state by the given pods (e.g. from every pod's huygens.io/allocation
-  // on this node). A pod whose entry is malformed (Assume's checks) is rejected with the
-  // reason; pods that claim one CPU are ALL rejected (there is no telling which is right), each
-  // naming the other pods and the CPUs; duplicate uids are all rejected. The rest is rebuilt.
-  // The result does not depend on the order of `pods`.
+  // on this node): CPUs, and devices and memory as Assume restores them (devices held for
+  // other schedulers' pods, HoldForeignDevices, stay held). A pod whose entry is malformed
+  // (Assume's checks) is rejected with the reason; pods that claim one CPU are ALL rejected
+  // (there is no telling which is right), each naming the other pods and the CPUs; duplicate
+  // uids are all rejected. The rest is rebuilt. The result does not depend on the order of
+  // `pods`.
   struct RebuildReport {
     int rebuilt = 0;
     std::vector<std::pair<std::string, std::string>> rejected;  // pod uid, reason

@@ -227,6 +227,28 @@ TEST(NodeStateDeviceTest, KubeletNumaIsConsistentWhenTheMemoryLiesInsideTheDevic
   EXPECT_EQ((K{.devices = {}, .memory = {0}}).CpuNumaNodes(), std::vector<int>{0});
 }
 
+TEST(NodeStateDeviceTest, RebuildGivesTheRebuiltPodsTheirDevicesAndFreesTheRest) {
+  NodeState n = Node({{0, 1}, {1, 1}});
+  absl::StatusOr<PodAllocation> a = n.AllocatePod(Pod("a", 2, 1));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(n.AllocatePod(Pod("b", 2, 1)).ok());
+  const NodeDevices a_devices = n.DevicesOf("a");
+  // Rebuilt from a's annotation alone: a holds its GPU again, b's is free.
+  NodeState::RebuildReport r = n.Rebuild({{Pod("a", 2, 1), *a}});
+  EXPECT_EQ(r.rebuilt, 1);
+  EXPECT_EQ(n.DevicesOf("a"), a_devices);
+  EXPECT_EQ(DeviceCount(n.DevicesFree().at(kGpu)), 1);
+  EXPECT_TRUE(n.Validate().empty()) << n.Validate()[0];
+  // A GPU held for another scheduler's pods (the free one: a holds the other) stays held
+  // through a rebuild; a's is free again.
+  n.HoldForeignDevices({{kGpu, {{0, 1}, {1, 1}}}});
+  ASSERT_EQ(DeviceCount(n.ForeignDevices().at(kGpu)), 1);
+  n.Rebuild({});
+  EXPECT_EQ(DeviceCount(n.DevicesFree().at(kGpu)), 1);
+  EXPECT_EQ(DeviceCount(n.ForeignDevices().at(kGpu)), 1);
+  EXPECT_TRUE(n.Validate().empty()) << n.Validate()[0];
+}
+
 TEST(NodeStateDeviceTest, ADeviceOnAnUnknownNumaNodeIsAConfigError) {
   NodeConfig c;
   c.name = "n1";

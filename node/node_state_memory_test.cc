@@ -158,6 +158,23 @@ TEST(NodeStateMemoryTest, ReleaseGivesTheMemoryBackAndAssumeRecordsItFromTheMems
   EXPECT_EQ(n.Memory()->assignments, after.assignments);
 }
 
+TEST(NodeStateMemoryTest, RebuildRestoresTheRebuiltPodsMemoryAndDropsTheRest) {
+  NodeState n = Node(true);
+  absl::StatusOr<PodAllocation> a = n.AllocatePod(Pod("a", 2, 3 * kGi));
+  ASSERT_TRUE(a.ok()) << a.status();
+  const MemoryManagerState only_a = *n.Memory();
+  ASSERT_TRUE(n.AllocatePod(Pod("b", 2, 5 * kGi)).ok());
+  // Rebuilt from a's annotation alone: a's memory is held as before, b's is free again.
+  NodeState::RebuildReport r = n.Rebuild({{Pod("a", 2, 3 * kGi), *a}});
+  EXPECT_EQ(r.rebuilt, 1);
+  EXPECT_EQ(n.Memory()->machine, only_a.machine);
+  EXPECT_EQ(n.Memory()->assignments, only_a.assignments);
+  EXPECT_THAT(n.Validate(), ::testing::IsEmpty());
+  // Rebuilt from nothing: the initial state.
+  n.Rebuild({});
+  EXPECT_EQ(*n.Memory(), *Node(true).Memory());
+}
+
 TEST(NodeStateMemoryTest, BurstablePodsAndNodesWithoutMemoryModellingPlaceNoMemory) {
   NodeState n = Node(false);
   PodSpec burstable = Pod("b", 2, kGi);

@@ -918,7 +918,7 @@ absl::StatusOr<ojson> MemoryHints(const json& req, const ExclusiveAllocator& mac
 
 // Fails on the first key of a huygens or resize request that is neither a field of every such
 // request (id, op, topology, available, and the fields ReadExclusiveRequest reads) nor one of
-// `op_fields` (the op's own: withinNumaNodes, cpuset). Same error as CheckKnownKeys.
+// `op_fields` (the op's own: withinNumaNodes, podCpus, cpuset). Same error as CheckKnownKeys.
 absl::Status CheckExclusiveRequestKeys(const json& req,
                                        std::initializer_list<std::string_view> op_fields) {
   static constexpr std::string_view kShared[] = {
@@ -992,10 +992,19 @@ absl::StatusOr<ExclusiveRequest> ReadExclusiveRequest(const json& req) {
 }
 
 absl::StatusOr<ojson> Huygens(const json& req, const ExclusiveAllocator& machine) {
-  HUYGENS_RETURN_IF_ERROR(CheckExclusiveRequestKeys(req, {"withinNumaNodes"}));
-  HUYGENS_ASSIGN_OR_RETURN(const CpuSet available,
-                           CpuListOr(req, "available", machine.Topology().OnlineCpus()));
+  HUYGENS_RETURN_IF_ERROR(CheckExclusiveRequestKeys(req, {"withinNumaNodes", "podCpus"}));
+  CpuSet pod_cpus;
+  if (const json* p = Find(req, "podCpus"); p != nullptr && !p->is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(pod_cpus, json_fields::ReadCpuList(*p, "podCpus"));
+  }
+  HUYGENS_ASSIGN_OR_RETURN(
+      const CpuSet available,
+      CpuListOr(req, "available", machine.Topology().OnlineCpus().Difference(pod_cpus)));
+  if (const CpuSet both = available.Intersection(pod_cpus); !both.Empty()) {
+    return FieldError("available", fmt::format("cpus {} are also in podCpus", both.ToString()));
+  }
   HUYGENS_ASSIGN_OR_RETURN(ExclusiveRequest r, ReadExclusiveRequest(req));
+  r.pod_cpus = std::move(pod_cpus);
   if (const json* w = Find(req, "withinNumaNodes"); w != nullptr && !w->is_null()) {
     HUYGENS_ASSIGN_OR_RETURN(r.within_numa_nodes, NumaList(*w, "withinNumaNodes"));
   }

@@ -173,7 +173,16 @@ INSTANTIATE_TEST_SUITE_P(
         // The same with distances given in the request: NUMA 0 is now nearest to 3.
         Case{"HuygensNearestUsesTheRequestsDistances",
              R"({"id":"u4","op":"huygens","topology":{"synthetic":"multi","distances":{"0":{"0":10,"1":20,"2":30,"3":11},"1":{"0":20,"1":10,"2":20,"3":20},"2":{"0":30,"1":20,"2":10,"3":30},"3":{"0":11,"1":20,"2":30,"3":10}}},"available":"0-11,16-27","numCpus":4,"numaStrategy":"nearest","nearNumaNodes":[3]})",
-             R"({"id":"u4","cpuset":"0-1,16-17","numaNodes":[0]})"}),
+             R"({"id":"u4","cpuset":"0-1,16-17","numaNodes":[0]})"},
+        // podCpus: the pod's earlier container holds CPU 3, whose sibling 15 is free. With it,
+        // NUMA 0 (one whole free core and 15) holds 3 CPUs without sharing a core with another
+        // pod and fills exactly; without it, NUMA 1 would win.
+        Case{"HuygensPodCpusLetTheOddCpuFillThePodsOwnHalfCore",
+             R"({"id":"u5","op":"huygens","topology":{"synthetic":"dual"},"available":"4,15-16,6-8,18-20","numCpus":3,"podCpus":"3"})",
+             R"({"id":"u5","cpuset":"4,15-16","numaNodes":[0]})"},
+        Case{"HuygensWithoutPodCpusAvoidsTheHalfCore",
+             R"({"id":"u6","op":"huygens","topology":{"synthetic":"dual"},"available":"4,15-16,6-8,18-20","numCpus":3})",
+             R"({"id":"u6","cpuset":"6-7,18","numaNodes":[1]})"}),
     [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
 
 struct ErrorCase {
@@ -240,6 +249,12 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"HuygensTakesNoCpuset",
                   R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"cpuset":"0-1","numCpus":2})",
                   "invalid", "cpuset: unknown field", "h"},
+        ErrorCase{"HuygensAvailableOverlapsPodCpus",
+                  R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"available":"2-5","podCpus":"3","numCpus":1})",
+                  "invalid", "available: cpus 3 are also in podCpus", "h"},
+        ErrorCase{"HuygensWithAMalformedPodCpus",
+                  R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"podCpus":"3-","numCpus":1})",
+                  "invalid", "podCpus:", "h"},
         ErrorCase{"HuygensWithAnUnknownField",
                   R"({"id":"h","op":"huygens","topology":{"synthetic":"dual"},"numCpus":2,"bind":"x"})",
                   "invalid", "bind: unknown field", "h"},
