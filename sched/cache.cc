@@ -160,6 +160,7 @@ absl::Status ClusterCache::Place(PodPtr pod, NodeInfo& info,
   }
   info.pod_uids.push_back(uid);
   CountGroup(*pod, allocation, info, +1);
+  CountExclusive(allocation, +1);
   PodEntry entry{std::move(pod), info.node.name, std::move(allocation), assumed, false};
   pods_.emplace(uid, std::move(entry));
   Touch(info);
@@ -180,6 +181,7 @@ void ClusterCache::Unplace(PodEntry& entry, NodeInfo& info) {
   }
   info.pod_uids.erase(std::find(info.pod_uids.begin(), info.pod_uids.end(), pod.Uid()));
   CountGroup(pod, entry.allocation, info, -1);
+  CountExclusive(entry.allocation, -1);
   Touch(info);
 }
 
@@ -212,6 +214,14 @@ void ClusterCache::CountGroup(const Pod& pod, const std::optional<PodAllocation>
   if (g->second.empty()) groups_.erase(g);
 }
 
+void ClusterCache::CountExclusive(const std::optional<PodAllocation>& allocation, int delta) {
+  if (!allocation.has_value()) return;
+  const int size = allocation->ExclusiveCpus().Size();
+  if (size == 0) return;
+  auto it = exclusive_sizes_.try_emplace(size, 0).first;
+  if ((it->second += delta) <= 0) exclusive_sizes_.erase(it);
+}
+
 absl::StatusOr<CpuSet> ClusterCache::ResizeContainer(std::string_view uid,
                                                      std::string_view container, int num_cpus) {
   auto it = pods_.find(Key(uid));
@@ -240,10 +250,12 @@ absl::StatusOr<CpuSet> ClusterCache::ResizeContainer(std::string_view uid,
   }
   CountRequests(*entry.pod, info, -1);
   CountGroup(*entry.pod, entry.allocation, info, -1);
+  CountExclusive(entry.allocation, -1);
   entry.pod = std::move(resized);
   entry.allocation = info.cpu_state->Pods().at(std::string(uid));
   CountRequests(*entry.pod, info, +1);
   CountGroup(*entry.pod, entry.allocation, info, +1);
+  CountExclusive(entry.allocation, +1);
   Touch(info);
   return cpus;
 }
@@ -265,8 +277,10 @@ absl::Status ClusterCache::MovePod(std::string_view uid, const PodAllocation& al
     return s;
   }
   CountGroup(*entry.pod, entry.allocation, info, -1);
+  CountExclusive(entry.allocation, -1);
   entry.allocation = info.cpu_state->Pods().at(std::string(uid));
   CountGroup(*entry.pod, entry.allocation, info, +1);
+  CountExclusive(entry.allocation, +1);
   Touch(info);
   return absl::OkStatus();
 }

@@ -206,6 +206,11 @@ class ClusterCache {
   // Members of an affinity group per node and NUMA node; nullptr when the group has none.
   const AffinityGroupPlacement* AffinityGroup(std::string_view group) const;
 
+  // The cached pods holding exclusive CPUs, by size: number of exclusive CPUs -> pods (bound
+  // and assumed, from their allocations; sizes with no pod are absent). NumaScore reads the
+  // largest size to judge whether the cluster still has room for pods of that size.
+  const std::map<int, int>& ExclusiveSizes() const { return exclusive_sizes_; }
+
   uint64_t Generation() const { return generation_; }
 
  private:
@@ -217,6 +222,8 @@ class ClusterCache {
   // Adds `delta` to the affinity-group placement of a pod with `allocation` on `info`.
   void CountGroup(const Pod& pod, const std::optional<PodAllocation>& allocation,
                   NodeInfo& info, int delta);
+  // Adds `delta` to ExclusiveSizes() for a pod with `allocation`.
+  void CountExclusive(const std::optional<PodAllocation>& allocation, int delta);
   void Touch(NodeInfo& info);
 
   // Node storage: a deque keeps addresses stable and neighbours close in memory; slots of
@@ -228,6 +235,7 @@ class ClusterCache {
   absl::flat_hash_map<std::string, NodeInfo*> by_name_;
   absl::flat_hash_map<std::string, PodEntry> pods_;
   absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;
+  std::map<int, int> exclusive_sizes_;
   uint64_t generation_ = 0;
 };
 

@@ -203,8 +203,10 @@ TEST(ClusterCache, AssumeCountsThePodAndForgetReleasesItsCpus) {
   ASSERT_TRUE(cache.AssumePod(pod, "m", *a, /*allocation_applied=*/true).ok());
   EXPECT_EQ(cache.FindNode("m")->requested.cpu_milli, 4000);
   EXPECT_EQ(cache.FindNode("m")->NumPods(), 1);
+  EXPECT_EQ(cache.ExclusiveSizes(), (std::map<int, int>{{4, 1}}));
   ASSERT_TRUE(cache.FinishBinding("p").ok());
   ASSERT_TRUE(cache.ForgetPod("p").ok());
+  EXPECT_TRUE(cache.ExclusiveSizes().empty());
   EXPECT_EQ(cache.FindNode("m")->requested.cpu_milli, 0);
   EXPECT_TRUE(cache.FindNode("m")->cpu_state->ExclusiveCpus().Empty());
   EXPECT_EQ(cache.FindPod("p"), nullptr);
@@ -305,6 +307,7 @@ TEST(ClusterCache, AResizeMovesTheRequestsTheAllocationAndTheGenerationTogether)
   EXPECT_EQ(cache.FindPod("p")->allocation->containers[0].cpuset, *grown);
   EXPECT_EQ(cache.FindPod("p")->pod->spec.containers[0].cpu_limit_milli, 6000);
   EXPECT_EQ(node->cpu_state->ExclusiveCpus(), *grown);
+  EXPECT_EQ(cache.ExclusiveSizes(), (std::map<int, int>{{6, 1}}));
   EXPECT_GT(cache.Generation(), generation);
   // Refused (no NUMA node has 20 CPUs): nothing moves.
   EXPECT_EQ(cache.ResizeContainer("p", "app", 20).status().code(),
@@ -385,6 +388,52 @@ TEST(NumaScore, PackPrefersACleanFitToAStrandingBestFit) {
   ScheduleResult r = scheduler->ScheduleOne(Share(std::move(pod)));
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "empty");
+}
+
+// The room rule (docs/scheduler.md, NumaScore): a packed 6-CPU pod either strands 2 CPUs on
+// busy's NUMA node 1 (8 free; best fit) or strands nothing on the empty node (12 free, 6 left).
+// `full` nodes each run two 12-CPU pods, the largest size. With one, the NUMA nodes still
+// offer two more 12-CPU slots (the empty node's) for the two running: room, so nothing
+// stranded wins; with two, four run against two slots: best fit wins.
+void AddFullNodes(ClusterCache& cache, int count) {
+  for (int n = 0; n < count; ++n) {
+    const std::string name = "full" + std::to_string(n);
+    ASSERT_TRUE(cache.AddNode(MachineNode(name, DualSocket())).ok());
+    for (int numa = 0; numa < 2; ++numa) {
+      const std::string uid = name + "-" + std::to_string(numa);
+      const CpuSet cpus = CpuSet::Range(6 * numa, 6 * numa + 5).Union(
+          CpuSet::Range(12 + 6 * numa, 17 + 6 * numa));
+      ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod(uid, 12)), name, Holding(uid, name, cpus, numa))
+                      .ok());
+    }
+  }
+}
+
+ScheduleResult ScheduleSixPacked(ClusterCache& cache) {
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  Pod pod = GuaranteedPod("p", 6);
+  pod.spec.bind_policy = BindPolicy::kPacked;
+  return scheduler->ScheduleOne(Share(std::move(pod)));
+}
+
+TEST(NumaScore, WithRoomForTheLargestPodsAPlacementThatStrandsNothingWins) {
+  ClusterCache cache;
+  AddBusyAndEmpty(cache, NumaStrategy::kMostAllocated);
+  AddFullNodes(cache, 1);
+  EXPECT_EQ(cache.ExclusiveSizes(), (std::map<int, int>{{4, 1}, {8, 1}, {12, 2}}));
+  ScheduleResult r = ScheduleSixPacked(cache);
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "empty");
+}
+
+TEST(NumaScore, WithoutRoomForTheLargestPodsBestFitWins) {
+  ClusterCache cache;
+  AddBusyAndEmpty(cache, NumaStrategy::kMostAllocated);
+  AddFullNodes(cache, 2);
+  ScheduleResult r = ScheduleSixPacked(cache);
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "busy");
+  EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
 }
 
 TEST(NumaScore, SpreadPutsThePodOnTheEmptiestNumaNode) {
