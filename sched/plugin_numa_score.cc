@@ -67,10 +67,13 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   std::string_view Name() const override { return "NumaScore"; }
 
   // A node without members of the pod's group scores differently once the group runs
-  // somewhere (see Score): whether it does is part of the key.
+  // somewhere (see Score), and every node may once the cluster's room for the largest pods
+  // comes or goes (a change elsewhere in the cluster): both are part of the key.
   void AppendEquivalenceKey(const CycleState& state, std::string& key) const override {
     const std::string& group = state.pod().spec.affinity_group;
     key += group.empty() || cache_->AffinityGroup(group) == nullptr ? "g0|" : "g1|";
+    key += RoomForLargest(state.facts().Demand(NodeMode::kAllocatable).exclusive_cpus) ? "r1|"
+                                                                                       : "r0|";
   }
 
   Status PreScore(CycleState& state, std::span<const NodeInfo* const> feasible) override {
@@ -165,8 +168,15 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   }
 
   // Whether the cluster has room for the largest exclusive pods (file comment), for a pod of
-  // `cpus` exclusive CPUs: one pass over the NUMA-aware nodes' figures.
+  // `cpus` exclusive CPUs: one pass over the NUMA-aware nodes' figures, remembered for the
+  // cache generation and size it was found for (AppendEquivalenceKey and PreScore both ask).
   bool RoomForLargest(int cpus) const {
+    if (room_.generation == cache_->Generation() && room_.cpus == cpus) return room_.room;
+    room_ = {cache_->Generation(), cpus, FindRoomForLargest(cpus)};
+    return room_.room;
+  }
+
+  bool FindRoomForLargest(int cpus) const {
     if (cpus == 0) return false;
     int largest = cpus;
     int64_t running = 1;
@@ -187,6 +197,13 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
 
   const ClusterCache* cache_;
   std::vector<int> chosen_;  // scratch
+  // RoomForLargest's last answer (a plugin belongs to one scheduler thread: framework.h).
+  struct Room {
+    uint64_t generation = 0;
+    int cpus = -1;
+    bool room = false;
+  };
+  mutable Room room_;
 };
 
 }  // namespace
