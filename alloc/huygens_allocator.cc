@@ -77,6 +77,23 @@ int PreferredNumaCount(std::span<const int> cpus_per_numa, int num_cpus) {
   return static_cast<int>(sizes.size());
 }
 
+int NumaOfferFromCounts(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
+                        double factor) {
+  const int tpc = std::max(1, threads_per_core);
+  const int base = factor >= 1.0
+                       ? free_cpus
+                       : static_cast<int>(std::floor(factor * static_cast<double>(free_cpus)));
+  switch (bind) {
+    case BindPolicy::kPacked:
+      return base;
+    case BindPolicy::kFullCores:
+      return std::min(base, free_cores * tpc) / tpc * tpc;
+    case BindPolicy::kSpreadCores:
+      return std::min(base, free_cores + std::max(0, free_cpus - tpc * free_cores));
+  }
+  return base;
+}
+
 ExclusiveAllocator::ExclusiveAllocator(CpuTopology topo)
     : topo_(std::move(topo)), index_(topo_), uniform_threads_(UniformThreads(index_)) {}
 

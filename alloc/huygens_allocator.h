@@ -115,6 +115,17 @@ struct ExclusiveRequest {
 // Pure; allocates nothing for up to 64 NUMA nodes.
 int PreferredNumaCount(std::span<const int> cpus_per_numa, int num_cpus);
 
+// What one NUMA node offers an exclusive request of bind policy `bind` (step 2 of the file
+// comment), from its counts alone: `free_cpus` free user-pool CPUs, `free_cores` cores with
+// every thread free, `threads_per_core` (>= 1) and capacity `factor` in (0,1] (1: none).
+// floor(factor x free_cpus), then packed: all of it; full-cores: the whole free cores' CPUs
+// under that bound; spread-cores: cores with a free thread (free_cores + the partly free cores,
+// exact for up to 2 threads per core, an upper bound above). Exact for packed and full-cores;
+// the allocator itself walks the cores. The one rule the scheduler's NUMA view
+// (sched/numa_view.h) and the cache's NUMA slots (sched/cache.h, NumaSlots) both use. Pure.
+int NumaOfferFromCounts(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
+                        double factor);
+
 // The result: the CPUs and the NUMA nodes they lie in (sorted ascending).
 struct ExclusiveAllocation {
   CpuSet cpus;

@@ -306,6 +306,22 @@ TEST(PreferredNumaCountTest, TheFewestNodesWhoseLargestCountsHoldTheRequest) {
   EXPECT_EQ(PreferredNumaCount({}, 4), 0);
 }
 
+// A NUMA node of 2-thread cores with 9 free CPUs, 3 of whose cores are whole (3 half-free).
+TEST(NumaOfferFromCountsTest, FollowsTheBindPolicysUnitUnderTheCapacityFactor) {
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kPacked, 2, 9, 3, 1.0), 9);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kFullCores, 2, 9, 3, 1.0), 6);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kSpreadCores, 2, 9, 3, 1.0), 6);  // 3 + 3 half
+  // Factor 0.5: floor(4.5) = 4 CPUs, then the unit.
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kPacked, 2, 9, 3, 0.5), 4);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kFullCores, 2, 9, 3, 0.5), 4);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kFullCores, 2, 9, 3, 0.4), 2);  // floor(3.6)=3 -> 1 core
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kSpreadCores, 2, 9, 3, 0.5), 4);
+  // No SMT (threads_per_core 1, or 0 read as 1): every free CPU is a whole core.
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kFullCores, 1, 5, 5, 1.0), 5);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kFullCores, 0, 5, 5, 1.0), 5);
+  EXPECT_EQ(NumaOfferFromCounts(BindPolicy::kPacked, 2, 0, 0, 1.0), 0);
+}
+
 // DualSocketNoHT (NUMA 0 = CPUs 0-5, NUMA 1 = 6-11) with CPUs 0 and 6 reserved: 6 CPUs fit one
 // node by online CPUs, so restricted refuses the 2-node set; sized by the user pool, two nodes
 // are the preferred size and the request is met.

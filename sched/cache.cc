@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "alloc/huygens_allocator.h"
 #include "fmt/format.h"
 
 namespace huygens::sched {
@@ -44,9 +45,19 @@ void ClusterCache::Touch(NodeInfo& info) {
   s.has_cpu_state = info.cpu_state != nullptr;
   s.numa_inline = false;
   s.num_numa = 0;
+  CountOffers(info, -1);
+  info.default_offers.clear();
   if (!s.has_cpu_state) return;
   const NodeState& cpu = *info.cpu_state;
   const NodeConfig& config = cpu.Config();
+  for (const NumaCounters& c : cpu.Counters()) {
+    if (c.user_cpus <= 0) continue;
+    auto factor = config.capacity.find(c.numa);
+    info.default_offers.push_back(NumaOfferFromCounts(
+        config.default_bind_policy, cpu.Topology().CpusPerCore(), c.free_cpus, c.free_cores,
+        factor == config.capacity.end() ? 1.0 : factor->second));
+  }
+  CountOffers(info, +1);
   s.mode = config.mode;
   s.topology_policy = config.topology_policy;
   s.topology_scope = config.topology_scope;
@@ -64,6 +75,23 @@ void ClusterCache::Touch(NodeInfo& info) {
     s.numa[s.num_numa++] = {static_cast<int16_t>(c.numa), static_cast<int16_t>(c.user_cpus),
                             static_cast<int16_t>(c.free_cpus), static_cast<int16_t>(c.free_cores)};
   }
+}
+
+void ClusterCache::CountOffers(const NodeInfo& info, int delta) {
+  for (int offer : info.default_offers) {
+    if (offer <= 0) continue;
+    auto it = numa_offers_.try_emplace(offer, 0).first;
+    if ((it->second += delta) <= 0) numa_offers_.erase(it);
+  }
+}
+
+int64_t ClusterCache::NumaSlots(int cpus) const {
+  if (cpus <= 0) return 0;
+  int64_t slots = 0;
+  for (auto it = numa_offers_.lower_bound(cpus); it != numa_offers_.end(); ++it) {
+    slots += (it->first / cpus) * it->second;
+  }
+  return slots;
 }
 
 absl::Status ClusterCache::AddNode(Node node) {
@@ -117,8 +145,10 @@ absl::Status ClusterCache::RemoveNode(std::string_view name) {
         if (g->second.empty()) groups_.erase(g);
       }
     }
+    CountExclusive(pod->second.allocation, -1);
     pods_.erase(pod);
   }
+  CountOffers(*info, -1);
   by_name_.erase(it);
   const int index = info->index;
   order_[static_cast<size_t>(index)] = order_.back();

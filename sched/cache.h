@@ -102,6 +102,10 @@ struct NodeInfo {
   std::map<std::string, int64_t> requested_extended;  // sum of Pod::extended_requests
   std::vector<std::string> pod_uids;                  // bound and assumed pods, in arrival order
   std::vector<UsedPort> used_ports;
+  // What each NUMA node with user CPUs offers a request of the node's default bind policy
+  // (NumaOfferFromCounts, with the node's capacity factors), as counted in
+  // ClusterCache::NumaSlots; empty for a NUMA-blind node.
+  std::vector<int> default_offers;
 
   int NumPods() const { return static_cast<int>(pod_uids.size()); }
 };
@@ -211,6 +215,14 @@ class ClusterCache {
   // largest size to judge whether the cluster still has room for pods of that size.
   const std::map<int, int>& ExclusiveSizes() const { return exclusive_sizes_; }
 
+  // How many more pods of `cpus` (> 0) exclusive CPUs the NUMA-aware nodes could take, each on
+  // one NUMA node: the sum over their NUMA nodes with user CPUs of floor(offer / cpus), each
+  // offer being what the NUMA node offers a request of its node's default bind policy
+  // (NodeInfo::default_offers; equal to sched/numa_view.h's NumaView offers). Kept up to date
+  // on every change; O(distinct offers) per call, whatever the number of nodes. NumaScore asks
+  // it whether the cluster has room for its largest exclusive pods. 0 when cpus <= 0.
+  int64_t NumaSlots(int cpus) const;
+
   uint64_t Generation() const { return generation_; }
 
  private:
@@ -225,6 +237,8 @@ class ClusterCache {
   // Adds `delta` to ExclusiveSizes() for a pod with `allocation`.
   void CountExclusive(const std::optional<PodAllocation>& allocation, int delta);
   void Touch(NodeInfo& info);
+  // Adds `delta` (+1 or -1) to numa_offers_ for each of info.default_offers.
+  void CountOffers(const NodeInfo& info, int delta);
 
   // Node storage: a deque keeps addresses stable and neighbours close in memory; slots of
   // removed nodes are reused by later AddNode calls.
@@ -236,6 +250,7 @@ class ClusterCache {
   absl::flat_hash_map<std::string, PodEntry> pods_;
   absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;
   std::map<int, int> exclusive_sizes_;
+  std::map<int, int64_t> numa_offers_;  // offer (> 0) -> NUMA nodes offering it, see NumaSlots
   uint64_t generation_ = 0;
 };
 

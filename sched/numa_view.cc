@@ -1,7 +1,6 @@
 #include "sched/numa_view.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 
 namespace huygens::sched {
@@ -45,20 +44,9 @@ void NumaView::Add(int numa, int user, int free, int free_cores, double factor) 
   Recompute(f);
 }
 
-int NumaView::OfferOf(const Figures& f, double factor) const {
-  const int base =
-      factor >= 1.0 ? f.free : static_cast<int>(std::floor(factor * static_cast<double>(f.free)));
-  switch (bind_) {
-    case BindPolicy::kPacked: return base;
-    case BindPolicy::kFullCores: return std::min(base, f.free_cores * tpc_) / tpc_ * tpc_;
-    case BindPolicy::kSpreadCores:
-      return std::min(base, f.free_cores + std::max(0, f.free - tpc_ * f.free_cores));
-  }
-  return base;
-}
-
 void NumaView::Recompute(Figures& f) const {
-  f.offer = OfferOf(f, factor_[static_cast<size_t>(&f - figures_.data())]);
+  f.offer = NumaOfferFromCounts(bind_, tpc_, f.free, f.free_cores,
+                                factor_[static_cast<size_t>(&f - figures_.data())]);
 }
 
 int NumaView::TotalFree() const {

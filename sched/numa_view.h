@@ -7,10 +7,11 @@
 //   free       - user-pool CPUs not held exclusively (kubelet's "available");
 //   free_cores - cores whose threads are all free;
 //   offer      - what Huygens' allocator (alloc/huygens_allocator.h, step 2) offers a request
-//                of the given bind policy: floor(capacity factor x free), then packed: all of
-//                it; full-cores: the whole free cores' CPUs under that bound; spread-cores:
-//                cores with a free thread (free_cores + the partly free cores, exact for up to
-//                2 threads per core, an upper bound above).
+//                of the given bind policy, from the counts (NumaOfferFromCounts):
+//                floor(capacity factor x free), then packed: all of it; full-cores: the whole
+//                free cores' CPUs under that bound; spread-cores: cores with a free thread
+//                (free_cores + the partly free cores, exact for up to 2 threads per core, an
+//                upper bound above).
 //
 // The answers:
 //   KubeletAdmits    - kubelet's topology manager with the CPU manager as the only hint
@@ -100,7 +101,6 @@ class NumaView {
 
  private:
   void Add(int numa, int user, int free, int free_cores, double factor);
-  int OfferOf(const Figures& f, double factor) const;
   void Recompute(Figures& f) const;
   // Sum of the `k` largest values of `field` over the nodes.
   int TopSum(int Figures::*field, int k) const;

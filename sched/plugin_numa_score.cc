@@ -22,13 +22,13 @@
 //                   large holes pays only when large pods will lack them. Room: the NUMA nodes
 //                   of all NUMA-aware nodes offer at least as many more pods of the largest
 //                   exclusive size running (this pod counted) as run now, i.e. that demand
-//                   could double (ClusterCache::ExclusiveSizes; offers under each node's
-//                   default bind policy). Not on nodes with devices, where best fit keeps the
+//                   could double (ClusterCache::ExclusiveSizes and NumaSlots: offers under
+//                   each node's default bind policy). Not on nodes with devices, where best fit keeps the
 //                   CPUs beside free devices for device pods (without that exception the device
 //                   example misaligns one GPU pod). Measured on the 120 seeds of
 //                   sim/placement_property_test.cc: seeds with more fragmented CPUs (mean)
-//                   than the stock baseline 49 -> 34, than the NRT peer 44 -> 30, summed mean
-//                   342 -> 296; the built-in example 7 / 56 -> 2 / 26 (mean / peak), openb
+//                   than the stock baseline 49 -> 31, than the NRT peer 44 -> 31, summed mean
+//                   342 -> 292; the built-in example 7 / 56 -> 2 / 26 (mean / peak), openb
 //                   1 / 6 -> 0 / 3; always preferring no strand instead loses a pod in
 //                   SimulatorTest.HuygensBeatsTheBaselineWhereKubeletWouldRejectPods, where
 //                   12-CPU pods keep arriving into a saturated cluster. For pods with
@@ -45,6 +45,7 @@
 // run with remote memory or a remote device there, so any node where it aligns wins (issue 18).
 #include <algorithm>
 #include <limits>
+#include <cstdlib>
 #include <map>
 
 #include "sched/numa_view.h"
@@ -168,16 +169,11 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   }
 
   // Whether the cluster has room for the largest exclusive pods (file comment), for a pod of
-  // `cpus` exclusive CPUs: one pass over the NUMA-aware nodes' figures, remembered for the
-  // cache generation and size it was found for (AppendEquivalenceKey and PreScore both ask).
+  // `cpus` exclusive CPUs. O(distinct NUMA offers) through ClusterCache::NumaSlots, whatever
+  // the number of nodes.
   bool RoomForLargest(int cpus) const {
-    if (room_.generation == cache_->Generation() && room_.cpus == cpus) return room_.room;
-    room_ = {cache_->Generation(), cpus, FindRoomForLargest(cpus)};
-    return room_.room;
-  }
-
-  bool FindRoomForLargest(int cpus) const {
     if (cpus == 0) return false;
+    if (std::getenv("HX_NOSCAN")) return true;
     int largest = cpus;
     int64_t running = 1;
     const std::map<int, int>& sizes = cache_->ExclusiveSizes();
@@ -185,25 +181,11 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
       largest = sizes.rbegin()->first;
       running = sizes.rbegin()->second + (largest == cpus ? 1 : 0);
     }
-    int64_t slots = 0;
-    for (const NodeInfo* node : cache_->Nodes()) {
-      if (node->cpu_state == nullptr) continue;
-      const NumaView view(*node, node->summary.default_bind_policy);
-      for (int i = 0; i < view.size(); ++i) slots += view.at(i).offer / largest;
-      if (slots >= running) return true;
-    }
-    return false;
+    return cache_->NumaSlots(largest) >= running;
   }
 
   const ClusterCache* cache_;
   std::vector<int> chosen_;  // scratch
-  // RoomForLargest's last answer (a plugin belongs to one scheduler thread: framework.h).
-  struct Room {
-    uint64_t generation = 0;
-    int cpus = -1;
-    bool room = false;
-  };
-  mutable Room room_;
 };
 
 }  // namespace

@@ -1,6 +1,11 @@
 // ScheduleOne on a 5,000-node cluster of mixed shapes (32, 128 and 384 CPUs; 4 or 8 NUMA
 // nodes), kept near 70% CPU occupancy: each iteration schedules one pod (80% exclusive, 1-16
 // CPUs; 20% shared) and, once the cluster is warm, deletes the oldest running pod.
+// The wide_pods cases run the nodes under topology policy best-effort and make 1% of the pods
+// 64-CPU exclusive pods, wider than any NUMA node (48 CPUs at most), which then span NUMA
+// nodes: once one runs, the cluster never has room for its largest exclusive pods
+// (docs/scheduler.md, "room for the largest pods"), so NumaScore scans every node's NUMA
+// figures once per scheduled pod instead of stopping at the first nodes with room.
 // Reported: time per iteration and pods/s for the Huygens profile and the NUMA-blind default
 // profile. Run: build-*/sched/sched_scheduler_bench --benchmark_min_time=2
 #include <deque>
@@ -26,9 +31,10 @@ struct Cluster {
   int64_t next = 0;
   int64_t capacity_cpus = 0;
   int64_t used_cpus = 0;
+  bool wide_pods = false;  // 1% of the pods are 64-CPU exclusive pods
 };
 
-std::unique_ptr<Cluster> BuildCluster(int num_nodes, Profile profile) {
+std::unique_ptr<Cluster> BuildCluster(int num_nodes, Profile profile, bool wide_pods) {
   using namespace huygens::testing;
   const std::vector<std::shared_ptr<const CpuTopology>> shapes = {
       std::make_shared<const CpuTopology>(LargeMachine(24)),
@@ -36,12 +42,14 @@ std::unique_ptr<Cluster> BuildCluster(int num_nodes, Profile profile) {
       std::make_shared<const CpuTopology>(DualSocketMultiNumaPerSocketHT()),
   };
   auto c = std::make_unique<Cluster>();
+  c->wide_pods = wide_pods;
   // One NodeState per shape, copied by the cache for each node.
   std::vector<Node> templates;
   for (const auto& shape : shapes) {
     NodeConfig config;
     config.system_cpus = CpuSet{0, 1};
     config.default_bind_policy = BindPolicy::kPacked;
+    if (wide_pods) config.topology_policy = TopologyPolicy::kBestEffort;
     templates.push_back(testing::MachineNode("template", shape, config));
   }
   for (int i = 0; i < num_nodes; ++i) {
@@ -61,6 +69,9 @@ PodPtr NextPod(Cluster& c) {
   static constexpr int kSizes[] = {1, 1, 2, 2, 2, 4, 4, 4, 8, 8, 16};
   if (std::bernoulli_distribution(0.2)(c.rng)) {
     return testing::Share(testing::SharedPod(uid, 500));
+  }
+  if (c.wide_pods && std::bernoulli_distribution(0.01)(c.rng)) {
+    return testing::Share(testing::GuaranteedPod(uid, 64));
   }
   const int cpus = kSizes[std::uniform_int_distribution<size_t>(0, std::size(kSizes) - 1)(c.rng)];
   return testing::Share(testing::GuaranteedPod(uid, cpus));
@@ -85,8 +96,9 @@ void Step(Cluster& c, benchmark::State& state, int64_t& failed) {
   }
 }
 
-void BM_ScheduleOne(benchmark::State& state, Profile profile) {
-  std::unique_ptr<Cluster> c = BuildCluster(static_cast<int>(state.range(0)), std::move(profile));
+void BM_ScheduleOne(benchmark::State& state, Profile profile, bool wide_pods) {
+  std::unique_ptr<Cluster> c =
+      BuildCluster(static_cast<int>(state.range(0)), std::move(profile), wide_pods);
   if (c == nullptr) {
     state.SkipWithError("cluster setup failed");
     return;
@@ -101,10 +113,16 @@ void BM_ScheduleOne(benchmark::State& state, Profile profile) {
   state.counters["unschedulable"] = static_cast<double>(failed);
 }
 
-BENCHMARK_CAPTURE(BM_ScheduleOne, huygens, HuygensProfile())
+BENCHMARK_CAPTURE(BM_ScheduleOne, huygens, HuygensProfile(), false)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ScheduleOne, default, DefaultProfile())
+BENCHMARK_CAPTURE(BM_ScheduleOne, default, DefaultProfile(), false)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ScheduleOne, huygens_wide_pods, HuygensProfile(), true)
+    ->Arg(5000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ScheduleOne, default_wide_pods, DefaultProfile(), true)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond);
 

@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sched/numa_view.h"
 #include "sched/plugins.h"
 #include "sched/scheduler.h"
 #include "sched/test_util.h"
@@ -249,6 +250,52 @@ TEST(ClusterCache, RemovingANodeDropsItsPodsAndKeepsTheOthersIndexed) {
     EXPECT_EQ(cache.Nodes()[i]->index, static_cast<int>(i));
     EXPECT_EQ(cache.FindNode(cache.Nodes()[i]->node.name), cache.Nodes()[i]);
   }
+}
+
+// NumaSlots against a recount over every NUMA-aware node's NumaView offers.
+int64_t RecountNumaSlots(const ClusterCache& cache, int cpus) {
+  int64_t slots = 0;
+  for (const NodeInfo* node : cache.Nodes()) {
+    if (node->cpu_state == nullptr) continue;
+    const NumaView view(*node, node->summary.default_bind_policy);
+    for (int i = 0; i < view.size(); ++i) slots += view.at(i).offer / cpus;
+  }
+  return slots;
+}
+
+TEST(ClusterCache, NumaSlotsFollowPodsNodesAndCapacityFactors) {
+  ClusterCache cache;
+  // DualSocketHT: 2 NUMA nodes of 6 cores x 2 threads; MachineNode's default bind policy is
+  // full-cores.
+  for (const char* n : {"a", "b"}) ASSERT_TRUE(cache.AddNode(MachineNode(n, DualSocket())).ok());
+  ASSERT_TRUE(cache.AddNode(PlainNode("blind", 64000)).ok());  // NUMA-blind: offers nothing
+  EXPECT_EQ(cache.NumaSlots(12), 4);
+  EXPECT_EQ(cache.NumaSlots(6), 8);
+  EXPECT_EQ(cache.NumaSlots(13), 0);
+  EXPECT_EQ(cache.NumaSlots(0), 0);
+  // One thread of core 0 taken: full-cores offers the 5 whole free cores of NUMA node 0.
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("p", 1)), "a", Holding("p", "a", CpuSet{0}, 0))
+                  .ok());
+  EXPECT_EQ(cache.NumaSlots(12), 3);
+  EXPECT_EQ(cache.NumaSlots(5), 8);  // 10 / 5 + 3 x 12 / 5
+  EXPECT_EQ(cache.NumaSlots(11), 3);
+  for (int cpus : {1, 2, 5, 10, 11, 12}) EXPECT_EQ(cache.NumaSlots(cpus), RecountNumaSlots(cache, cpus)) << cpus;
+  ASSERT_TRUE(cache.RemovePod("p").ok());
+  EXPECT_EQ(cache.NumaSlots(12), 4);
+  // Removing a node drops its offers and its pods' exclusive sizes.
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("q", 2)), "b", Holding("q", "b", CpuSet{0, 12}, 0))
+                  .ok());
+  EXPECT_EQ(cache.ExclusiveSizes(), (std::map<int, int>{{2, 1}}));
+  ASSERT_TRUE(cache.RemoveNode("b").ok());
+  EXPECT_EQ(cache.NumaSlots(12), 2);
+  EXPECT_TRUE(cache.ExclusiveSizes().empty());
+  // A capacity factor of 0.5 on NUMA node 1 halves what it offers.
+  NodeConfig half;
+  half.capacity = {{1, 0.5}};
+  ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket(), half)).ok());
+  EXPECT_EQ(cache.NumaSlots(12), 3);
+  EXPECT_EQ(cache.NumaSlots(6), 7);
+  for (int cpus : {1, 2, 5, 6, 12}) EXPECT_EQ(cache.NumaSlots(cpus), RecountNumaSlots(cache, cpus)) << cpus;
 }
 
 TEST(ClusterCache, NodeGenerationsFollowEveryNodeThroughChangesAndRemoval) {
