@@ -353,7 +353,7 @@ INSTANTIATE_TEST_SUITE_P(
                                    {{kIsolatedCpuResource, 12}}},
                       ExtendedCase{"AllocatableModeAdvertisesTheExclusiveOptIn", NodeMode::kAllocatable,
                                    {{kExclusiveResource, kExclusiveResourceCapacity}}}),
-    [](const ::testing::TestParamInfo<ExtendedCase>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<ExtendedCase>& param) { return std::string(param.param.name); });
 
 }  // namespace
 }  // namespace huygens::agent

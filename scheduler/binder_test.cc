@@ -77,8 +77,12 @@ TEST_P(PodWriterFenceTest, TheLeaseFenceDecidesWhetherABindingIsSentAndTheResour
   EXPECT_EQ(pod["spec"].value("nodeName", "") == "n0", c.bound);
   EXPECT_EQ(pod["metadata"].value("annotations", nlohmann::json::object()).contains(kAllocationAnnotation), c.bound);
   EXPECT_EQ(writer.bound(), c.bound ? 1 : 0);
-  if (c.written_since) EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("lost the race for pod default/p"));
-  if (!c.may_bind) EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("no longer holds its leader lease"));
+  if (c.written_since) {
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("lost the race for pod default/p"));
+  }
+  if (!c.may_bind) {
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("no longer holds its leader lease"));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -90,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
         // The apiserver's fence: the Binding carries the resourceVersion the decision read.
         FenceCase{"ABindingOnAPodWrittenSinceItWasReadIsRefusedAsALostRace", true, 1, false,
                   absl::StatusCode::kAborted, true}),
-    [](const ::testing::TestParamInfo<FenceCase>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<FenceCase>& param) { return std::string(param.param.name); });
 
 // A rebalancer move lands only on the pod as the plan read it, and only while the lease holds.
 TEST(PodWriterMove, AMoveIsWrittenOnlyOnThePodAsReadAndOnlyWhileTheLeaseHolds) {

@@ -146,7 +146,7 @@ TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsEith
   std::map<std::string, int> worse_seeds;  // figure -> seeds where Huygens is worse
   for (uint64_t seed = first; seed <= last; ++seed) {
     const Generated g = Generate(seed);
-    if (verbose) std::printf("seed %llu\n%s\n%s\n", (unsigned long long)seed, g.cluster.c_str(), g.workload.c_str());
+    if (verbose) std::printf("seed %llu\n%s\n%s\n", static_cast<unsigned long long>(seed), g.cluster.c_str(), g.workload.c_str());
     auto cluster = ParseClusterSpec(g.cluster, "generated-cluster.yaml");
     ASSERT_TRUE(cluster.ok()) << "seed " << seed << ": " << cluster.status() << "\n" << g.cluster;
     auto workload = ParseWorkloadSpec(g.workload, "generated-workload.yaml");
@@ -187,7 +187,7 @@ TEST(PlacementProperty, HuygensRejectsNothingAndSchedulesAtLeastAsManyPodsAsEith
   }
   for (const auto& [figure, seeds] : worse_seeds) {
     std::printf("%s: huygens worse on %d of %llu seeds\n", figure.c_str(), seeds,
-                (unsigned long long)(last - first + 1));
+                static_cast<unsigned long long>(last - first + 1));
   }
 }
 

@@ -174,16 +174,16 @@ absl::StatusOr<ContainerSpec> ParseContainer(const YamlReader& r, const YAML::No
     // Device-plugin resources: whole counts, requests = limits (as Kubernetes requires).
     if (!v.IsMap()) return r.Error(v, field + ".devices", "expected a map of resource name to count");
     for (const auto& entry : v) {
-      auto name = r.String(entry.first, field + ".devices");
-      if (!name.ok()) return name.status();
-      const std::string f = field + ".devices." + *name;
-      if (name->find('/') == std::string::npos) {
+      auto resource = r.String(entry.first, field + ".devices");
+      if (!resource.ok()) return resource.status();
+      const std::string f = field + ".devices." + *resource;
+      if (resource->find('/') == std::string::npos) {
         return r.Error(entry.first, f,
                        "a device-plugin resource name has a domain (e.g. nvidia.com/gpu)");
       }
       auto n = r.Int(entry.second, f, 0, 1024);
       if (!n.ok()) return n.status();
-      if (*n > 0) c.extended_requests[*name] = *n;
+      if (*n > 0) c.extended_requests[*resource] = *n;
     }
   }
   return c;
