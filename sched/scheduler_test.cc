@@ -127,7 +127,9 @@ TEST(Scheduler, VerdictsGiveEachVisitedNodesRefusalOrItsScoreInVisitOrder) {
     if (v.node == r.node) best = *v.score;
   }
   for (const NodeVerdict& v : verdicts) {
-    if (v.score.has_value()) EXPECT_LE(*v.score, best) << "the chosen node has the highest total";
+    if (v.score.has_value()) {
+      EXPECT_LE(*v.score, best) << "the chosen node has the highest total";
+    }
   }
   // Without the out-parameter nothing is collected; the outcome is the same.
   EXPECT_TRUE(scheduler->ScheduleOne(Share(GuaranteedPod("q", 4))).scheduled());
@@ -586,7 +588,9 @@ TEST(NumaScore, AGroupMemberJoinsItsGroupsNumaNodeOverACleanFitElsewhere) {
     ScheduleResult r = scheduler->ScheduleOne(Share(std::move(pod)));
     ASSERT_TRUE(r.scheduled()) << r.message;
     EXPECT_EQ(r.node, group.empty() ? "empty" : "busy") << "group '" << group << "'";
-    if (!group.empty()) EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+    if (!group.empty()) {
+      EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+    }
   }
 }
 
