@@ -46,16 +46,17 @@ void ClusterCache::Touch(NodeInfo& info) {
   s.numa_inline = false;
   s.num_numa = 0;
   CountOffers(info, -1);
-  info.default_offers.clear();
+  info.numa_capacity.clear();
   if (!s.has_cpu_state) return;
   const NodeState& cpu = *info.cpu_state;
   const NodeConfig& config = cpu.Config();
   for (const NumaCounters& c : cpu.Counters()) {
     if (c.user_cpus <= 0) continue;
     auto factor = config.capacity.find(c.numa);
-    info.default_offers.push_back(NumaOfferFromCounts(
-        config.default_bind_policy, cpu.Topology().CpusPerCore(), c.free_cpus, c.free_cores,
-        factor == config.capacity.end() ? 1.0 : factor->second));
+    info.numa_capacity.push_back(
+        {c.user_cpus, NumaOfferFromCounts(config.default_bind_policy, cpu.Topology().CpusPerCore(),
+                                          c.free_cpus, c.free_cores,
+                                          factor == config.capacity.end() ? 1.0 : factor->second)});
   }
   CountOffers(info, +1);
   s.mode = config.mode;
@@ -78,11 +79,19 @@ void ClusterCache::Touch(NodeInfo& info) {
 }
 
 void ClusterCache::CountOffers(const NodeInfo& info, int delta) {
-  for (int offer : info.default_offers) {
-    if (offer <= 0) continue;
-    auto it = numa_offers_.try_emplace(offer, 0).first;
-    if ((it->second += delta) <= 0) numa_offers_.erase(it);
+  auto count = [delta](std::map<int, int64_t>& counts, int key) {
+    if (key <= 0) return;
+    auto it = counts.try_emplace(key, 0).first;
+    if ((it->second += delta) <= 0) counts.erase(it);
+  };
+  for (const NodeInfo::NumaCapacity& numa : info.numa_capacity) {
+    count(numa_offers_, numa.offer);
+    count(numa_sizes_, numa.user_cpus);
   }
+}
+
+int ClusterCache::LargestNumaNode() const {
+  return numa_sizes_.empty() ? 0 : numa_sizes_.rbegin()->first;
 }
 
 int64_t ClusterCache::NumaSlots(int cpus) const {

@@ -102,10 +102,14 @@ struct NodeInfo {
   std::map<std::string, int64_t> requested_extended;  // sum of Pod::extended_requests
   std::vector<std::string> pod_uids;                  // bound and assumed pods, in arrival order
   std::vector<UsedPort> used_ports;
-  // What each NUMA node with user CPUs offers a request of the node's default bind policy
-  // (NumaOfferFromCounts, with the node's capacity factors), as counted in
-  // ClusterCache::NumaSlots; empty for a NUMA-blind node.
-  std::vector<int> default_offers;
+  // Per NUMA node with user CPUs: its user CPUs and what it offers a request of the node's
+  // default bind policy (NumaOfferFromCounts, with the node's capacity factors), as counted in
+  // ClusterCache::NumaSlots and LargestNumaNode; empty for a NUMA-blind node.
+  struct NumaCapacity {
+    int user_cpus = 0;
+    int offer = 0;
+  };
+  std::vector<NumaCapacity> numa_capacity;
 
   int NumPods() const { return static_cast<int>(pod_uids.size()); }
 };
@@ -218,10 +222,13 @@ class ClusterCache {
   // How many more pods of `cpus` (> 0) exclusive CPUs the NUMA-aware nodes could take, each on
   // one NUMA node: the sum over their NUMA nodes with user CPUs of floor(offer / cpus), each
   // offer being what the NUMA node offers a request of its node's default bind policy
-  // (NodeInfo::default_offers; equal to sched/numa_view.h's NumaView offers). Kept up to date
+  // (NodeInfo::numa_capacity; equal to sched/numa_view.h's NumaView offers). Kept up to date
   // on every change; O(distinct offers) per call, whatever the number of nodes. NumaScore asks
   // it whether the cluster has room for its largest exclusive pods. 0 when cpus <= 0.
   int64_t NumaSlots(int cpus) const;
+  // The most user-pool CPUs of any NUMA node of a NUMA-aware node (0 when there is none): an
+  // exclusive request above it fits no NUMA node of the cluster. O(1).
+  int LargestNumaNode() const;
 
   uint64_t Generation() const { return generation_; }
 
@@ -237,7 +244,7 @@ class ClusterCache {
   // Adds `delta` to ExclusiveSizes() for a pod with `allocation`.
   void CountExclusive(const std::optional<PodAllocation>& allocation, int delta);
   void Touch(NodeInfo& info);
-  // Adds `delta` (+1 or -1) to numa_offers_ for each of info.default_offers.
+  // Adds `delta` (+1 or -1) to numa_offers_ and numa_sizes_ for each of info.numa_capacity.
   void CountOffers(const NodeInfo& info, int delta);
 
   // Node storage: a deque keeps addresses stable and neighbours close in memory; slots of
@@ -251,6 +258,7 @@ class ClusterCache {
   absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;
   std::map<int, int> exclusive_sizes_;
   std::map<int, int64_t> numa_offers_;  // offer (> 0) -> NUMA nodes offering it, see NumaSlots
+  std::map<int, int64_t> numa_sizes_;   // user CPUs -> NUMA nodes that size, see LargestNumaNode
   uint64_t generation_ = 0;
 };
 

@@ -265,7 +265,7 @@ int64_t RecountNumaSlots(const ClusterCache& cache, int cpus) {
   return slots;
 }
 
-TEST(ClusterCache, NumaSlotsFollowPodsNodesAndCapacityFactors) {
+TEST(ClusterCache, NumaSlotsAndLargestNumaNodeFollowPodsNodesAndCapacityFactors) {
   ClusterCache cache;
   // DualSocketHT: 2 NUMA nodes of 6 cores x 2 threads; MachineNode's default bind policy is
   // full-cores.
@@ -274,6 +274,7 @@ TEST(ClusterCache, NumaSlotsFollowPodsNodesAndCapacityFactors) {
   EXPECT_EQ(cache.NumaSlots(12), 4);
   EXPECT_EQ(cache.NumaSlots(6), 8);
   EXPECT_EQ(cache.NumaSlots(13), 0);
+  EXPECT_EQ(cache.LargestNumaNode(), 12);
   EXPECT_EQ(cache.NumaSlots(0), 0);
   // One thread of core 0 taken: full-cores offers the 5 whole free cores of NUMA node 0.
   ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("p", 1)), "a", Holding("p", "a", CpuSet{0}, 0))
@@ -291,6 +292,9 @@ TEST(ClusterCache, NumaSlotsFollowPodsNodesAndCapacityFactors) {
   ASSERT_TRUE(cache.RemoveNode("b").ok());
   EXPECT_EQ(cache.NumaSlots(12), 2);
   EXPECT_TRUE(cache.ExclusiveSizes().empty());
+  ASSERT_TRUE(cache.RemoveNode("a").ok());
+  EXPECT_EQ(cache.LargestNumaNode(), 0);  // only the NUMA-blind node is left
+  ASSERT_TRUE(cache.AddNode(MachineNode("a", DualSocket())).ok());
   // A capacity factor of 0.5 on NUMA node 1 halves what it offers.
   NodeConfig half;
   half.capacity = {{1, 0.5}};
@@ -483,6 +487,28 @@ TEST(NumaScore, WithoutRoomForTheLargestPodsBestFitWins) {
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "busy");
   EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
+}
+
+// A pod wider than every NUMA node (24 CPUs over both 12-CPU NUMA nodes of a best-effort node)
+// spans NUMA nodes whatever the holes: the room is judged for the largest size that fits one,
+// 12, which still has room, so nothing stranded wins. (Judged for 24, no NUMA node could ever
+// take one and best fit would win: one wide pod would turn the rule off cluster-wide.)
+TEST(NumaScore, APodWiderThanEveryNumaNodeLeavesTheRoomToTheLargestThatFitsOne) {
+  ClusterCache cache;
+  AddBusyAndEmpty(cache, NumaStrategy::kMostAllocated);
+  AddFullNodes(cache, 1);
+  NodeConfig best_effort;
+  best_effort.topology_policy = TopologyPolicy::kBestEffort;
+  ASSERT_TRUE(cache.AddNode(MachineNode("wide", DualSocket(), best_effort)).ok());
+  PodAllocation wide = Holding("w", "wide", CpuSet::Range(0, 23), 0);
+  wide.numa_nodes = {0, 1};
+  wide.containers[0].mems = CpuSet{0, 1};
+  ASSERT_TRUE(cache.AddPod(Share(GuaranteedPod("w", 24)), "wide", wide).ok());
+  EXPECT_EQ(cache.LargestNumaNode(), 12);
+  EXPECT_EQ(cache.ExclusiveSizes().rbegin()->first, 24);
+  ScheduleResult r = ScheduleSixPacked(cache);
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "empty");
 }
 
 TEST(NumaScore, SpreadPutsThePodOnTheEmptiestNumaNode) {
