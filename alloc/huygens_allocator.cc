@@ -332,8 +332,8 @@ class AllocationRun {
     return span;
   }
 
-  // Nodes in decreasing offer (then increasing id; with kNearest, nearest first), each giving
-  // min(offer, what is left).
+  // Nodes in decreasing offer (then increasing id; with kNearest, nearest first), dividing the
+  // request by SplitShares (alloc/waste.h): whole free cores first, then the other free CPUs.
   ShareList Shares(std::span<const int> set) const {
     NodeList order(set.begin(), set.end());
     const bool near = req_.numa_strategy == NumaStrategy::kNearest &&
@@ -345,13 +345,20 @@ class AllocationRun {
       }
       return offer_[static_cast<size_t>(a)] > offer_[static_cast<size_t>(b)];
     });
-    ShareList shares;
-    int left = req_.num_cpus;
+    // Whole free cores first over the set (alloc/waste.h, SplitShares).
+    absl::InlinedVector<int, 16> offers, whole, split(order.size(), 0);
+    const bool smt = req_.bind_policy == BindPolicy::kPacked && ix_.MaxThreadsPerCore() > 1;
     for (int numa : order) {
-      if (left == 0) break;
-      const int share = std::min(offer_[static_cast<size_t>(numa)], left);
-      if (share > 0) shares.emplace_back(numa, share);
-      left -= share;
+      const auto n = static_cast<size_t>(numa);
+      offers.push_back(offer_[n]);
+      whole.push_back(smt ? std::min(offer_[n],
+                                     whole_cores_[n] * ix_.MaxThreadsPerCore() + own_threads_[n])
+                          : offer_[n]);
+    }
+    SplitShares(offers, whole, req_.num_cpus, std::span<int>(split.data(), split.size()));
+    ShareList shares;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (split[i] > 0) shares.emplace_back(order[i], split[i]);
     }
     return shares;
   }

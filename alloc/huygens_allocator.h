@@ -26,8 +26,11 @@
 //      16 candidate NUMA nodes the search is not run: the set is the nodes with the largest
 //      offers (then lowest ids).
 //   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
-//      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) each
-//      give min(offer, what is left).
+//      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) divide
+//      it by alloc/waste.h's SplitShares: each first gives what its whole free cores (and the
+//      pod's own half cores) hold, then each gives the rest of its offer, until the request is
+//      met, so a share splits a core with another pod only when the set's whole cores cannot
+//      hold the request.
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
 //        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the whole free

@@ -273,6 +273,19 @@ TEST(AllocateExclusiveTest, SpanningTwoL3GroupsUsesTheTwoLargest) {
   EXPECT_EQ(topo.L3GroupsOf(got->cpus), (std::vector<int>{1, 2}));
 }
 
+// DualSocketHT (core c = CPUs c and c+12; NUMA 0 = cores 0-5). Another pod holds CPUs 12-14
+// (one thread of cores 0-2) and cores 10-11: NUMA 0 offers 9 (3 half-held cores' threads and
+// 3 whole cores), NUMA 1 offers 8 (4 whole cores). 14 CPUs need both; the 14 whole-core CPUs
+// hold them, so no core is split with the other pod (first-come would take all 9 of NUMA 0).
+TEST(AllocateExclusiveTest, SpanningNumaNodesTakesTheSetsWholeCoresBeforeHalfHeldOnes) {
+  const CpuTopology topo = DualSocketHT();
+  absl::StatusOr<ExclusiveAllocation> got =
+      AllocateExclusive(topo, Cpus("0-9,15-21"), Req(14, kPacked, kBestEffort));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->cpus, Cpus("3-9,15-21"));
+  EXPECT_EQ(got->numa_nodes, (std::vector<int>{0, 1}));
+}
+
 // ---- Properties on random machines and states -------------------------------------------
 
 CpuTopology RandomMachine(std::mt19937& rng) {

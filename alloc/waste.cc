@@ -12,6 +12,20 @@ std::pair<int, int> Rank(const Waste& waste, bool packing) {
   return {waste.shared_cores, packing ? static_cast<int>(!waste.clean_fit) : waste.stranded_cpus};
 }
 
+void SplitShares(std::span<const int> offers, std::span<const int> whole, int cpus,
+                 std::span<int> shares) {
+  int left = cpus;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    shares[i] = std::max(0, std::min(whole[i], left));
+    left -= shares[i];
+  }
+  for (size_t i = 0; i < shares.size() && left > 0; ++i) {
+    const int more = std::max(0, std::min(offers[i] - shares[i], left));
+    shares[i] += more;
+    left -= more;
+  }
+}
+
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
                  int share, int own_threads) {
   Waste w;

@@ -1,5 +1,7 @@
 #include "alloc/waste.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace huygens {
@@ -31,6 +33,22 @@ TEST(ShareWaste, PackedCountsThePodsOwnHalfCoresLikeWholeCoreThreads) {
   EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 8, /*own_threads=*/1).shared_cores, 1);
   // Never below zero.
   EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 2, /*own_threads=*/2).shared_cores, 0);
+}
+
+TEST(SplitShares, WholeCoresOfEveryNodeFirstThenTheRestInOrder) {
+  const std::vector<int> offers = {9, 8, 6};
+  const std::vector<int> whole = {6, 8, 2};
+  std::vector<int> shares(3);
+  SplitShares(offers, whole, 14, shares);
+  EXPECT_EQ(shares, (std::vector<int>{6, 8, 0}));
+  SplitShares(offers, whole, 18, shares);  // 16 whole-core CPUs, then 2 more from node 0
+  EXPECT_EQ(shares, (std::vector<int>{8, 8, 2}));
+  SplitShares(offers, whole, 30, shares);  // more than the offers: all of them, 7 unassigned
+  EXPECT_EQ(shares, (std::vector<int>{9, 8, 6}));
+  SplitShares(offers, offers, 14, shares);  // whole == offers: first come, first served
+  EXPECT_EQ(shares, (std::vector<int>{9, 5, 0}));
+  SplitShares(offers, whole, 0, shares);
+  EXPECT_EQ(shares, (std::vector<int>{0, 0, 0}));
 }
 
 TEST(ShareWaste, OwnThreadsCountOnlyUnderPacked) {

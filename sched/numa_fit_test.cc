@@ -122,6 +122,34 @@ Status NumaFitOn(const NodeState& state, const Pod& pod) {
   return dynamic_cast<FilterPlugin&>(*plugin).Filter(cycle, *cache.Nodes().front());
 }
 
+// The allocator's division of a request over several NUMA nodes (alloc/waste.h's
+// SplitShares, whole cores first), as the view judges it. DualSocketHT (core c = CPUs c and
+// c+12; NUMA 0 = cores 0-5) with CPUs 12-14 (a thread of cores 0-2) and cores 10-11 held:
+// NUMA 0 has 9 free, 3 whole cores; NUMA 1 has 8 free, 4 whole cores. 14 CPUs over both fit
+// the 7 whole cores: no core shared with another pod, and the view's Place leaves NUMA 0 its
+// 3 half-held threads.
+TEST(NumaView, WasteOfSeveralNodesTakesTheSetsWholeCoresFirst) {
+  const auto topo = std::make_shared<const CpuTopology>(huygens::testing::DualSocketHT());
+  absl::StatusOr<NodeState> state = NodeState::Create(topo, {});
+  ASSERT_TRUE(state.ok()) << state.status();
+  PodAllocation held;
+  held.pod_uid = "held";
+  held.numa_nodes = {0, 1};
+  held.containers.push_back({"app", *CpuSet::Parse("12-14,10-11,22-23"), CpuSet{0, 1}, false,
+                             false, true});
+  ASSERT_TRUE(state->Assume(GuaranteedPod("held", 7).spec, held).ok());
+  NumaView view(*state, BindPolicy::kPacked);
+  ASSERT_EQ(view.size(), 2);
+  EXPECT_EQ(view.at(0).offer, 9);
+  EXPECT_EQ(view.at(1).offer, 8);
+  const std::vector<int> chosen = {0, 1};
+  EXPECT_EQ(view.WasteOf(chosen, 14).shared_cores, 0);
+  EXPECT_EQ(view.WasteOf(chosen, 16).shared_cores, 2);  // 14 whole-core CPUs, then 2 threads
+  view.Place(TopologyPolicy::kBestEffort, NumaStrategy::kMostAllocated, 14);
+  EXPECT_EQ(view.at(0).free, 3);
+  EXPECT_EQ(view.at(1).free, 0);
+}
+
 TEST(NumaFit, PassesExactlyWhenReserveCanAllocateASingleContainerPod) {
   std::mt19937 rng(11);
   int checked = 0, fits = 0;

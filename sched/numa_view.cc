@@ -147,14 +147,27 @@ void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
   out.resize(static_cast<size_t>(k));
 }
 
+std::array<int, NumaView::kMaxNuma> NumaView::Split(std::span<const int> chosen,
+                                                    int cpus) const {
+  std::array<int, kMaxNuma> offers{}, whole{}, shares{};
+  const size_t n = std::min(chosen.size(), static_cast<size_t>(kMaxNuma));
+  for (size_t k = 0; k < n; ++k) {
+    const Figures& f = figures_[static_cast<size_t>(chosen[k])];
+    offers[k] = f.offer;
+    whole[k] = bind_ == BindPolicy::kPacked && tpc_ > 1 ? std::min(f.offer, f.free_cores * tpc_)
+                                                        : f.offer;
+  }
+  SplitShares(std::span<const int>(offers.data(), n), std::span<const int>(whole.data(), n), cpus,
+              std::span<int>(shares.data(), n));
+  return shares;
+}
+
 Waste NumaView::WasteOf(std::span<const int> chosen, int cpus) const {
   Waste waste;
-  int left = cpus;
-  for (int i : chosen) {
-    const Figures& f = figures_[static_cast<size_t>(i)];
-    const int take = std::min(left, f.offer);
-    left -= take;
-    waste += ShareWaste(bind_, tpc_, f.free, f.free_cores, take);
+  const std::array<int, kMaxNuma> shares = Split(chosen, cpus);
+  for (size_t k = 0; k < chosen.size() && k < shares.size(); ++k) {
+    const Figures& f = figures_[static_cast<size_t>(chosen[k])];
+    waste += ShareWaste(bind_, tpc_, f.free, f.free_cores, shares[k]);
   }
   return waste;
 }
@@ -162,11 +175,10 @@ Waste NumaView::WasteOf(std::span<const int> chosen, int cpus) const {
 void NumaView::Place(TopologyPolicy policy, NumaStrategy strategy, int cpus) {
   std::vector<int> chosen;
   Choose(policy, strategy, cpus, chosen);
-  int left = cpus;
-  for (int i : chosen) {
-    Figures& f = figures_[static_cast<size_t>(i)];
-    const int take = std::min(left, f.offer);
-    left -= take;
+  const std::array<int, kMaxNuma> shares = Split(chosen, cpus);
+  for (size_t k = 0; k < chosen.size() && k < shares.size(); ++k) {
+    Figures& f = figures_[static_cast<size_t>(chosen[k])];
+    const int take = shares[k];
     f.free -= take;
     // Whole cores go first under packed and full-cores; spread-cores takes one thread of a
     // whole free core while there are any.

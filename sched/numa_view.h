@@ -89,7 +89,8 @@ class NumaView {
   void Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
               std::vector<int>& out) const;
   // The waste of putting `cpus` on the nodes `chosen` (indexes into at(), as Choose returns
-  // them: each gives min(offer, what is left), in that order).
+  // them, dividing the request in that order as the allocator does: alloc/waste.h's
+  // SplitShares, whole free cores first).
   Waste WasteOf(std::span<const int> chosen, int cpus) const;
   // Choose, then subtract the request from those nodes' figures.
   void Place(TopologyPolicy policy, NumaStrategy strategy, int cpus);
@@ -102,6 +103,8 @@ class NumaView {
  private:
   void Add(int numa, int user, int free, int free_cores, double factor);
   void Recompute(Figures& f) const;
+  // The shares of `cpus` over `chosen` (by position; alloc/waste.h's SplitShares).
+  std::array<int, kMaxNuma> Split(std::span<const int> chosen, int cpus) const;
   // Sum of the `k` largest values of `field` over the nodes.
   int TopSum(int Figures::*field, int k) const;
 
