@@ -542,6 +542,29 @@ TEST(NumaScore, FewerNumaNodesBeatBetterPacking) {
   EXPECT_EQ(r.allocation->numa_nodes.size(), 1u);
 }
 
+// Fewer shared cores first also where the pod spans NUMA nodes: a 21-CPU pod needs both NUMA
+// nodes of either best-effort node. On "busy", whose two 1-CPU pods each hold half a core, its
+// whole free cores hold 20 CPUs, so the 21st splits a core with one of them; on "empty" the
+// 21st is half a core of its own. Packing alone prefers the fuller "busy".
+TEST(NumaScore, APodOverSeveralNumaNodesAvoidsANodeWhereItWouldShareACore) {
+  ClusterCache cache;
+  NodeConfig config;
+  config.topology_policy = TopologyPolicy::kBestEffort;
+  config.default_bind_policy = BindPolicy::kPacked;
+  config.numa_strategy = NumaStrategy::kMostAllocated;
+  ASSERT_TRUE(cache.AddNode(MachineNode("busy", DualSocket(), config)).ok());
+  ASSERT_TRUE(cache.AddNode(MachineNode("empty", DualSocket(), config)).ok());
+  ASSERT_TRUE(
+      cache.AddPod(Share(GuaranteedPod("a", 1)), "busy", Holding("a", "busy", CpuSet{0}, 0)).ok());
+  ASSERT_TRUE(
+      cache.AddPod(Share(GuaranteedPod("b", 1)), "busy", Holding("b", "busy", CpuSet{6}, 1)).ok());
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  ScheduleResult r = scheduler->ScheduleOne(Share(GuaranteedPod("p", 21)));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "empty");
+  EXPECT_EQ(r.allocation->numa_nodes.size(), 2u);
+}
+
 TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
   ClusterCache cache;
   ASSERT_TRUE(cache.AddNode(MachineNode("a", DualSocket())).ok());
