@@ -585,6 +585,26 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
   EXPECT_EQ(g->at(cache.FindNode("c")).at(1), 2);
 }
 
+// same-numa (the annotation's policy) holds on a node without members as it does where the pod
+// joins them, and breaks where the pod would sit beside members on another NUMA node: on "c" the
+// group's only member holds all of NUMA node 1, so the pod could only take NUMA node 0. Packing
+// alone prefers "c" (fuller), and so did the old score by NUMA distance.
+TEST(NumaScore, AGroupMemberAvoidsANodeWhereItWouldSitApartFromItsGroup) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("a", DualSocket())).ok());
+  ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket())).ok());
+  Pod first = GuaranteedPod("first", 12);
+  first.spec.affinity_group = "g";
+  const CpuSet numa1 = CpuSet::Range(6, 11).Union(CpuSet::Range(18, 23));
+  ASSERT_TRUE(cache.AddPod(Share(first), "c", Holding("first", "c", numa1, 1)).ok());
+  auto scheduler = MustCreate(cache, NumaScoreOnly());
+  Pod second = GuaranteedPod("second", 2);
+  second.spec.affinity_group = "g";
+  ScheduleResult r = scheduler->ScheduleOne(Share(second));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  EXPECT_EQ(r.node, "a");
+}
+
 // Joining the group outranks the waste tiers. Node "busy" as AddBusyAndEmpty makes it, but its
 // 4-CPU pod on NUMA node 1 is of group "g": a 7-CPU pod there strands one CPU, while the empty
 // node is a clean fit (NumaScore.PackPrefersACleanFitToAStrandingBestFit). A pod of no group

@@ -503,8 +503,15 @@ document.querySelectorAll('.core i[data-pod]').forEach(function(c){
 }
 
 std::string ExplanationToText(const PodExplanation& e) {
-  std::string out = fmt::format("pod {} at {:.3f} s: {} nodes judged\n", e.pod, e.seconds,
+  std::string out = fmt::format("pod {} at {:.3f} s: {} nodes judged", e.pod, e.seconds,
                                 e.nodes.size());
+  if (static_cast<size_t>(e.visited_nodes) < e.nodes.size()) {
+    out += fmt::format("; the scheduler visited {} of them and chose among the feasible ones it "
+                       "visited (percentageOfNodesToScore: it stops once it has found enough "
+                       "feasible nodes, starting where its last attempt stopped)",
+                       e.visited_nodes);
+  }
+  out += "\n";
   std::string header = fmt::format("  {:<24} {:>7}", "node", "total");
   for (size_t p = 0; p < e.score_plugins.size(); ++p) {
     header += fmt::format(" {:>16}", fmt::format("{}({})", e.score_plugins[p], e.weights[p]));
@@ -512,12 +519,13 @@ std::string ExplanationToText(const PodExplanation& e) {
   out += header + "\n";
   for (const PodExplanation::NodeVerdict& n : e.nodes) {
     if (!n.filter.empty()) {
-      out += fmt::format("  {:<24} refused by {}: {}\n", n.node, n.filter, n.reason);
+      out += fmt::format("  {:<24} refused by {}: {}{}\n", n.node, n.filter, n.reason,
+                         n.visited ? "" : " (not visited)");
       continue;
     }
     std::string line = fmt::format("  {:<24} {:>7}", n.node, n.total);
     for (int64_t s : n.scores) line += fmt::format(" {:>16}", s);
-    out += line + "\n";
+    out += line + (n.visited ? "\n" : "  (not visited)\n");
   }
   if (e.outcome == "scheduled") {
     out += fmt::format("  -> scheduled on {}, NUMA nodes {}", e.node, fmt::join(e.numa_nodes, ","));

@@ -63,8 +63,15 @@ struct PodExplanation {
     std::string reason;             // that plugin's reason
     std::vector<int64_t> scores;    // feasible nodes: normalised score per score plugin (0..100)
     int64_t total = 0;              // feasible nodes: the weighted sum
+    bool visited = true;            // the scheduler's attempt ran the filters on this node
   };
   std::vector<NodeVerdict> nodes;   // feasible nodes first (highest total first), then the rest
+  // The nodes the scheduler's attempt visited. On clusters of 100 nodes or more it stops once
+  // it has found NumFeasibleNodesToFind feasible nodes (kube-scheduler's
+  // percentageOfNodesToScore, sched/scheduler.h), round-robin from where the last attempt
+  // stopped, and chooses among those: a node it did not visit may score higher than the one
+  // it chose. Equals nodes.size() when it visited every node.
+  int visited_nodes = 0;
   std::string outcome;              // "scheduled", "unschedulable" or "error"
   std::string node;                 // scheduled: the chosen node
   std::vector<int> numa_nodes;      // scheduled: the NUMA nodes of its exclusive CPUs
@@ -72,8 +79,9 @@ struct PodExplanation {
   std::string message;              // unschedulable or error: the scheduler's message
 };
 
-// The explanation as text: one line per node (verdict, or scores by plugin and total), then
-// the outcome with the NUMA nodes and each container's cpuset.
+// The explanation as text: one line per node (verdict, or scores by plugin and total; nodes
+// the attempt did not visit marked so, with the count in the first line), then the outcome
+// with the NUMA nodes and each container's cpuset.
 std::string ExplanationToText(const PodExplanation& explanation);
 
 // One scheduler's run.

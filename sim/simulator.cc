@@ -9,6 +9,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -868,8 +869,10 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
     if (!e.ok()) return e.status();
     explanation = *std::move(e);
   }
+  std::vector<sched::NodeVerdict> visited;  // explained attempts: the nodes the attempt visited
   const int64_t t0 = options_.clock_ns();
-  sched::ScheduleResult result = scheduler_->ScheduleOne(queued.pod);
+  sched::ScheduleResult result =
+      scheduler_->ScheduleOne(queued.pod, explanation ? &visited : nullptr);
   const int64_t dt = options_.clock_ns() - t0;
   latencies_ns_.push_back(dt);
   total_ns_ += dt;
@@ -877,6 +880,14 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
   if (explanation) {
     PodExplanation& e = *explanation;
     e.message = result.message;
+    // A PreFilter verdict covers every node without a visit (no verdicts then).
+    e.visited_nodes = static_cast<int>(e.nodes.size());
+    if (!visited.empty()) {
+      std::set<std::string_view> names;
+      for (const sched::NodeVerdict& v : visited) names.insert(v.node);
+      for (PodExplanation::NodeVerdict& n : e.nodes) n.visited = names.contains(n.node);
+      e.visited_nodes = static_cast<int>(names.size());
+    }
     switch (result.outcome) {
       case sched::ScheduleResult::Outcome::kScheduled:
         e.outcome = "scheduled";

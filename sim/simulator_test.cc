@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/example.h"
+#include "sched/scheduler.h"
 #include "sim/report.h"
 
 namespace huygens::sim {
@@ -442,6 +444,47 @@ TEST(SimulatorTest, ExplainPodShowsEveryNodesVerdictScoresAndTheChoice) {
   EXPECT_THAT(text, testing::HasSubstr("-> scheduled on " + e.node));
   // Other pods and the other runs are not explained.
   EXPECT_TRUE(report->baseline.explanations.empty());
+}
+
+// On 100 nodes or more the scheduler visits only NumFeasibleNodesToFind of them (kube-
+// scheduler's percentageOfNodesToScore, adaptive): the explanation still judges every node,
+// marks the ones the attempt did not visit, and the chosen node is the best of those visited.
+TEST(SimulatorTest, ExplainPodMarksTheNodesTheSampledAttemptDidNotVisit) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, count: 120, topology: {synthetic: "package:1 numa:1 core:2 pu:2"}, systemCpus: "0"}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: p
+    count: 1
+    containers:
+      - {name: app, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}}
+)");
+  SimulationOptions options = FakeClockOptions();
+  options.explain_pod = "p-0";
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), options, /*with_baseline=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->huygens.explanations.size(), 1u);
+  const PodExplanation& e = report->huygens.explanations[0];
+  ASSERT_EQ(e.nodes.size(), 120u);
+  EXPECT_EQ(e.visited_nodes, sched::NumFeasibleNodesToFind(120, 0));
+  ASSERT_LT(e.visited_nodes, 120);
+  int visited = 0;
+  int64_t best_visited = -1;
+  const PodExplanation::NodeVerdict* chosen = nullptr;
+  for (const PodExplanation::NodeVerdict& n : e.nodes) {
+    ASSERT_TRUE(n.filter.empty()) << n.node;  // every node fits the pod
+    if (!n.visited) continue;
+    ++visited;
+    best_visited = std::max(best_visited, n.total);
+    if (n.node == e.node) chosen = &n;
+  }
+  EXPECT_EQ(visited, e.visited_nodes);
+  ASSERT_NE(chosen, nullptr) << "the chosen node " << e.node << " is marked not visited";
+  EXPECT_EQ(chosen->total, best_visited);
+  const std::string text = ExplanationToText(e);
+  EXPECT_THAT(text, testing::HasSubstr(fmt::format("the scheduler visited {} of them",
+                                                   e.visited_nodes)));
+  EXPECT_THAT(text, testing::HasSubstr("(not visited)"));
 }
 
 TEST(ReportTest, TheJsonKeepsItsStableKeys) {
