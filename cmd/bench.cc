@@ -108,9 +108,9 @@ void Setup(CLI::App& app, int& exit_code) {
       "openb trace, with departures keeping the cluster about --utilisation full. Prints one\n"
       "JSON line: podsPerSecond (attempts / time inside ScheduleOne), p50Micros, p99Micros,\n"
       "peakRssBytes (getrusage), and more. Goal: >= 20000 pods/s, < 1 GiB.");
-  sub->add_option("--nodes", args->nodes, "Nodes (default 5000)")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", args->nodes, "Nodes (default 5000)")->check(AtLeast(1));
   sub->add_option("--pods", args->pods, "Pod arrivals (default 150000)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_option("--seed", args->seed, "Workload seed (default 1)");
   sub->add_option("--utilisation", args->utilisation,
                   "Share of the cluster's CPUs requested on average (default 0.9)")

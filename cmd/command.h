@@ -11,6 +11,7 @@
 #define HUYGENS_CMD_COMMAND_H_
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -28,6 +29,22 @@ std::map<std::string, CommandSetup>& CommandRegistry();
 
 // Registers `setup` under `name`; returns true (so it can initialise a static).
 bool RegisterCommand(const std::string& name, CommandSetup setup);
+
+// A CLI11 check of an integer option: a whole number of at least `min`. Its message says so in
+// plain numbers ("-1 is below 0"; CLI11's NonNegativeNumber prints its bound as a 309-digit
+// double), and it refuses what an unsigned option would otherwise wrap ("-3" as 2^64 - 3).
+inline CLI::Validator AtLeast(long long min) {
+  return CLI::Validator(
+      [min](std::string& value) -> std::string {
+        long long v = 0;
+        if (!CLI::detail::lexical_cast(value, v)) {
+          return value + " is not a whole number from " + std::to_string(min) + " to " +
+                 std::to_string(std::numeric_limits<long long>::max());
+        }
+        return v < min ? value + " is below " + std::to_string(min) : std::string();
+      },
+      min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : "AT LEAST " + std::to_string(min));
+}
 
 }  // namespace huygens::cmd
 

@@ -269,11 +269,12 @@ void Setup(CLI::App& app, int& exit_code) {
                   "Topology policy of --nodes-csv nodes (default single-numa-node)");
   sub->add_option("--nodes-system-cpus", args->nodes_system_cpus,
                   "System CPUs of each --nodes-csv node (default 2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_option("--json", args->json_path, "Write the report as JSON (with timelines and CPU maps)");
   sub->add_option("--html", args->html_path, "Write the report as one self-contained HTML page");
   sub->add_option("--seed", args->seed,
-                  "Seed of the workload generator (default: the workload's seed, else 1)");
+                  "Seed of the workload generator (default: the workload's seed, else 1)")
+      ->check(AtLeast(0));
   sub->add_flag("--no-baseline", args->no_baseline, "Run Huygens only (neither nrt nor baseline)");
   sub->add_option("--nrt-scoring", args->nrt_scoring,
                   "NRT peer: NodeResourceTopologyMatch's scoring strategy, LeastAllocated "
@@ -283,19 +284,19 @@ void Setup(CLI::App& app, int& exit_code) {
                 "Trace: round fractional LS/Guaranteed CPU requests up to whole CPUs and run "
                 "them exclusively (default: only whole-CPU requests are exclusive)");
   sub->add_option("--trace-max-pods", args->trace_max_pods, "Trace: read at most N pods (0 = all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_option("--trace-max-creation", args->trace_max_creation,
                   "Trace: only pods created before this many seconds (0 = all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_option("--trace-time-compression", args->trace_time_compression,
                   "Trace: divide trace times by N (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
   sub->add_option("--max-admission-retries", args->max_admission_retries,
                   "nrt and baseline: re-creations of a pod kubelet rejected (default 3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_option("--cpu-map-nodes", args->cpu_map_nodes,
                   "Nodes whose CPU map the report shows (default 6)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_flag("--rebalance", args->rebalance,
                 "Run Huygens a second time with the rebalancer (column huygens+rebalance; "
                 "settings from the workload's rebalance block, else huygens-scheduler's "
@@ -306,7 +307,7 @@ void Setup(CLI::App& app, int& exit_code) {
       ->type_name("DURATION");
   sub->add_option("--rebalance-max-moves", args->rebalance_max_moves,
                   "Rebalancer: most moves per node per round (default 1; implies --rebalance)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   sub->add_flag("--rebalance-balance", args->rebalance_balance,
                 "Rebalancer: also even the exclusive load of the NUMA nodes (implies "
                 "--rebalance)");

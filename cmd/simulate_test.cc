@@ -14,6 +14,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Result = huygens::cmd::testing::RunResult;
 
@@ -66,6 +67,21 @@ TEST(SimulateCommandTest, BadInputExitsWithTwoAndNamesFileLineAndField) {
   const Result missing = RunHuygens("simulate /nonexistent/cluster.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+// Integer options out of range name the option and the bound in plain numbers, and a negative
+// seed is refused rather than wrapped to a huge unsigned one.
+TEST(SimulateCommandTest, AnOutOfRangeNumberNamesTheOptionAndTheBound) {
+  const Result negative = RunHuygens("simulate -q --cpu-map-nodes -1");
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_THAT(negative.out, HasSubstr("--cpu-map-nodes: -1 is below 0"));
+  EXPECT_THAT(negative.out, Not(HasSubstr("000000")));
+  const Result zero = RunHuygens("simulate -q --trace-time-compression 0");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.out, HasSubstr("--trace-time-compression: 0 is below 1"));
+  const Result seed = RunHuygens("simulate -q --seed -3");
+  EXPECT_EQ(seed.exit_code, 2);
+  EXPECT_THAT(seed.out, HasSubstr("--seed: -3 is below 0"));
 }
 
 TEST(SimulateCommandTest, NrtScoringChoosesTheNrtPeersStrategy) {

@@ -505,13 +505,14 @@ document.querySelectorAll('.core i[data-pod]').forEach(function(c){
 std::string ExplanationToText(const PodExplanation& e) {
   std::string out = fmt::format("pod {} at {:.3f} s: {} nodes judged", e.pod, e.seconds,
                                 e.nodes.size());
+  out += "\n";
   if (static_cast<size_t>(e.visited_nodes) < e.nodes.size()) {
-    out += fmt::format("; the scheduler visited {} of them and chose among the feasible ones it "
-                       "visited (percentageOfNodesToScore: it stops once it has found enough "
-                       "feasible nodes, starting where its last attempt stopped)",
+    out += fmt::format("  the scheduler visited {} of them, from where its last attempt stopped "
+                       "until it had found enough\n  feasible nodes (percentageOfNodesToScore), "
+                       "and chose among those; the others are marked (not visited)\n",
                        e.visited_nodes);
   }
-  out += "\n";
+  out += "  each plugin's score 0..100 (its weight in parentheses); total: the weighted sum\n";
   std::string header = fmt::format("  {:<24} {:>7}", "node", "total");
   for (size_t p = 0; p < e.score_plugins.size(); ++p) {
     header += fmt::format(" {:>16}", fmt::format("{}({})", e.score_plugins[p], e.weights[p]));
@@ -533,6 +534,17 @@ std::string ExplanationToText(const PodExplanation& e) {
       out += fmt::format(", {} cpuset {}", container, cpuset.empty() ? "(shared)" : cpuset);
     }
     out += "\n";
+    const auto chosen = std::find_if(e.nodes.begin(), e.nodes.end(),
+                                     [&](const auto& n) { return n.node == e.node; });
+    if (chosen != e.nodes.end()) {
+      const auto tied = std::count_if(e.nodes.begin(), e.nodes.end(), [&](const auto& n) {
+        return n.filter.empty() && n.visited && n.total == chosen->total;
+      });
+      if (tied > 1) {
+        out += fmt::format("     {} visited nodes tied at {}; the first visited wins\n", tied,
+                           chosen->total);
+      }
+    }
   } else {
     out += fmt::format("  -> {}: {}\n", e.outcome, e.message);
   }

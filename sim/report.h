@@ -65,7 +65,9 @@ struct PodExplanation {
     int64_t total = 0;              // feasible nodes: the weighted sum
     bool visited = true;            // the scheduler's attempt ran the filters on this node
   };
-  std::vector<NodeVerdict> nodes;   // feasible nodes first (highest total first), then the rest
+  // Feasible nodes the attempt visited (highest total first), then the feasible ones it did not
+  // visit (likewise), then the refused ones.
+  std::vector<NodeVerdict> nodes;
   // The nodes the scheduler's attempt visited. On clusters of 100 nodes or more it stops once
   // it has found NumFeasibleNodesToFind feasible nodes (kube-scheduler's
   // percentageOfNodesToScore, sched/scheduler.h), round-robin from where the last attempt
@@ -80,8 +82,9 @@ struct PodExplanation {
 };
 
 // The explanation as text: one line per node (verdict, or scores by plugin and total; nodes
-// the attempt did not visit marked so, with the count in the first line), then the outcome
-// with the NUMA nodes and each container's cpuset.
+// the attempt did not visit marked so, with their count on the second line), then the outcome
+// with the NUMA nodes and each container's cpuset, and how many visited nodes tied with the
+// chosen one (the first visited wins, sched::Scheduler).
 std::string ExplanationToText(const PodExplanation& explanation);
 
 // One scheduler's run.

@@ -887,6 +887,10 @@ absl::Status Run::Attempt(sched::QueuedPod queued) {
       for (const sched::NodeVerdict& v : visited) names.insert(v.node);
       for (PodExplanation::NodeVerdict& n : e.nodes) n.visited = names.contains(n.node);
       e.visited_nodes = static_cast<int>(names.size());
+      // What the choice compared first: feasible and visited, then feasible, then refused.
+      std::stable_sort(e.nodes.begin(), e.nodes.end(), [](const auto& a, const auto& b) {
+        return std::pair(!a.filter.empty(), !a.visited) < std::pair(!b.filter.empty(), !b.visited);
+      });
     }
     switch (result.outcome) {
       case sched::ScheduleResult::Outcome::kScheduled:

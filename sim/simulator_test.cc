@@ -481,10 +481,17 @@ TEST(SimulatorTest, ExplainPodMarksTheNodesTheSampledAttemptDidNotVisit) {
   EXPECT_EQ(visited, e.visited_nodes);
   ASSERT_NE(chosen, nullptr) << "the chosen node " << e.node << " is marked not visited";
   EXPECT_EQ(chosen->total, best_visited);
+  // The nodes the choice compared come first, the best of them on top.
+  for (int i = 0; i < e.visited_nodes; ++i) EXPECT_TRUE(e.nodes[static_cast<size_t>(i)].visited);
+  EXPECT_EQ(e.nodes[0].total, best_visited);
   const std::string text = ExplanationToText(e);
   EXPECT_THAT(text, testing::HasSubstr(fmt::format("the scheduler visited {} of them",
                                                    e.visited_nodes)));
   EXPECT_THAT(text, testing::HasSubstr("(not visited)"));
+  // The nodes are alike and empty: every visited one ties with the chosen one.
+  EXPECT_THAT(text, testing::HasSubstr(fmt::format("{} visited nodes tied at {}; the first "
+                                                   "visited wins",
+                                                   e.visited_nodes, best_visited)));
 }
 
 TEST(ReportTest, TheJsonKeepsItsStableKeys) {
