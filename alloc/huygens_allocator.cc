@@ -347,13 +347,11 @@ class AllocationRun {
     });
     // Whole free cores first over the set (alloc/waste.h, SplitShares).
     absl::InlinedVector<int, 16> offers, whole, split(order.size(), 0);
-    const bool smt = req_.bind_policy == BindPolicy::kPacked && ix_.MaxThreadsPerCore() > 1;
     for (int numa : order) {
       const auto n = static_cast<size_t>(numa);
       offers.push_back(offer_[n]);
-      whole.push_back(smt ? std::min(offer_[n],
-                                     whole_cores_[n] * ix_.MaxThreadsPerCore() + own_threads_[n])
-                          : offer_[n]);
+      whole.push_back(UnsharedCapacity(req_.bind_policy, ix_.MaxThreadsPerCore(), offer_[n],
+                                       whole_cores_[n], own_threads_[n]));
     }
     SplitShares(offers, whole, req_.num_cpus, std::span<int>(split.data(), split.size()));
     ShareList shares;

@@ -12,6 +12,12 @@ std::pair<int, int> Rank(const Waste& waste, bool packing) {
   return {waste.shared_cores, packing ? static_cast<int>(!waste.clean_fit) : waste.stranded_cpus};
 }
 
+int UnsharedCapacity(BindPolicy bind, int threads_per_core, int offer, int free_cores,
+                     int own_threads) {
+  if (bind != BindPolicy::kPacked || threads_per_core <= 1) return offer;
+  return std::min(offer, threads_per_core * free_cores + own_threads);
+}
+
 void SplitShares(std::span<const int> offers, std::span<const int> whole, int cpus,
                  std::span<int> shares) {
   int left = cpus;

@@ -84,6 +84,14 @@ int StrandedCpus(int free_cpus);
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
                  int share, int own_threads = 0);
 
+// The most CPUs a share can take out of a NUMA node that offers `offer` without splitting a
+// core with another pod (ShareWaste's shared cores stay 0 up to it): under packed on a machine
+// with SMT, the CPUs of its `free_cores` whole free cores plus `own_threads` (as ShareWaste),
+// at most `offer`; under the other bind policies and without SMT, `offer` (their units are
+// whole cores or single threads of whole cores already). SplitShares' `whole`.
+int UnsharedCapacity(BindPolicy bind, int threads_per_core, int offer, int free_cores,
+                     int own_threads = 0);
+
 // How a request of `cpus` CPUs spread over several NUMA nodes is divided among them, the nodes
 // taken in the order given: first each gives what its whole free cores hold, min(whole[i],
 // what is left), then each gives min(offers[i] minus what it gave, what is left). `offers[i]`:

@@ -35,6 +35,19 @@ TEST(ShareWaste, PackedCountsThePodsOwnHalfCoresLikeWholeCoreThreads) {
   EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 2, /*own_threads=*/2).shared_cores, 0);
 }
 
+// UnsharedCapacity is where ShareWaste starts counting shared cores.
+TEST(UnsharedCapacity, IsTheLargestShareThatSplitsNoCoreWithAnotherPod) {
+  // Packed, 2 threads per core, 9 free: 3 whole free cores, 1 own half core, 2 half-held.
+  const int most = UnsharedCapacity(BindPolicy::kPacked, 2, 9, 3, 1);
+  EXPECT_EQ(most, 7);
+  EXPECT_EQ(ShareWaste(BindPolicy::kPacked, 2, 9, 3, most, 1).shared_cores, 0);
+  EXPECT_EQ(ShareWaste(BindPolicy::kPacked, 2, 9, 3, most + 1, 1).shared_cores, 1);
+  EXPECT_EQ(UnsharedCapacity(BindPolicy::kPacked, 2, 5, 4), 5);  // never above the offer
+  EXPECT_EQ(UnsharedCapacity(BindPolicy::kPacked, 1, 9, 3), 9);  // no SMT
+  EXPECT_EQ(UnsharedCapacity(BindPolicy::kFullCores, 2, 6, 3), 6);
+  EXPECT_EQ(UnsharedCapacity(BindPolicy::kSpreadCores, 2, 3, 3), 3);
+}
+
 TEST(SplitShares, WholeCoresOfEveryNodeFirstThenTheRestInOrder) {
   const std::vector<int> offers = {9, 8, 6};
   const std::vector<int> whole = {6, 8, 2};

@@ -154,8 +154,7 @@ std::array<int, NumaView::kMaxNuma> NumaView::Split(std::span<const int> chosen,
   for (size_t k = 0; k < n; ++k) {
     const Figures& f = figures_[static_cast<size_t>(chosen[k])];
     offers[k] = f.offer;
-    whole[k] = bind_ == BindPolicy::kPacked && tpc_ > 1 ? std::min(f.offer, f.free_cores * tpc_)
-                                                        : f.offer;
+    whole[k] = UnsharedCapacity(bind_, tpc_, f.offer, f.free_cores);
   }
   SplitShares(std::span<const int>(offers.data(), n), std::span<const int>(whole.data(), n), cpus,
               std::span<int>(shares.data(), n));

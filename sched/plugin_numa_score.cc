@@ -135,14 +135,14 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
     // Fewer shared cores first, always (alloc/waste.h): also between nodes where the pod spans
     // NUMA nodes, as tiers 2 and 3 do for one.
     if (chosen_.size() >= 2) {
-      within = rank.first > 0 ? within / 2 : kMaxNodeScore / 2 + within / 2;
+      within = FirstHalf(rank.first == 0, within);
     }
     const PreScoreSlot* g = state.SlotIfSet<PreScoreSlot>(slot());
     if (tier == 3 && packing && g != nullptr && g->room_for_largest &&
         node.cpu_state->Config().devices.empty()) {
       int free_after = -cpus;
       for (int i : chosen_) free_after += view.at(i).free;
-      within = StrandedCpus(free_after) > 0 ? within / 2 : kMaxNodeScore / 2 + within / 2;
+      within = FirstHalf(StrandedCpus(free_after) == 0, within);
     }
     if (g != nullptr && g->placement != nullptr) {
       const auto [group, joins] = GroupScore(*g->placement, node, view, cpus);
@@ -153,6 +153,12 @@ class NumaScore final : public PreScorePlugin, public ScorePlugin {
   }
 
  private:
+  // A within-tier part (0..100) halved so that placements with `preferred` come first: they
+  // score 50..100, the others 0..50, the part deciding among each.
+  static int64_t FirstHalf(bool preferred, int64_t within) {
+    return preferred ? kMaxNodeScore / 2 + within / 2 : within / 2;
+  }
+
   // Where kubelet places the pod's devices or Static memory on the node (NodeState's
   // prediction), whether the exclusive CPUs can go beside them with nothing remote: the memory
   // inside the devices' NUMA nodes and those nodes offering the CPUs. True when kubelet places

@@ -565,17 +565,28 @@ TEST(NumaScore, APodOverSeveralNumaNodesAvoidsANodeWhereItWouldShareACore) {
   EXPECT_EQ(r.allocation->numa_nodes.size(), 2u);
 }
 
-TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
-  ClusterCache cache;
+// A Guaranteed pod of `cpus` CPUs in affinity group "g".
+Pod GroupMember(const std::string& name, int cpus) {
+  Pod pod = GuaranteedPod(name, cpus);
+  pod.spec.affinity_group = "g";
+  return pod;
+}
+
+// Empty DualSocket nodes "a" and "c", and group "g"'s first member on "c", holding `cpus` of
+// NUMA node 1.
+void AddNodesAAndCWithAFirstMember(ClusterCache& cache, const CpuSet& cpus) {
   ASSERT_TRUE(cache.AddNode(MachineNode("a", DualSocket())).ok());
   ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket())).ok());
-  Pod first = GuaranteedPod("first", 2);
-  first.spec.affinity_group = "g";
-  ASSERT_TRUE(cache.AddPod(Share(first), "c", Holding("first", "c", CpuSet{6, 18}, 1)).ok());
+  ASSERT_TRUE(cache.AddPod(Share(GroupMember("first", cpus.Size())), "c",
+                           Holding("first", "c", cpus, 1))
+                  .ok());
+}
+
+TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
+  ClusterCache cache;
+  AddNodesAAndCWithAFirstMember(cache, CpuSet{6, 18});
   auto scheduler = MustCreate(cache, NumaScoreOnly());
-  Pod second = GuaranteedPod("second", 2);
-  second.spec.affinity_group = "g";
-  ScheduleResult r = scheduler->ScheduleOne(Share(second));
+  ScheduleResult r = scheduler->ScheduleOne(Share(GroupMember("second", 2)));
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "c");
   EXPECT_THAT(r.allocation->numa_nodes, ElementsAre(1));
@@ -591,16 +602,9 @@ TEST(NumaScore, AffinityGroupMembersJoinTheirGroupsNumaNode) {
 // alone prefers "c" (fuller), and so did the old score by NUMA distance.
 TEST(NumaScore, AGroupMemberAvoidsANodeWhereItWouldSitApartFromItsGroup) {
   ClusterCache cache;
-  ASSERT_TRUE(cache.AddNode(MachineNode("a", DualSocket())).ok());
-  ASSERT_TRUE(cache.AddNode(MachineNode("c", DualSocket())).ok());
-  Pod first = GuaranteedPod("first", 12);
-  first.spec.affinity_group = "g";
-  const CpuSet numa1 = CpuSet::Range(6, 11).Union(CpuSet::Range(18, 23));
-  ASSERT_TRUE(cache.AddPod(Share(first), "c", Holding("first", "c", numa1, 1)).ok());
+  AddNodesAAndCWithAFirstMember(cache, CpuSet::Range(6, 11).Union(CpuSet::Range(18, 23)));
   auto scheduler = MustCreate(cache, NumaScoreOnly());
-  Pod second = GuaranteedPod("second", 2);
-  second.spec.affinity_group = "g";
-  ScheduleResult r = scheduler->ScheduleOne(Share(second));
+  ScheduleResult r = scheduler->ScheduleOne(Share(GroupMember("second", 2)));
   ASSERT_TRUE(r.scheduled()) << r.message;
   EXPECT_EQ(r.node, "a");
 }
