@@ -202,20 +202,24 @@ class AllocationRun {
   void CountOffers() {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     whole_cores_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
-    own_threads_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
-    own_core_.clear();
-    if (req_.bind_policy == BindPolicy::kPacked && !req_.pod_cpus.Empty() &&
-        ix_.MaxThreadsPerCore() > 1) {
-      // Only the cores of pod_cpus can be the pod's own half cores: visit those, not every core.
-      own_core_.assign(static_cast<size_t>(ix_.NumCores()), 0);
-      for (int cpu : req_.pod_cpus) {
+    unshared_threads_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
+    unshared_core_.clear();
+    if (req_.bind_policy == BindPolicy::kPacked && ix_.MaxThreadsPerCore() > 1) {
+      // Only a core with a thread in pod_cpus or outside allocatable_cpus can be an unshared
+      // half core: visit those (a pod's few CPUs, the system pool), not every core.
+      CpuSet seeds = req_.pod_cpus;
+      if (req_.allocatable_cpus) {
+        seeds = seeds.Union(topo_.OnlineCpus().Difference(*req_.allocatable_cpus));
+      }
+      if (!seeds.Empty()) unshared_core_.assign(static_cast<size_t>(ix_.NumCores()), 0);
+      for (int cpu : seeds) {
         const int local = ix_.LocalOf(cpu);
         if (local < 0) continue;
         const int core = ix_.CoreOf(local);
-        char& own = own_core_[static_cast<size_t>(core)];
-        if (own != 0) continue;  // visited through a sibling
-        own = IsOwnPartialCore(core) ? 1 : 2;
-        if (own == 1) own_threads_[static_cast<size_t>(ix_.NumaOf(local))] += CoreFree(core);
+        char& mark = unshared_core_[static_cast<size_t>(core)];
+        if (mark != 0) continue;  // visited through a sibling
+        mark = IsUnsharedPartialCore(core) ? 1 : 2;
+        if (mark == 1) unshared_threads_[static_cast<size_t>(ix_.NumaOf(local))] += CoreFree(core);
       }
     }
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
@@ -252,14 +256,20 @@ class AllocationRun {
 
   bool IsWholeFreeCore(int core) const { return CoreFree(core) == ix_.CoreCpus().SizeOf(core); }
 
-  // A core with free threads whose other threads all belong to the same pod
-  // (ExclusiveRequest::pod_cpus); taking one of its threads shares the core with no other pod.
-  // CountOffers records the answer per core in own_core_ (packed only).
-  bool IsOwnPartialCore(int core) const {
+  // A core with free threads, not all of them, none of whose other threads another pod holds:
+  // each is the same pod's (ExclusiveRequest::pod_cpus) or outside the user pool
+  // (ExclusiveRequest::allocatable_cpus, when set: a thread of the system pool). Taking one of
+  // its threads shares the core with no other pod. CountOffers records the answer per core in
+  // unshared_core_ (packed only).
+  bool IsUnsharedPartialCore(int core) const {
     const int free = CoreFree(core);
     if (free == 0 || free == ix_.CoreCpus().SizeOf(core)) return false;
     for (int local : ix_.CoreCpus().Of(core)) {
-      if (!free_->IsFree(local) && !req_.pod_cpus.Contains(ix_.CpuId(local))) return false;
+      if (free_->IsFree(local)) continue;
+      const int cpu = ix_.CpuId(local);
+      if (req_.pod_cpus.Contains(cpu)) continue;
+      if (req_.allocatable_cpus && !req_.allocatable_cpus->Contains(cpu)) continue;
+      return false;
     }
     return true;
   }
@@ -351,7 +361,7 @@ class AllocationRun {
       const auto n = static_cast<size_t>(numa);
       offers.push_back(offer_[n]);
       whole.push_back(UnsharedCapacity(req_.bind_policy, ix_.MaxThreadsPerCore(), offer_[n],
-                                       whole_cores_[n], own_threads_[n]));
+                                       whole_cores_[n], unshared_threads_[n]));
     }
     SplitShares(offers, whole, req_.num_cpus, std::span<int>(split.data(), split.size()));
     ShareList shares;
@@ -414,7 +424,7 @@ class AllocationRun {
     for (const auto& [numa, share] : Shares(set)) {
       const auto n = static_cast<size_t>(numa);
       w += ShareWaste(req_.bind_policy, ix_.MaxThreadsPerCore(), free_->FreeInNuma(numa),
-                      whole_cores_[n], share, own_threads_[n]);
+                      whole_cores_[n], share, unshared_threads_[n]);
     }
     return w;
   }
@@ -566,17 +576,20 @@ class AllocationRun {
     switch (req_.bind_policy) {
       case BindPolicy::kPacked: {
         // kubelet's take over the whole free cores of the chosen L3 groups, and the free
-        // threads of cores the pod already holds part of, when they hold the share (an odd
-        // CPU then takes such a thread, which kubelet's take fills first, else a thread of a
-        // free core; never the last thread of a core another pod holds), else over every
-        // free CPU there.
+        // threads of cores no other pod holds part of (the pod's own half cores, a user thread
+        // beside the system pool), when they hold the share (alloc/waste.h's
+        // UnsharedCapacity; an odd CPU then takes such a thread, which kubelet's take fills
+        // first, else a thread of a free core; never the last thread of a core another pod
+        // holds), else over every free CPU there.
         const auto n = static_cast<size_t>(numa);
-        if (whole_cores_[n] * ix_.MaxThreadsPerCore() + own_threads_[n] >= share) {
+        if (ix_.MaxThreadsPerCore() > 1 &&
+            UnsharedCapacity(BindPolicy::kPacked, ix_.MaxThreadsPerCore(), offer_[n],
+                             whole_cores_[n], unshared_threads_[n]) >= share) {
           for (int core : ix_.NumaCores().Of(numa)) {
             if (!in_chosen(core)) continue;
             if (IsWholeFreeCore(core)) {
               for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
-            } else if (own_threads_[n] > 0 && own_core_[static_cast<size_t>(core)] == 1) {
+            } else if (unshared_threads_[n] > 0 && unshared_core_[static_cast<size_t>(core)] == 1) {
               for (int local : ix_.CoreCpus().Of(core)) {
                 if (free_->IsFree(local)) out.Add(ix_.CpuId(local));
               }
@@ -639,8 +652,8 @@ class AllocationRun {
   absl::InlinedVector<int, 256> core_free_;  // per dense core; empty under packed
   absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
   absl::InlinedVector<int, 8> whole_cores_;  // per dense NUMA node: cores with every thread free
-  absl::InlinedVector<int, 8> own_threads_;  // per dense NUMA node: IsOwnPartialCore's free threads
-  absl::InlinedVector<char, 64> own_core_;   // per dense core: 1 IsOwnPartialCore, 2 not, 0 not
+  absl::InlinedVector<int, 8> unshared_threads_;  // per dense NUMA node: IsUnsharedPartialCore's free threads
+  absl::InlinedVector<char, 64> unshared_core_;   // per dense core: 1 IsUnsharedPartialCore, 2 not, 0 not visited
                                              // a core of pod_cpus (packed with pod_cpus only,
                                              // else empty)
   absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise

@@ -27,18 +27,20 @@
 //      offers (then lowest ids).
 //   4. Shares: with one node, the whole request; with several, nodes in decreasing offer
 //      (then increasing id; under nearest, the nodes nearest to near_numa_nodes first) divide
-//      it by alloc/waste.h's SplitShares: each first gives what its whole free cores (and the
-//      pod's own half cores) hold, then each gives the rest of its offer, until the request is
+//      it by alloc/waste.h's SplitShares: each first gives what its whole free cores (and its
+//      unshared half cores, below) hold, then each gives the rest of its offer, until the request is
 //      met, so a share splits a core with another pod only when the set's whole cores cannot
 //      hold the request.
 //   5. Inside each node: the fewest L3 groups that can hold the share (one group: the one
 //      offering least that still fits; several: largest offers first), then the bind policy:
 //        packed       - kubelet's order (TakeByTopology, alloc/take.h) over the whole free
-//                       cores in those L3 groups and the free threads of cores the same pod
-//                       holds part of (pod_cpus) when they hold the share (an odd CPU then
-//                       takes such a thread, else a thread of a free core, never the last
-//                       free thread of a core another pod holds), else over every free CPU
-//                       there (then, with one L3
+//                       cores in those L3 groups and the free threads of unshared half
+//                       cores (cores no other pod holds part of: the rest is held by the same
+//                       pod, pod_cpus, or lies outside the user pool, allocatable_cpus) when
+//                       they hold the share (an odd CPU then takes such a thread, as kubelet's
+//                       take fills the core with the fewest free threads first, else a thread
+//                       of a free core; never the last free thread of a core another pod
+//                       holds), else over every free CPU there (then, with one L3
 //                       group per NUMA node and one NUMA node, exactly what kubelet's static
 //                       policy would take there);
 //        full-cores   - whole free cores only, lowest core id first; never splits a core;
@@ -100,6 +102,10 @@ struct ExclusiveRequest {
   // node's share of them). Huygens passes the node's user pool, so a set that the user pool
   // can fill is preferred even when reserved CPUs make one node look big enough (kubelet#132187).
   // Default (unset): every online CPU, kubelet's topology-manager sizing (reserved included).
+  // Under packed it also tells a core split with the system pool: a free thread whose siblings
+  // are all outside allocatable_cpus shares its core with no pod, and is taken like a pod_cpus
+  // half core (below) rather than breaking a whole free core (kubelet's take fills it first).
+  // Unset, every CPU missing from `available` is taken to be another pod's.
   std::optional<CpuSet> allocatable_cpus;
   // CPUs the same pod already holds (its containers placed before this one). A free thread of
   // a core whose other threads are all free or in pod_cpus shares that core with no other pod:

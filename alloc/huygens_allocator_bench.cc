@@ -80,6 +80,27 @@ BENCHMARK(BM_AllocateExclusiveLaterContainer)
     ->ArgNames({"cores_per_numa", "cpus", "pod_cpus"})
     ->ComputeStatistics("min", Min);
 
+// The path a node takes (NodeState passes its user pool as allocatable_cpus): packed, with a
+// system pool of range(1) CPUs (the first ones, kubelet's order from a count) outside the user
+// pool, whose cores the allocator visits for unshared half cores, against range(1) = 0 (no
+// allocatable_cpus): the difference is the cost of that rule.
+void BM_AllocateExclusiveWithSystemPool(benchmark::State& state) {
+  const CpuTopology topo = testing::LargeMachine(static_cast<int>(state.range(0)));
+  const ExclusiveAllocator allocator(topo);
+  const CpuSet system = CpuSet::Range(0, static_cast<int>(state.range(1)) - 1);
+  const CpuSet available = HalfFree(topo, 1).Difference(system);
+  ExclusiveRequest r;
+  r.num_cpus = 4;
+  r.topology_policy = TopologyPolicy::kBestEffort;
+  if (state.range(1) > 0) r.allocatable_cpus = topo.OnlineCpus().Difference(system);
+  for (auto _ : state) benchmark::DoNotOptimize(allocator.Allocate(available, r));
+  state.SetLabel(fmt::format("{} cpus", topo.NumCpus()));
+}
+BENCHMARK(BM_AllocateExclusiveWithSystemPool)
+    ->ArgsProduct({{24, 48}, {0, 1, 8}})
+    ->ArgNames({"cores_per_numa", "system_cpus"})
+    ->ComputeStatistics("min", Min);
+
 // The free function, which indexes the topology on every call.
 void BM_AllocateExclusiveUnindexed(benchmark::State& state) {
   const CpuTopology topo = testing::LargeMachine(24);

@@ -51,6 +51,10 @@ ExclusiveRequest Own(ExclusiveRequest r, const std::string& pod_cpus) {
   r.pod_cpus = *CpuSet::Parse(pod_cpus);
   return r;
 }
+ExclusiveRequest Pool(ExclusiveRequest r, const std::string& allocatable_cpus) {
+  r.allocatable_cpus = *CpuSet::Parse(allocatable_cpus);
+  return r;
+}
 ExclusiveRequest Within(ExclusiveRequest r, std::vector<int> within) {
   r.within_numa_nodes = std::move(within);
   return r;
@@ -145,6 +149,15 @@ INSTANTIATE_TEST_SUITE_P(
         // of the pod has CPU 3) is taken first: the pod fills its own half core.
         AllocCase{"PackedFillsTheHalfCoreOfItsOwnPodFirst", DualSocketHT(),
                   "0-2,4-5,12-17,6-11,18-23", Own(Req(1), "3"), "15", {0}},
+        // ... and so is a thread whose sibling is in the system pool (CPU 0, outside
+        // allocatable_cpus): it shares its core with no pod, and kubelet's take fills it
+        // first. Taking a thread of free core 2 instead would leave 14 a half core that the
+        // next odd CPU must share with this pod.
+        AllocCase{"PackedFillsTheHalfCoreBesideTheSystemPoolFirst", DualSocketHT(),
+                  "1-5,12-17,6-11,18-23", Pool(Req(3), "1-23"), "1,12-13", {0}},
+        // Without allocatable_cpus, CPU 0 may be another pod's: its sibling is left alone.
+        AllocCase{"PackedLeavesAHalfCoreOfAnUnknownHolderAlone", DualSocketHT(),
+                  "1-5,12-17,6-11,18-23", Req(3), "1-2,13", {0}},
         // The NUMA node choice counts the pod's own half core too: 3 CPUs, node 0 has one
         // whole free core (4/16) and the free sibling of CPU 3, which the pod holds; node 1 has
         // three whole free cores. Without its own half core, node 0 would split a core with

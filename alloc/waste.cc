@@ -13,9 +13,9 @@ std::pair<int, int> Rank(const Waste& waste, bool packing) {
 }
 
 int UnsharedCapacity(BindPolicy bind, int threads_per_core, int offer, int free_cores,
-                     int own_threads) {
+                     int unshared_threads) {
   if (bind != BindPolicy::kPacked || threads_per_core <= 1) return offer;
-  return std::min(offer, threads_per_core * free_cores + own_threads);
+  return std::min(offer, threads_per_core * free_cores + unshared_threads);
 }
 
 void SplitShares(std::span<const int> offers, std::span<const int> whole, int cpus,
@@ -33,7 +33,7 @@ void SplitShares(std::span<const int> offers, std::span<const int> whole, int cp
 }
 
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
-                 int share, int own_threads) {
+                 int share, int unshared_threads) {
   Waste w;
   const int left = free_cpus - share;
   w.stranded_cpus = StrandedCpus(left);
@@ -41,7 +41,7 @@ Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_
   if (threads_per_core <= 1) return w;
   switch (bind) {
     case BindPolicy::kPacked:
-      w.shared_cores = std::max(0, share - threads_per_core * free_cores - own_threads);
+      w.shared_cores = std::max(0, share - threads_per_core * free_cores - unshared_threads);
       break;
     case BindPolicy::kSpreadCores:
       w.shared_cores = std::max(0, share - free_cores);

@@ -8,10 +8,11 @@
 //                    neighbour on the same core). Huygens takes whole free cores first under
 //                    every bind policy, so a share shares a core only when the NUMA node's whole
 //                    free cores cannot hold it:
-//                      packed       - share - threads_per_core x free_cores - own_threads
+//                      packed       - share - threads_per_core x free_cores - unshared_threads
 //                                     CPUs beyond whole cores and the free threads of cores
-//                                     the pod itself already holds part of (own_threads), each
-//                                     from a core another pod holds part of (exact for 2
+//                                     no other pod holds part of (unshared_threads: the pod's
+//                                     own half cores, user threads beside the system pool),
+//                                     each from a core another pod holds part of (exact for 2
 //                                     threads per core, an upper bound above);
 //                      spread-cores - share - free_cores (one thread per core);
 //                      full-cores   - never (whole cores only);
@@ -79,25 +80,27 @@ int StrandedCpus(int free_cpus);
 // The waste of taking `share` CPUs (REQUIRES: 0 <= share <= free_cpus) out of a NUMA node that
 // has `free_cpus` free CPUs, `free_cores` of whose cores have every thread free, on a machine
 // with `threads_per_core` threads per core (1 without SMT), under `bind`; see the file comment.
-// `own_threads`: free threads of the NUMA node on cores whose held threads all belong to the
-// same pod (ExclusiveRequest::pod_cpus); they share no core with another pod (packed only).
+// `unshared_threads`: free threads of the NUMA node on cores that are not wholly free but of
+// which no other pod holds a thread: the rest belongs to the same pod
+// (ExclusiveRequest::pod_cpus) or lies outside the user pool (a system-pool sibling); taking
+// them shares no core with another pod (packed only).
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
-                 int share, int own_threads = 0);
+                 int share, int unshared_threads = 0);
 
 // The most CPUs a share can take out of a NUMA node that offers `offer` without splitting a
 // core with another pod (ShareWaste's shared cores stay 0 up to it): under packed on a machine
-// with SMT, the CPUs of its `free_cores` whole free cores plus `own_threads` (as ShareWaste),
+// with SMT, the CPUs of its `free_cores` whole free cores plus `unshared_threads` (as ShareWaste),
 // at most `offer`; under the other bind policies and without SMT, `offer` (their units are
 // whole cores or single threads of whole cores already). SplitShares' `whole`.
 int UnsharedCapacity(BindPolicy bind, int threads_per_core, int offer, int free_cores,
-                     int own_threads = 0);
+                     int unshared_threads = 0);
 
 // How a request of `cpus` CPUs spread over several NUMA nodes is divided among them, the nodes
 // taken in the order given: first each gives what its whole free cores hold, min(whole[i],
 // what is left), then each gives min(offers[i] minus what it gave, what is left). `offers[i]`:
 // what node i offers the request (its bind-policy units); `whole[i]` (<= offers[i]): the part
 // of it a share can take without splitting a core with another pod (packed with SMT: the CPUs
-// of its whole free cores plus the pod's own half cores; otherwise offers[i] itself, and the
+// of its whole free cores plus its unshared threads; otherwise offers[i] itself, and the
 // rule is plain first-come). So a share splits a core with another pod only when the whole
 // cores of the entire set cannot hold the request, as kubelet's take over an aligned NUMA set
 // also takes whole cores first (without this, the first node gave all its free threads and

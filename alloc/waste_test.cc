@@ -29,10 +29,10 @@ TEST(ShareWaste, PackedSharesACoreOnlyBeyondTheWholeFreeCores) {
 TEST(ShareWaste, PackedCountsThePodsOwnHalfCoresLikeWholeCoreThreads) {
   // The same NUMA node, but one of the two half-held cores is held by the pod itself: its free
   // thread shares the core with no other pod.
-  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 7, /*own_threads=*/1).shared_cores, 0);
-  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 8, /*own_threads=*/1).shared_cores, 1);
+  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 7, /*unshared_threads=*/1).shared_cores, 0);
+  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 8, /*unshared_threads=*/1).shared_cores, 1);
   // Never below zero.
-  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 2, /*own_threads=*/2).shared_cores, 0);
+  EXPECT_EQ(ShareWaste(kPacked, 2, 8, 3, 2, /*unshared_threads=*/2).shared_cores, 0);
 }
 
 // UnsharedCapacity is where ShareWaste starts counting shared cores.
@@ -66,8 +66,8 @@ TEST(SplitShares, WholeCoresOfEveryNodeFirstThenTheRestInOrder) {
 
 TEST(ShareWaste, OwnThreadsCountOnlyUnderPacked) {
   // Spread-cores takes one thread per core whatever the pod holds; full-cores never shares.
-  EXPECT_EQ(ShareWaste(kSpread, 2, 8, 3, 4, /*own_threads=*/1).shared_cores, 1);
-  EXPECT_EQ(ShareWaste(kFull, 2, 8, 3, 6, /*own_threads=*/1).shared_cores, 0);
+  EXPECT_EQ(ShareWaste(kSpread, 2, 8, 3, 4, /*unshared_threads=*/1).shared_cores, 1);
+  EXPECT_EQ(ShareWaste(kFull, 2, 8, 3, 6, /*unshared_threads=*/1).shared_cores, 0);
 }
 
 TEST(ShareWaste, NoSmtSharesNothing) {

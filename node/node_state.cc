@@ -377,6 +377,7 @@ absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> t
 void NodeState::ResetCounters() {
   const CpuTopology& topo = *topology_;
   core_free_.assign(shape_->core_threads.size(), 0);
+  core_user_.assign(shape_->core_threads.size(), 0);
   counters_.clear();
   counters_.reserve(topo.NumaNodes().size());
   for (const NumaNode& n : topo.NumaNodes()) counters_.push_back(NumaCounters{.numa = n.id, .free_cpus_per_l3 = {}});
@@ -386,6 +387,7 @@ void NodeState::ResetCounters() {
     NumaCounters& c = counters_[static_cast<size_t>(
         shape_->numa_index[static_cast<size_t>(info.numa)])];
     ++c.user_cpus;
+    ++core_user_[static_cast<size_t>(info.core)];
     int& per_l3 = c.free_cpus_per_l3[info.l3];
     if (free.Contains(cpu)) {
       ++c.free_cpus;
@@ -395,11 +397,17 @@ void NodeState::ResetCounters() {
   }
   for (int core = 0; core < static_cast<int>(core_free_.size()); ++core) {
     const size_t k = static_cast<size_t>(core);
-    if (shape_->core_threads[k] > 0 && core_free_[k] == shape_->core_threads[k]) {
-      const int numa = topo.Cpu(topo.CpusInCore(core).Min()).numa;
-      ++counters_[static_cast<size_t>(shape_->numa_index[static_cast<size_t>(numa)])].free_cores;
-    }
+    if (core_user_[k] == 0) continue;
+    NumaCounters& c = counters_[static_cast<size_t>(
+        shape_->numa_index[static_cast<size_t>(topo.Cpu(topo.CpusInCore(core).Min()).numa)])];
+    c.free_cores += core_free_[k] == shape_->core_threads[k];
+    c.unshared_threads += UnsharedThreads(k);
   }
+}
+
+int NodeState::UnsharedThreads(size_t core) const {
+  const int user = core_user_[core];
+  return user < shape_->core_threads[core] && core_free_[core] == user ? user : 0;
 }
 
 std::vector<NumaCounters> NodeState::Recount() const {
@@ -419,9 +427,11 @@ void NodeState::AdjustCounters(const CpuSet& cpus, int delta) {
     const size_t core = static_cast<size_t>(info.core);
     const int threads = shape_->core_threads[core];
     const bool was_whole = core_free_[core] == threads;
+    const int was_unshared = UnsharedThreads(core);
     core_free_[core] += delta;
     const bool is_whole = core_free_[core] == threads;
     c.free_cores += static_cast<int>(is_whole) - static_cast<int>(was_whole);
+    c.unshared_threads += UnsharedThreads(core) - was_unshared;
   }
 }
 
@@ -1279,10 +1289,12 @@ std::vector<std::string> NodeState::Validate() const {
     const NumaCounters& want = recount[i];
     const NumaCounters& have = counters_[i];
     if (!(want == have)) {
-      report(fmt::format("NUMA node {}: counters say user={} free={} free_cores={} but the cpus "
-                         "give user={} free={} free_cores={} (cpus {})",
+      report(fmt::format("NUMA node {}: counters say user={} free={} free_cores={} "
+                         "unshared_threads={} but the cpus give user={} free={} free_cores={} "
+                         "unshared_threads={} (cpus {})",
                          want.numa, have.user_cpus, have.free_cpus, have.free_cores,
-                         want.user_cpus, want.free_cpus, want.free_cores,
+                         have.unshared_threads, want.user_cpus, want.free_cpus, want.free_cores,
+                         want.unshared_threads,
                          topo.CpusInNumaNode(want.numa).Intersection(user_pool_).ToString()));
     }
   }

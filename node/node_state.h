@@ -119,6 +119,11 @@ struct NumaCounters {
   int free_cpus = 0;     // user-pool CPUs not held exclusively (the node's share of the shared pool)
   int free_cores = 0;    // cores all of whose online CPUs are in the user pool and free
   std::map<int, int> free_cpus_per_l3;  // L3 group id -> free CPUs (groups with user CPUs only)
+  // Free user-pool CPUs of cores split with the system pool (some online CPUs of the core are
+  // outside the user pool) of which no pod holds a thread: a pod that takes them shares its
+  // core with no other pod (alloc/waste.h's unshared_threads; the allocator's packed take fills
+  // them first, as kubelet's does).
+  int unshared_threads = 0;
 
   friend bool operator==(const NumaCounters&, const NumaCounters&) = default;
 };
@@ -344,6 +349,9 @@ class NodeState {
   void AdjustCounters(const CpuSet& cpus, int delta);
   // Counters and per-core free counts from scratch (all of `free` free).
   void ResetCounters();
+  // A core's NumaCounters::unshared_threads: its user-pool CPUs when the core is split with
+  // CPUs outside the user pool and all of them are free, else 0.
+  int UnsharedThreads(size_t core) const;
   std::vector<NumaCounters> Recount() const;
   // The pods (other than `except`) holding any of `cpus`, for messages.
   std::vector<std::string> HoldersOf(const CpuSet& cpus, const std::string& except) const;
@@ -359,6 +367,7 @@ class NodeState {
   std::map<std::string, PodRecord> records_;
   std::vector<NumaCounters> counters_;
   std::vector<int> core_free_;  // core id -> free user-pool CPUs of that core
+  std::vector<int> core_user_;  // core id -> user-pool CPUs of that core
   // Memory (NodeConfig::memory_manager set): the policy and the state it keeps.
   std::shared_ptr<const MemoryManagerPolicy> memory_policy_;
   MemoryManagerState memory_;

@@ -359,6 +359,27 @@ TEST(NodeStateAllocate, ASecondContainerFillsTheHalfCoreTheFirstLeft) {
   EXPECT_THAT(s.Validate(), IsEmpty());
 }
 
+TEST(NodeStateAllocate, AnOddCpuFillsTheThreadBesideTheSystemPoolAndTheCountersFollow) {
+  NodeConfig config = Config();
+  config.system_cpus = CpuSet{0};  // core 0's other thread, CPU 12, is a user CPU
+  config.default_bind_policy = BindPolicy::kPacked;
+  NodeState s = MakeNode(config);
+  // NUMA node 0: cores 1-5 whole and CPU 12 alone beside the system pool; node 1: cores 6-11.
+  EXPECT_EQ(s.Counters()[0], (NumaCounters{0, 11, 11, 5, {{0, 11}}, 1}));
+  EXPECT_EQ(s.Counters()[1].unshared_threads, 0);
+  auto a = s.AllocatePod(Pod("p1", {Guaranteed("app", 3)}));
+  ASSERT_TRUE(a.ok()) << a.status();
+  // One whole core and CPU 12 (kubelet's take fills that core first); a thread of core 2
+  // would leave its sibling for the next odd CPU to share with p1.
+  EXPECT_EQ(a->containers[0].cpuset, (CpuSet{1, 12, 13}));
+  EXPECT_EQ(s.Counters()[0].unshared_threads, 0);
+  EXPECT_EQ(s.Counters()[0].free_cores, 4);
+  EXPECT_THAT(s.Validate(), IsEmpty());
+  ASSERT_TRUE(s.ReleasePod("p1").ok());
+  EXPECT_EQ(s.Counters()[0].unshared_threads, 1);
+  EXPECT_THAT(s.Validate(), IsEmpty());
+}
+
 TEST(NodeStateInit, AppContainerReusesTheInitContainersCpus) {
   NodeState s = MakeNode();
   auto a = s.AllocatePod(Pod("p", {Guaranteed("app", 4)}, {InitC(Guaranteed("init", 4))}));

@@ -69,12 +69,14 @@ void ClusterCache::Touch(NodeInfo& info) {
   s.numa_inline = config.capacity.empty();
   for (const NumaCounters& c : cpu.Counters()) {
     if (c.user_cpus <= 0) continue;
-    if (s.num_numa == NodeSummary::kInlineNuma || c.user_cpus > INT16_MAX || c.numa > INT16_MAX) {
+    if (s.num_numa == NodeSummary::kInlineNuma || c.user_cpus > INT16_MAX || c.numa > INT8_MAX ||
+        c.unshared_threads > INT8_MAX) {
       s.numa_inline = false;
       break;
     }
-    s.numa[s.num_numa++] = {static_cast<int16_t>(c.numa), static_cast<int16_t>(c.user_cpus),
-                            static_cast<int16_t>(c.free_cpus), static_cast<int16_t>(c.free_cores)};
+    s.numa[s.num_numa++] = {static_cast<int16_t>(c.user_cpus), static_cast<int16_t>(c.free_cpus),
+                            static_cast<int16_t>(c.free_cores), static_cast<int8_t>(c.numa),
+                            static_cast<int8_t>(c.unshared_threads)};
   }
 }
 

@@ -55,12 +55,15 @@ struct UsedPort {
 // node order. Derived from the rest of NodeInfo by the cache on every change.
 struct NodeSummary {
   static constexpr int kInlineNuma = 8;
+  // 8 bytes: a node whose NUMA ids or unshared threads exceed int8 is not held inline.
   struct Numa {
-    int16_t numa = 0;        // NUMA node id
-    int16_t user = 0;        // NumaCounters::user_cpus
-    int16_t free = 0;        // NumaCounters::free_cpus
-    int16_t free_cores = 0;  // NumaCounters::free_cores
+    int16_t user = 0;             // NumaCounters::user_cpus
+    int16_t free = 0;             // NumaCounters::free_cpus
+    int16_t free_cores = 0;       // NumaCounters::free_cores
+    int8_t numa = 0;              // NUMA node id
+    int8_t unshared_threads = 0;  // NumaCounters::unshared_threads
   };
+  static_assert(sizeof(Numa) == 8);
   int64_t cpu_allocatable_milli = 0;
   int64_t cpu_requested_milli = 0;
   int64_t memory_allocatable_bytes = 0;

@@ -150,6 +150,45 @@ TEST(NumaView, WasteOfSeveralNodesTakesTheSetsWholeCoresFirst) {
   EXPECT_EQ(view.at(1).free, 0);
 }
 
+// A user thread beside the system pool shares its core with no pod: the view counts it with
+// the whole cores (alloc/waste.h's unshared_threads), from the NodeState and from the cache's
+// inline summary alike. DualSocketHT (core c = CPUs c and c+12) with system CPU 0 and CPU 18
+// (core 6, NUMA 1) held: each NUMA node has 11 free CPUs on 5 whole cores and a lone thread,
+// but only NUMA 1's lone thread (6) splits a core with another pod.
+TEST(NumaView, CountsTheThreadBesideTheSystemPoolAsUnshared) {
+  const auto topo = std::make_shared<const CpuTopology>(huygens::testing::DualSocketHT());
+  NodeConfig config;
+  config.system_cpus = CpuSet{0};
+  absl::StatusOr<NodeState> state = NodeState::Create(topo, config);
+  ASSERT_TRUE(state.ok()) << state.status();
+  PodAllocation held;
+  held.pod_uid = "held";
+  held.numa_nodes = {1};
+  held.containers.push_back({"app", CpuSet{18}, CpuSet{1}, false, false, true});
+  ASSERT_TRUE(state->Assume(GuaranteedPod("held", 1).spec, held).ok());
+  ClusterCache cache;
+  Node node;
+  node.name = "n";
+  node.cpu_state = std::make_shared<const NodeState>(*state);
+  ASSERT_TRUE(cache.AddNode(std::move(node)).ok());
+  for (const NumaView& view : {NumaView(*state, BindPolicy::kPacked),
+                               NumaView(*cache.Nodes().front(), BindPolicy::kPacked)}) {
+    ASSERT_EQ(view.size(), 2);
+    for (int i : {0, 1}) {
+      EXPECT_EQ(view.at(i).free, 11);
+      EXPECT_EQ(view.at(i).free_cores, 5);
+    }
+    EXPECT_EQ(view.at(0).unshared, 1);
+    EXPECT_EQ(view.at(1).unshared, 0);
+    EXPECT_EQ(view.WasteOf(std::vector<int>{0}, 11).shared_cores, 0);
+    EXPECT_EQ(view.WasteOf(std::vector<int>{1}, 11).shared_cores, 1);
+    NumaView placed = view;
+    placed.Place(TopologyPolicy::kSingleNumaNode, NumaStrategy::kMostAllocated, 3);
+    EXPECT_EQ(placed.at(0).free, 8);      // NUMA 0: it shares nothing there
+    EXPECT_EQ(placed.at(0).unshared, 0);  // one whole core, then CPU 12
+  }
+}
+
 TEST(NumaFit, PassesExactlyWhenReserveCanAllocateASingleContainerPod) {
   std::mt19937 rng(11);
   int checked = 0, fits = 0;

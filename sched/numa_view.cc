@@ -15,7 +15,7 @@ NumaView::NumaView(const NodeState& state, BindPolicy bind) : bind_(bind) {
       auto it = capacity.find(c.numa);
       if (it != capacity.end()) factor = it->second;
     }
-    Add(c.numa, c.user_cpus, c.free_cpus, c.free_cores, factor);
+    Add(c.numa, c.user_cpus, c.free_cpus, c.free_cores, c.unshared_threads, factor);
   }
 }
 
@@ -28,17 +28,18 @@ NumaView::NumaView(const NodeInfo& node, BindPolicy bind) : bind_(bind) {
   tpc_ = s.threads_per_core;
   for (int i = 0; i < s.num_numa; ++i) {
     const NodeSummary::Numa& n = s.numa[i];
-    Add(n.numa, n.user, n.free, n.free_cores, 1.0);
+    Add(n.numa, n.user, n.free, n.free_cores, n.unshared_threads, 1.0);
   }
 }
 
-void NumaView::Add(int numa, int user, int free, int free_cores, double factor) {
+void NumaView::Add(int numa, int user, int free, int free_cores, int unshared, double factor) {
   if (size_ == kMaxNuma) return;
   Figures& f = figures_[static_cast<size_t>(size_)];
   f.numa = numa;
   f.user = user;
   f.free = free;
   f.free_cores = free_cores;
+  f.unshared = unshared;
   factor_[static_cast<size_t>(size_)] = factor;
   ++size_;
   Recompute(f);
@@ -126,7 +127,7 @@ void NumaView::Choose(TopologyPolicy policy, NumaStrategy strategy, int cpus,
     for (int i = 0; i < size_; ++i) {
       const Figures& f = figures_[static_cast<size_t>(i)];
       if (f.offer < cpus) continue;
-      const auto rank = Rank(ShareWaste(bind_, tpc_, f.free, f.free_cores, cpus), packing);
+      const auto rank = Rank(ShareWaste(bind_, tpc_, f.free, f.free_cores, cpus, f.unshared), packing);
       bool better = best < 0 || rank < best_rank;
       if (best >= 0 && rank == best_rank) {
         const int best_offer = figures_[static_cast<size_t>(best)].offer;
@@ -154,7 +155,7 @@ std::array<int, NumaView::kMaxNuma> NumaView::Split(std::span<const int> chosen,
   for (size_t k = 0; k < n; ++k) {
     const Figures& f = figures_[static_cast<size_t>(chosen[k])];
     offers[k] = f.offer;
-    whole[k] = UnsharedCapacity(bind_, tpc_, f.offer, f.free_cores);
+    whole[k] = UnsharedCapacity(bind_, tpc_, f.offer, f.free_cores, f.unshared);
   }
   SplitShares(std::span<const int>(offers.data(), n), std::span<const int>(whole.data(), n), cpus,
               std::span<int>(shares.data(), n));
@@ -166,7 +167,7 @@ Waste NumaView::WasteOf(std::span<const int> chosen, int cpus) const {
   const std::array<int, kMaxNuma> shares = Split(chosen, cpus);
   for (size_t k = 0; k < chosen.size() && k < shares.size(); ++k) {
     const Figures& f = figures_[static_cast<size_t>(chosen[k])];
-    waste += ShareWaste(bind_, tpc_, f.free, f.free_cores, shares[k]);
+    waste += ShareWaste(bind_, tpc_, f.free, f.free_cores, shares[k], f.unshared);
   }
   return waste;
 }
@@ -182,6 +183,11 @@ void NumaView::Place(TopologyPolicy policy, NumaStrategy strategy, int cpus) {
     // Whole cores go first under packed and full-cores; spread-cores takes one thread of a
     // whole free core while there are any.
     const int cores = bind_ == BindPolicy::kSpreadCores ? take : take / tpc_;
+    // Packed fills the unshared threads with what whole cores leave over.
+    if (bind_ == BindPolicy::kPacked) {
+      f.unshared = std::max(0, f.unshared - (take - tpc_ * std::min(cores, f.free_cores)));
+      f.unshared = std::min(f.unshared, f.free);
+    }
     f.free_cores = std::max(0, std::min(f.free_cores - cores, f.free / tpc_));
     Recompute(f);
   }

@@ -6,6 +6,9 @@
 //   user       - user-pool CPUs (kubelet's "allocatable" for hints);
 //   free       - user-pool CPUs not held exclusively (kubelet's "available");
 //   free_cores - cores whose threads are all free;
+//   unshared   - free threads of cores split with the system pool that no pod holds part of
+//                (NumaCounters::unshared_threads): a share takes them, like whole cores,
+//                without splitting a core with another pod (alloc/waste.h);
 //   offer      - what Huygens' allocator (alloc/huygens_allocator.h, step 2) offers a request
 //                of the given bind policy, from the counts (NumaOfferFromCounts):
 //                floor(capacity factor x free), then packed: all of it; full-cores: the whole
@@ -59,6 +62,7 @@ class NumaView {
     int user;
     int free;
     int free_cores;
+    int unshared;
     int offer;
   };
 
@@ -101,7 +105,7 @@ class NumaView {
   int OfferWithin(TopologyPolicy policy, const std::vector<int>& set, int cpus) const;
 
  private:
-  void Add(int numa, int user, int free, int free_cores, double factor);
+  void Add(int numa, int user, int free, int free_cores, int unshared, double factor);
   void Recompute(Figures& f) const;
   // The shares of `cpus` over `chosen` (by position; alloc/waste.h's SplitShares).
   std::array<int, kMaxNuma> Split(std::span<const int> chosen, int cpus) const;

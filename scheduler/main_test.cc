@@ -21,7 +21,10 @@ struct Ran {
 Ran RunScheduler(const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {HUYGENS_SCHEDULER_BIN};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  kube::testing::Process process(argv, ::testing::TempDir() + "/huygens-scheduler-main.log");
+  // One log per test: ctest runs the tests of this file in parallel processes.
+  kube::testing::Process process(
+      argv, ::testing::TempDir() + "/huygens-scheduler-main-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".log");
   const int exit_code = process.Wait();
   return {exit_code, kube::testing::Slurp(process.log())};
 }
