@@ -163,6 +163,36 @@ TEST(SimulatorTest, HuygensBeatsTheBaselineWhereKubeletWouldRejectPods) {
   EXPECT_GE(report->huygens.single_numa_ratio, report->baseline.single_numa_ratio);
 }
 
+// The share of the pods that fit one NUMA node that are on one has no bound of 100% once as many
+// pods must run as the peers run: 3-, 3- and 2-CPU pods on a node with two NUMA nodes of 4 user
+// CPUs each fit one NUMA node, but no placement keeps all three on one (3 + 3 > 4, 3 + 2 > 4),
+// so whichever scheduler places the last of them spans it, in any arrival order: the best share
+// is 2/3 (docs/simulate.md, "fits one NUMA node").
+TEST(SimulatorTest, NoSchedulerKeepsPodsOnOneNumaNodeThatNoPlacementCanKeepThere) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, count: 1, topology: {synthetic: "package:1 numa:2 core:5 pu:1"}, systemCpus: "0,5", topologyPolicy: best-effort}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: three
+    count: 2
+    arrivalsPerSecond: 1
+    containers: [{name: a, requests: {cpu: 3, memory: 1Gi}, limits: {cpu: 3, memory: 1Gi}}]
+  - name: two
+    count: 1
+    arrivalsPerSecond: 1
+    containers: [{name: a, requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 2, memory: 1Gi}}]
+)");
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    auto report = Simulate(cluster, GenerateArrivals(workload, seed), FakeClockOptions());
+    ASSERT_TRUE(report.ok()) << report.status();
+    for (const RunReport* run : {&report->huygens, &report->nrt, &report->baseline}) {
+      EXPECT_EQ(run->scheduled, 3) << "seed " << seed;
+      EXPECT_EQ(run->fits_one_numa_pods, 3) << "seed " << seed;
+      EXPECT_NEAR(run->fits_one_numa_single_ratio, 2.0 / 3.0, 1e-9) << "seed " << seed;
+    }
+  }
+}
+
 // The NRT peer reads each node's NodeResourceTopology, republished from kubelet's state after
 // every admission and departure. Nodes of 2 NUMA nodes with 4 and 5 user CPUs (CPU 0 reserved):
 // two 3-CPU pods fill them NUMA-wise while NodeResourcesFit still sees 3 free CPUs, so the
