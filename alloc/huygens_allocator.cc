@@ -203,23 +203,26 @@ class AllocationRun {
     offer_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     whole_cores_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
     unshared_threads_.assign(static_cast<size_t>(ix_.NumNumaNodes()), 0);
-    unshared_core_.clear();
+    unshared_cores_.clear();
     if (req_.bind_policy == BindPolicy::kPacked && ix_.MaxThreadsPerCore() > 1) {
-      // Only a core with a thread in pod_cpus or outside allocatable_cpus can be an unshared
-      // half core: visit those (a pod's few CPUs, the system pool), not every core.
-      CpuSet seeds = req_.pod_cpus;
-      if (req_.allocatable_cpus) {
-        seeds = seeds.Union(topo_.OnlineCpus().Difference(*req_.allocatable_cpus));
-      }
-      if (!seeds.Empty()) unshared_core_.assign(static_cast<size_t>(ix_.NumCores()), 0);
-      for (int cpu : seeds) {
+      // Only a core with a seed thread (IsSeed) can be an unshared half core: visit those (a
+      // pod's few CPUs, the system pool), not every core, each once, from its first seed.
+      const auto visit = [&](int cpu) {
         const int local = ix_.LocalOf(cpu);
-        if (local < 0) continue;
+        if (local < 0) return;
         const int core = ix_.CoreOf(local);
-        char& mark = unshared_core_[static_cast<size_t>(core)];
-        if (mark != 0) continue;  // visited through a sibling
-        mark = IsUnsharedPartialCore(core) ? 1 : 2;
-        if (mark == 1) unshared_threads_[static_cast<size_t>(ix_.NumaOf(local))] += CoreFree(core);
+        for (int sibling : ix_.CoreCpus().Of(core)) {
+          if (sibling == local) break;
+          if (IsSeed(ix_.CpuId(sibling))) return;  // visited from that sibling
+        }
+        const int unshared = UnsharedThreads(core);
+        if (unshared == 0) return;
+        unshared_cores_.push_back(core);
+        unshared_threads_[static_cast<size_t>(ix_.NumaOf(local))] += unshared;
+      };
+      for (int cpu : req_.pod_cpus) visit(cpu);
+      if (req_.allocatable_cpus) {
+        for (int cpu : topo_.OnlineCpus().Difference(*req_.allocatable_cpus)) visit(cpu);
       }
     }
     for (int numa = 0; numa < ix_.NumNumaNodes(); ++numa) {
@@ -256,22 +259,22 @@ class AllocationRun {
 
   bool IsWholeFreeCore(int core) const { return CoreFree(core) == ix_.CoreCpus().SizeOf(core); }
 
-  // A core with free threads, not all of them, none of whose other threads another pod holds:
-  // each is the same pod's (ExclusiveRequest::pod_cpus) or outside the user pool
-  // (ExclusiveRequest::allocatable_cpus, when set: a thread of the system pool). Taking one of
-  // its threads shares the core with no other pod. CountOffers records the answer per core in
-  // unshared_core_ (packed only).
-  bool IsUnsharedPartialCore(int core) const {
-    const int free = CoreFree(core);
-    if (free == 0 || free == ix_.CoreCpus().SizeOf(core)) return false;
+  // An online CPU that no other pod can hold: the same pod's (ExclusiveRequest::pod_cpus) or
+  // outside the user pool (ExclusiveRequest::allocatable_cpus, when set: the system pool).
+  bool IsSeed(int cpu) const {
+    return req_.pod_cpus.Contains(cpu) ||
+           (req_.allocatable_cpus && !req_.allocatable_cpus->Contains(cpu));
+  }
+
+  // The core's free threads when taking them shares the core with no other pod (waste.h's
+  // UnsharedThreadsOfCore: partly free, every taken thread a seed), else 0. CountOffers lists
+  // the cores with some in unshared_cores_ (packed only).
+  int UnsharedThreads(int core) const {
+    int held_by_others = 0;
     for (int local : ix_.CoreCpus().Of(core)) {
-      if (free_->IsFree(local)) continue;
-      const int cpu = ix_.CpuId(local);
-      if (req_.pod_cpus.Contains(cpu)) continue;
-      if (req_.allocatable_cpus && !req_.allocatable_cpus->Contains(cpu)) continue;
-      return false;
+      held_by_others += !free_->IsFree(local) && !IsSeed(ix_.CpuId(local));
     }
-    return true;
+    return UnsharedThreadsOfCore(ix_.CoreCpus().SizeOf(core), CoreFree(core), held_by_others);
   }
 
   int CoreUnit(int core) const {
@@ -586,13 +589,13 @@ class AllocationRun {
             UnsharedCapacity(BindPolicy::kPacked, ix_.MaxThreadsPerCore(), offer_[n],
                              whole_cores_[n], unshared_threads_[n]) >= share) {
           for (int core : ix_.NumaCores().Of(numa)) {
-            if (!in_chosen(core)) continue;
-            if (IsWholeFreeCore(core)) {
-              for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
-            } else if (unshared_threads_[n] > 0 && unshared_core_[static_cast<size_t>(core)] == 1) {
-              for (int local : ix_.CoreCpus().Of(core)) {
-                if (free_->IsFree(local)) out.Add(ix_.CpuId(local));
-              }
+            if (!in_chosen(core) || !IsWholeFreeCore(core)) continue;
+            for (int local : ix_.CoreCpus().Of(core)) out.Add(ix_.CpuId(local));
+          }
+          for (int core : unshared_cores_) {
+            if (ix_.NumaOf(ix_.CoreCpus().Of(core).front()) != numa || !in_chosen(core)) continue;
+            for (int local : ix_.CoreCpus().Of(core)) {
+              if (free_->IsFree(local)) out.Add(ix_.CpuId(local));
             }
           }
           const CpuSet whole = out.Build();
@@ -652,10 +655,8 @@ class AllocationRun {
   absl::InlinedVector<int, 256> core_free_;  // per dense core; empty under packed
   absl::InlinedVector<int, 8> offer_;        // per dense NUMA node, in bind-policy units
   absl::InlinedVector<int, 8> whole_cores_;  // per dense NUMA node: cores with every thread free
-  absl::InlinedVector<int, 8> unshared_threads_;  // per dense NUMA node: IsUnsharedPartialCore's free threads
-  absl::InlinedVector<char, 64> unshared_core_;   // per dense core: 1 IsUnsharedPartialCore, 2 not, 0 not visited
-                                             // a core of pod_cpus (packed with pod_cpus only,
-                                             // else empty)
+  absl::InlinedVector<int, 8> unshared_threads_;  // per dense NUMA node: UnsharedThreads summed
+  absl::InlinedVector<int, 8> unshared_cores_;    // dense cores with UnsharedThreads (packed only)
   absl::InlinedVector<int, 32> pair_offer_;  // per (NUMA node, L3 group) pair, likewise
 };
 

@@ -87,6 +87,15 @@ int StrandedCpus(int free_cpus);
 Waste ShareWaste(BindPolicy bind, int threads_per_core, int free_cpus, int free_cores,
                  int share, int unshared_threads = 0);
 
+// One core's contribution to ShareWaste's `unshared_threads`: its `free` free threads when the
+// core is partly free (0 < free < threads) and none of its taken threads is held by another
+// pod (`held_by_others` == 0: each taken thread is the same pod's or outside the user pool),
+// else 0. The allocator (per request, with ExclusiveRequest::pod_cpus) and NodeState's counters
+// (NumaCounters::unshared_threads, without a pod) both count with it.
+constexpr int UnsharedThreadsOfCore(int threads, int free, int held_by_others) {
+  return free > 0 && free < threads && held_by_others == 0 ? free : 0;
+}
+
 // The most CPUs a share can take out of a NUMA node that offers `offer` without splitting a
 // core with another pod (ShareWaste's shared cores stay 0 up to it): under packed on a machine
 // with SMT, the CPUs of its `free_cores` whole free cores plus `unshared_threads` (as ShareWaste),

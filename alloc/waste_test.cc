@@ -48,6 +48,16 @@ TEST(UnsharedCapacity, IsTheLargestShareThatSplitsNoCoreWithAnotherPod) {
   EXPECT_EQ(UnsharedCapacity(BindPolicy::kSpreadCores, 2, 3, 3), 3);
 }
 
+TEST(UnsharedThreadsOfCore, ArePartlyFreeCoresNoOtherPodHoldsPartOf) {
+  EXPECT_EQ(UnsharedThreadsOfCore(2, 1, 0), 1);  // beside the pod's own thread or the system pool
+  EXPECT_EQ(UnsharedThreadsOfCore(2, 1, 1), 0);  // beside another pod's thread
+  EXPECT_EQ(UnsharedThreadsOfCore(2, 2, 0), 0);  // a whole free core counts as whole, not here
+  EXPECT_EQ(UnsharedThreadsOfCore(2, 0, 0), 0);  // nothing free
+  EXPECT_EQ(UnsharedThreadsOfCore(4, 3, 0), 3);
+  EXPECT_EQ(UnsharedThreadsOfCore(4, 2, 1), 0);
+  EXPECT_EQ(UnsharedThreadsOfCore(1, 1, 0), 0);  // no SMT: never partly free
+}
+
 TEST(SplitShares, WholeCoresOfEveryNodeFirstThenTheRestInOrder) {
   const std::vector<int> offers = {9, 8, 6};
   const std::vector<int> whole = {6, 8, 2};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "alloc/merge.h"
+#include "alloc/waste.h"
 #include "base/status.h"
 
 namespace huygens {
@@ -311,6 +312,9 @@ NodeState::NodeState(std::shared_ptr<const CpuTopology> topology,
       config_(std::move(config)),
       system_pool_(std::move(system_pool)),
       user_pool_(std::move(user_pool)) {
+  std::vector<int> core_user(shape_->core_threads.size(), 0);
+  for (int cpu : user_pool_) ++core_user[static_cast<size_t>(topology_->Cpu(cpu).core)];
+  core_user_ = std::make_shared<const std::vector<int>>(std::move(core_user));
   ResetCounters();
 }
 
@@ -377,7 +381,6 @@ absl::StatusOr<NodeState> NodeState::Create(std::shared_ptr<const CpuTopology> t
 void NodeState::ResetCounters() {
   const CpuTopology& topo = *topology_;
   core_free_.assign(shape_->core_threads.size(), 0);
-  core_user_.assign(shape_->core_threads.size(), 0);
   counters_.clear();
   counters_.reserve(topo.NumaNodes().size());
   for (const NumaNode& n : topo.NumaNodes()) counters_.push_back(NumaCounters{.numa = n.id, .free_cpus_per_l3 = {}});
@@ -387,7 +390,6 @@ void NodeState::ResetCounters() {
     NumaCounters& c = counters_[static_cast<size_t>(
         shape_->numa_index[static_cast<size_t>(info.numa)])];
     ++c.user_cpus;
-    ++core_user_[static_cast<size_t>(info.core)];
     int& per_l3 = c.free_cpus_per_l3[info.l3];
     if (free.Contains(cpu)) {
       ++c.free_cpus;
@@ -397,7 +399,7 @@ void NodeState::ResetCounters() {
   }
   for (int core = 0; core < static_cast<int>(core_free_.size()); ++core) {
     const size_t k = static_cast<size_t>(core);
-    if (core_user_[k] == 0) continue;
+    if ((*core_user_)[k] == 0) continue;
     NumaCounters& c = counters_[static_cast<size_t>(
         shape_->numa_index[static_cast<size_t>(topo.Cpu(topo.CpusInCore(core).Min()).numa)])];
     c.free_cores += core_free_[k] == shape_->core_threads[k];
@@ -406,8 +408,9 @@ void NodeState::ResetCounters() {
 }
 
 int NodeState::UnsharedThreads(size_t core) const {
-  const int user = core_user_[core];
-  return user < shape_->core_threads[core] && core_free_[core] == user ? user : 0;
+  // The user threads not free are held by pods; the others (outside the user pool) by none.
+  return UnsharedThreadsOfCore(shape_->core_threads[core], core_free_[core],
+                               (*core_user_)[core] - core_free_[core]);
 }
 
 std::vector<NumaCounters> NodeState::Recount() const {

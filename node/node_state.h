@@ -367,7 +367,9 @@ class NodeState {
   std::map<std::string, PodRecord> records_;
   std::vector<NumaCounters> counters_;
   std::vector<int> core_free_;  // core id -> free user-pool CPUs of that core
-  std::vector<int> core_user_;  // core id -> user-pool CPUs of that core
+  // core id -> user-pool CPUs of that core; follows from the pools, fixed after construction,
+  // so copies share it.
+  std::shared_ptr<const std::vector<int>> core_user_;
   // Memory (NodeConfig::memory_manager set): the policy and the state it keeps.
   std::shared_ptr<const MemoryManagerPolicy> memory_policy_;
   MemoryManagerState memory_;
