@@ -2,6 +2,7 @@
 // Subcommands register themselves (cmd/command.h); this file only assembles and runs them.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "base/version.h"
 #include "cmd/command.h"
@@ -28,9 +29,14 @@ int main(int argc, char** argv) {
       "huygens: NUMA-aware CPU scheduling and exclusive core binding for Kubernetes.\n"
       "Run `huygens <command> --help` for the options of one command."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", huygens::VersionLine("huygens"), "Print the version and exit");
+  const std::string version = huygens::VersionLine("huygens");
+  app.set_version_flag("--version", version, "Print the version and exit");
   int exit_code = 0;
   for (auto& [name, setup] : huygens::cmd::CommandRegistry()) setup(app, exit_code);
+  // `huygens simulate --version` answers too: an operator asks where they stand.
+  for (CLI::App* command : app.get_subcommands({})) {
+    command->set_version_flag("--version", version, "Print the version and exit");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
