@@ -1,6 +1,8 @@
 // `huygens checkpoint inspect FILE`: reads Huygens' agent checkpoint or kubelet's
 // cpu_manager_state / memory_manager_state, prints the pools and assignments as a CPU map and
 // lists every violation. Exit status: 0 clean, 1 violations found, 2 the file cannot be read.
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -86,7 +88,8 @@ void PrintCpuMap(const NodeState& s) {
 int Inspect(const InspectFlags& f) {
   std::ifstream in(f.file, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "huygens checkpoint inspect: %s: cannot open\n", f.file.c_str());
+    std::fprintf(stderr, "huygens checkpoint inspect: %s: cannot open: %s\n", f.file.c_str(),
+                 std::strerror(errno));
     return 2;
   }
   std::stringstream ss;

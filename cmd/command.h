@@ -10,10 +10,12 @@
 #ifndef HUYGENS_CMD_COMMAND_H_
 #define HUYGENS_CMD_COMMAND_H_
 
+#include <charconv>
 #include <functional>
 #include <limits>
 #include <map>
 #include <string>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
@@ -32,12 +34,17 @@ bool RegisterCommand(const std::string& name, CommandSetup setup);
 
 // A CLI11 check of an integer option: a whole number of at least `min`. Its message says so in
 // plain numbers ("-1 is below 0"; CLI11's NonNegativeNumber prints its bound as a 309-digit
-// double), and it refuses what an unsigned option would otherwise wrap ("-3" as 2^64 - 3).
+// double), and it refuses what an unsigned option would otherwise wrap ("-3" as 2^64 - 3) and
+// what does not fit a long long (rather than clamp it).
 inline CLI::Validator AtLeast(long long min) {
   return CLI::Validator(
       [min](std::string& value) -> std::string {
+        // from_chars refuses what does not fit a long long (lexical_cast would clamp
+        // "99999999999999999999" to the largest one, and a seed would change silently).
         long long v = 0;
-        if (!CLI::detail::lexical_cast(value, v)) {
+        const char* end = value.data() + value.size();
+        const auto [stop, error] = std::from_chars(value.data(), end, v);
+        if (error != std::errc() || stop != end) {
           return value + " is not a whole number from " + std::to_string(min) + " to " +
                  std::to_string(std::numeric_limits<long long>::max());
         }

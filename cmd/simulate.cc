@@ -3,8 +3,10 @@
 // With no arguments it runs the built-in example. See docs/simulate.md.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -42,6 +44,8 @@ struct SimulateArgs {
   bool check = false;
   bool quiet = false;
   std::string explain;
+  // The trace-only options given (--trace-*), refused without a .csv trace.
+  std::vector<std::string> trace_options;
   // The rebalancer column: on with --rebalance, any --rebalance-* option, or a workload spec
   // with a `rebalance` block; the options override the spec's values.
   bool rebalance = false;
@@ -84,10 +88,14 @@ class Progress {
   int last_ = -1;
 };
 
-bool WriteFile(const std::string& path, const std::string& text) {
+// Writes `text` to `path`; false with errno's text in `*error` when it cannot.
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
   std::ofstream out(path, std::ios::binary);
   out << text;
-  return static_cast<bool>(out);
+  out.close();
+  if (out) return true;
+  *error = std::strerror(errno);
+  return false;
 }
 
 int RunSimulate(const SimulateArgs& a) {
@@ -118,6 +126,17 @@ int RunSimulate(const SimulateArgs& a) {
   }
   if (!workload_path.empty() && !trace_path.empty()) {
     std::fprintf(stderr, "huygens simulate: give a workload YAML or a trace CSV, not both\n");
+    return 2;
+  }
+  // An option that would change nothing is refused rather than ignored.
+  if (trace_path.empty() && !a.trace_options.empty()) {
+    std::fprintf(stderr, "huygens simulate: %s applies to a .csv pod trace, and none is given\n",
+                 a.trace_options.front().c_str());
+    return 2;
+  }
+  if (!trace_path.empty() && a.seed) {
+    std::fprintf(stderr,
+                 "huygens simulate: --seed seeds the workload generator; a .csv trace has none\n");
     return 2;
   }
   // Cluster.
@@ -227,13 +246,17 @@ int RunSimulate(const SimulateArgs& a) {
       std::fputs(sim::ExplanationToText(e).c_str(), stdout);
     }
   }
+  std::string error;
   if (!a.json_path.empty() &&
-      !WriteFile(a.json_path, sim::ReportToJson(*report, /*detail=*/true).dump(1) + "\n")) {
-    std::fprintf(stderr, "huygens simulate: cannot write %s\n", a.json_path.c_str());
+      !WriteFile(a.json_path, sim::ReportToJson(*report, /*detail=*/true).dump(1) + "\n",
+                 &error)) {
+    std::fprintf(stderr, "huygens simulate: --json: cannot write %s: %s\n", a.json_path.c_str(),
+                 error.c_str());
     return 1;
   }
-  if (!a.html_path.empty() && !WriteFile(a.html_path, sim::ReportToHtml(*report))) {
-    std::fprintf(stderr, "huygens simulate: cannot write %s\n", a.html_path.c_str());
+  if (!a.html_path.empty() && !WriteFile(a.html_path, sim::ReportToHtml(*report), &error)) {
+    std::fprintf(stderr, "huygens simulate: --html: cannot write %s: %s\n", a.html_path.c_str(),
+                 error.c_str());
     return 1;
   }
   return 0;
@@ -262,38 +285,47 @@ void Setup(CLI::App& app, int& exit_code) {
                   "[CLUSTER.yaml] [WORKLOAD.yaml | TRACE.csv]: a .yaml is the cluster spec (or, "
                   "with --nodes-csv or as the second .yaml, the workload spec); a .csv is a pod "
                   "trace in the openb_pod_list layout");
-  sub->add_option("--nodes-csv", args->nodes_csv,
-                  "Build the cluster from a node list CSV (openb_node_list layout: sn,cpu_milli,"
-                  "memory_mib,gpu,model); each size gets a preset or synthetic shape");
+  CLI::Option* nodes_csv = sub->add_option(
+      "--nodes-csv", args->nodes_csv,
+      "Build the cluster from a node list CSV (openb_node_list layout: sn,cpu_milli,"
+      "memory_mib,gpu,model); each size gets a preset or synthetic shape");
   sub->add_option("--nodes-policy", args->nodes_policy,
-                  "Topology policy of --nodes-csv nodes (default single-numa-node)");
+                  "Topology policy of --nodes-csv nodes (default single-numa-node)")
+      ->needs(nodes_csv);
   sub->add_option("--nodes-system-cpus", args->nodes_system_cpus,
                   "System CPUs of each --nodes-csv node (default 2)")
-      ->check(AtLeast(0));
+      ->check(AtLeast(0))
+      ->needs(nodes_csv);
   sub->add_option("--json", args->json_path, "Write the report as JSON (with timelines and CPU maps)");
   sub->add_option("--html", args->html_path, "Write the report as one self-contained HTML page");
   sub->add_option("--seed", args->seed,
-                  "Seed of the workload generator (default: the workload's seed, else 1)")
+                  "Seed of the workload generator (default: the workload's seed, else 1; not "
+                  "with a .csv trace)")
       ->check(AtLeast(0));
-  sub->add_flag("--no-baseline", args->no_baseline, "Run Huygens only (neither nrt nor baseline)");
+  CLI::Option* no_baseline =
+      sub->add_flag("--no-baseline", args->no_baseline, "Run Huygens only (neither nrt nor baseline)");
   sub->add_option("--nrt-scoring", args->nrt_scoring,
                   "NRT peer: NodeResourceTopologyMatch's scoring strategy, LeastAllocated "
                   "(scheduler-plugins' default), MostAllocated, BalancedAllocation or "
-                  "LeastNUMANodes");
-  sub->add_flag("--trace-round-up", args->trace_round_up,
-                "Trace: round fractional LS/Guaranteed CPU requests up to whole CPUs and run "
-                "them exclusively (default: only whole-CPU requests are exclusive)");
-  sub->add_option("--trace-max-pods", args->trace_max_pods, "Trace: read at most N pods (0 = all)")
-      ->check(AtLeast(0));
-  sub->add_option("--trace-max-creation", args->trace_max_creation,
-                  "Trace: only pods created before this many seconds (0 = all)")
-      ->check(AtLeast(0));
-  sub->add_option("--trace-time-compression", args->trace_time_compression,
-                  "Trace: divide trace times by N (default 1)")
-      ->check(AtLeast(1));
+                  "LeastNUMANodes")
+      ->excludes(no_baseline);
+  const std::vector<CLI::Option*> trace_options = {
+      sub->add_flag("--trace-round-up", args->trace_round_up,
+                    "Trace: round fractional LS/Guaranteed CPU requests up to whole CPUs and run "
+                    "them exclusively (default: only whole-CPU requests are exclusive)"),
+      sub->add_option("--trace-max-pods", args->trace_max_pods,
+                      "Trace: read at most N pods (0 = all)")
+          ->check(AtLeast(0)),
+      sub->add_option("--trace-max-creation", args->trace_max_creation,
+                      "Trace: only pods created before this many seconds (0 = all)")
+          ->check(AtLeast(0)),
+      sub->add_option("--trace-time-compression", args->trace_time_compression,
+                      "Trace: divide trace times by N (default 1)")
+          ->check(AtLeast(1))};
   sub->add_option("--max-admission-retries", args->max_admission_retries,
                   "nrt and baseline: re-creations of a pod kubelet rejected (default 3)")
-      ->check(AtLeast(0));
+      ->check(AtLeast(0))
+      ->excludes(no_baseline);
   sub->add_option("--cpu-map-nodes", args->cpu_map_nodes,
                   "Nodes whose CPU map the report shows (default 6)")
       ->check(AtLeast(0));
@@ -319,7 +351,12 @@ void Setup(CLI::App& app, int& exit_code) {
                   "every node's filter verdict, the feasible nodes' scores by plugin, and the "
                   "chosen node, NUMA nodes and cpusets")
       ->type_name("POD");
-  sub->callback([args, &exit_code] { exit_code = RunSimulate(*args); });
+  sub->callback([args, trace_options, &exit_code] {
+    for (const CLI::Option* option : trace_options) {
+      if (option->count() > 0) args->trace_options.push_back(option->get_name());
+    }
+    exit_code = RunSimulate(*args);
+  });
 }
 
 }  // namespace

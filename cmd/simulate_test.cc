@@ -66,11 +66,24 @@ TEST(SimulateCommandTest, BadInputExitsWithTwoAndNamesFileLineAndField) {
   EXPECT_THAT(r.out, HasSubstr(path + ":3:12: nodeGroups[0].count"));
   const Result missing = RunHuygens("simulate /nonexistent/cluster.yaml");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml"));
+  EXPECT_THAT(missing.out, HasSubstr("/nonexistent/cluster.yaml: cannot open file: No such file"));
+}
+
+// A report that cannot be written says which option, which file and why (errno's text).
+TEST(SimulateCommandTest, AnUnwritableReportNamesTheOptionTheFileAndTheReason) {
+  const std::string cluster = TempPath("unwritable_cluster.yaml");
+  const std::string workload = TempPath("unwritable_workload.yaml");
+  std::ofstream(cluster) << "nodeGroups:\n  - {name: a, count: 1, topology: {preset: xeon-6230-2s-snc2}}\n";
+  std::ofstream(workload) << "pods:\n  - name: p\n    count: 2\n    containers: [{name: a, "
+                             "requests: {cpu: 4, memory: 1Gi}, limits: {cpu: 4, memory: 1Gi}}]\n";
+  const Result r = RunHuygens("simulate -q --no-baseline " + cluster + " " + workload +
+                              " --json /nonexistent/dir/report.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--json: cannot write /nonexistent/dir/report.json: No such file"));
 }
 
 // Integer options out of range name the option and the bound in plain numbers, and a negative
-// seed is refused rather than wrapped to a huge unsigned one.
+// seed is refused rather than wrapped to a huge unsigned one, a huge one rather than clamped.
 TEST(SimulateCommandTest, AnOutOfRangeNumberNamesTheOptionAndTheBound) {
   const Result negative = RunHuygens("simulate -q --cpu-map-nodes -1");
   EXPECT_EQ(negative.exit_code, 2);
@@ -82,6 +95,37 @@ TEST(SimulateCommandTest, AnOutOfRangeNumberNamesTheOptionAndTheBound) {
   const Result seed = RunHuygens("simulate -q --seed -3");
   EXPECT_EQ(seed.exit_code, 2);
   EXPECT_THAT(seed.out, HasSubstr("--seed: -3 is below 0"));
+  const Result huge = RunHuygens("simulate -q --seed 99999999999999999999");  // above 2^64
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_THAT(huge.out, HasSubstr("--seed: 99999999999999999999 is not a whole number from 0 to "
+                                  "9223372036854775807"));
+  const Result words = RunHuygens("simulate -q --seed 12abc");
+  EXPECT_EQ(words.exit_code, 2);
+  EXPECT_THAT(words.out, HasSubstr("--seed: 12abc is not a whole number"));
+}
+
+// An option that would change nothing in this run is a usage error naming it, not ignored.
+TEST(SimulateCommandTest, AnOptionThatDoesNotApplyIsRefusedByName) {
+  const std::string trace = TempPath("refused_trace.csv");
+  std::ofstream(trace) << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                          "creation_time,deletion_time,scheduled_time\n";
+  const struct {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"--trace-max-pods 5", "--trace-max-pods applies to a .csv pod trace"},
+      {"--trace-round-up", "--trace-round-up applies to a .csv pod trace"},
+      {"--nodes-policy restricted", "--nodes-policy requires --nodes-csv"},
+      {"--nodes-system-cpus 4", "--nodes-system-cpus requires --nodes-csv"},
+      {"--no-baseline --nrt-scoring MostAllocated", "--no-baseline excludes --nrt-scoring"},
+      {"--no-baseline --max-admission-retries 1", "--no-baseline excludes --max-admission-retries"},
+      {"--seed 3 " + trace, "--seed seeds the workload generator; a .csv trace has none"},
+  };
+  for (const auto& c : cases) {
+    const Result r = RunHuygens("simulate -q " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
 }
 
 TEST(SimulateCommandTest, NrtScoringChoosesTheNrtPeersStrategy) {

@@ -1,5 +1,6 @@
 #include "kube/config.h"
 
+#include <cerrno>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -16,7 +17,8 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot read file \"{}\"", what, path));
+  if (!in) return absl::ErrnoToStatus(
+      errno, fmt::format("{}: cannot read file \"{}\"", what, path));
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

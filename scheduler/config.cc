@@ -1,5 +1,6 @@
 #include "scheduler/config.h"
 
+#include <cerrno>
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -295,7 +296,8 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
 
 absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open the configuration file", path));
+  if (!in) return absl::ErrnoToStatus(
+        errno, fmt::format("{}: cannot open the configuration file", path));
   std::stringstream text;
   text << in.rdbuf();
   return ParseSchedulerConfig(text.str(), path);

@@ -1,5 +1,6 @@
 #include "sim/cluster_spec.h"
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -466,7 +467,7 @@ absl::StatusOr<CpuTopology> PresetTopology(std::string_view name) {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
+  if (!in) return absl::ErrnoToStatus(errno, fmt::format("{}: cannot open file", path));
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();

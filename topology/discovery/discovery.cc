@@ -1,5 +1,6 @@
 #include "topology/discovery/discovery.h"
 
+#include <cerrno>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <spawn.h>
@@ -437,7 +438,7 @@ absl::StatusOr<CpuTopology> DiscoverFromFile(const std::string& path) {
   if (path.ends_with(".xml")) return DiscoverFromXml(path);
   if (!path.ends_with(".json")) return DiscoverFromFsroot(path);
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open", path));
+  if (!in) return absl::ErrnoToStatus(errno, fmt::format("{}: cannot open", path));
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<CpuTopology> t = TopologyFromJson(text.str());
