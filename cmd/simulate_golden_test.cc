@@ -5,8 +5,8 @@
 // not hand-written results.
 //
 // What is compared: every field, except the ones that measure this machine's wall clock
-// (`podsPerSecond` and `latencyMicros.*` in JSON, the rows "latency p50/p99 (us)" and
-// "throughput (pods/s)" in the table), which are zeroed. The table's column widths follow those
+// (`attemptsPerSecond` and `latencyMicros.*` in JSON, the rows "latency p50/p99 (us)" and
+// "scheduling attempts per second" in the table), which are zeroed. The table's column widths follow those
 // values, so runs of spaces in the table are folded to one before comparing.
 //
 // Regenerate after an intended behaviour change, then review the diff:
@@ -45,7 +45,7 @@ std::string NormalizeTable(const std::string& table) {
   std::istringstream in(table);
   std::string out, line;
   while (std::getline(in, line)) {
-    for (const char* timed : {"latency p50/p99 (us)", "throughput (pods/s)"}) {
+    for (const char* timed : {"latency p50/p99 (us)", "scheduling attempts per second"}) {
       if (StartsWith(line, timed)) line = std::string(timed) + " (wall clock, masked)";
     }
     std::string folded;
@@ -64,7 +64,7 @@ std::string NormalizeJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text);
   for (const char* run : {"huygens", "huygensRebalance", "nrt", "baseline"}) {
     if (!j.contains(run) || !j[run].is_object()) continue;
-    j[run]["podsPerSecond"] = 0;
+    j[run]["attemptsPerSecond"] = 0;
     for (const char* p : {"p50", "p90", "p99", "max"}) j[run]["latencyMicros"][p] = 0;
   }
   return j.dump(1) + "\n";

@@ -65,7 +65,7 @@ nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool devi
   }
   j["attempts"] = r.attempts;
   j["schedulingErrors"] = r.scheduling_errors;
-  j["podsPerSecond"] = Round(r.pods_per_second, 1);
+  j["attemptsPerSecond"] = Round(r.attempts_per_second, 1);
   j["latencyMicros"] = {{"p50", Round(r.p50_micros, 10)},
                         {"p90", Round(r.p90_micros, 10)},
                         {"p99", Round(r.p99_micros, 10)},
@@ -276,7 +276,7 @@ std::vector<Row> SummaryRows(const Report& rep) {
   rows.push_back(both("latency p50/p99 (us)", [](const RunReport& r) {
     return fmt::format("{:.1f} / {:.1f}", r.p50_micros, r.p99_micros);
   }));
-  rows.push_back(both("throughput (pods/s)", [](const RunReport& r) { return fmt::format("{:.0f}", r.pods_per_second); }));
+  rows.push_back(both("scheduling attempts per second", [](const RunReport& r) { return fmt::format("{:.0f}", r.attempts_per_second); }));
   return rows;
 }
 

@@ -136,7 +136,7 @@ struct RunReport {
   double fragmented_cpus_mean = 0;
   int64_t attempts = 0;             // ScheduleOne calls
   int64_t scheduling_errors = 0;    // attempts that ended in an error (Reserve/Bind failed)
-  double pods_per_second = 0;       // attempts / time spent inside ScheduleOne
+  double attempts_per_second = 0;   // attempts / time spent inside ScheduleOne
   double p50_micros = 0, p90_micros = 0, p99_micros = 0, max_micros = 0;
   // Affinity groups: of the co-located member samples over the timeline (sum over samples of
   // TimelineSample::group_members_colocated), the share that were aligned, 0..1; nullopt when

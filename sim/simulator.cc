@@ -1325,7 +1325,7 @@ absl::StatusOr<RunReport> Run::Go() {
   report_.p90_micros = Percentile(latencies_ns_, 0.90);
   report_.p99_micros = Percentile(latencies_ns_, 0.99);
   report_.max_micros = latencies_ns_.empty() ? 0 : static_cast<double>(latencies_ns_.back()) / 1000.0;
-  report_.pods_per_second =
+  report_.attempts_per_second =
       total_ns_ > 0 ? static_cast<double>(report_.attempts) * 1e9 / static_cast<double>(total_ns_)
                     : 0;
   if (options_.progress) options_.progress(1.0);

@@ -540,7 +540,7 @@ TEST(ReportTest, TheJsonKeepsItsStableKeys) {
   EXPECT_EQ(j["nrtScoring"], "LeastAllocated");
   for (const char* run : {"huygens", "nrt", "baseline"}) {
     for (const char* key : {"scheduled", "unschedulable", "admissionRejected", "singleNumaRatio",
-                            "meanNumaNodesPerPod", "sharedSiblingCores", "podsPerSecond"}) {
+                            "meanNumaNodesPerPod", "sharedSiblingCores", "attemptsPerSecond"}) {
       EXPECT_TRUE(j[run].contains(key)) << run << "." << key;
     }
     EXPECT_EQ(j[run]["scheduled"], 4);
