@@ -9,6 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The two build folders, the test cluster and its images take about 8 GB; say so up front when
+# the disk is short rather than fail later on an unrelated-looking error.
+free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
+[ "${free_gb:-0}" -ge 10 ] ||
+  echo "test.sh: warning: ${free_gb} GB free on this disk; a full run needs about 8 GB" >&2
 if [ ! -d ../shared/fixtures ]; then
   echo "test.sh: ../shared/fixtures is missing; the fixture tests need it" >&2
   exit 2
