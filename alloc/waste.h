@@ -35,7 +35,10 @@
 // less (summed mean fragmented CPUs 292 -> 262) but schedules one pod fewer than the baseline in
 // SimulatorTest.HuygensBeatsTheBaselineWhereKubeletWouldRejectPods; only while the cluster has
 // room for its largest pods (sched/plugin_numa_score.cc) it still loses that pod, and strands
-// about as much as today (284).
+// about as much as today (284). Measured again with the unshared threads of the system pool
+// counted (this file's unshared_threads): summed fragmented CPUs mean 272 -> 235 and peak
+// 1047 -> 939, but summed SMT-shared peak 190 -> 202 (worse than the baseline on 9 -> 14
+// seeds), and seed 38 becomes worse on both SMT-shared and fragmented CPUs: a trade, not a win.
 //
 // Thread-safety: pure functions over values.
 #ifndef HUYGENS_ALLOC_WASTE_H_
