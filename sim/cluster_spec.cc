@@ -549,9 +549,9 @@ absl::StatusOr<ClusterSpec> ParseNodeListCsv(std::string_view csv, std::string_v
   std::map<int64_t, NodeGroupSpec> shape_of;  // cpus -> shape, computed once
   ClusterSpec spec;
   for (const CsvTable::Row& row : table->rows) {
-    auto milli = table->Int(row, *cpu_col);
+    auto milli = table->Int(row, *cpu_col, kMaxCpuMilli);
     if (!milli.ok()) return milli.status();
-    auto mib = table->Int(row, *mem_col);
+    auto mib = table->Int(row, *mem_col, kMaxMemoryMib);
     if (!mib.ok()) return mib.status();
     const int64_t cpus = *milli / 1000;
     if (cpus < 1 || cpus > 4096) {

@@ -125,7 +125,8 @@ absl::StatusOr<ClusterSpec> ParseNodeListCsv(std::string_view csv, std::string_v
 absl::StatusOr<ClusterSpec> LoadNodeListCsv(const std::string& path,
                                             const NodeGroupSpec& defaults);
 
-// Reads a whole file. Errors: NotFound naming the path.
+// Reads a whole file. Errors: errno's status (NotFound, PermissionDenied, ...) naming the path
+// and the reason.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace huygens::sim

@@ -1,5 +1,6 @@
 #include "sim/csv.h"
 
+#include <cmath>
 #include <string>
 
 #include "fmt/format.h"
@@ -20,7 +21,7 @@ absl::Status CsvTable::Error(const Row& row, std::string_view column,
       fmt::format("{}:{}: column {}: {}", file_name, row.line, column, message));
 }
 
-absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, bool allow_empty,
+absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, int64_t max, bool allow_empty,
                                       int64_t if_empty) const {
   const std::string& text = row.fields[static_cast<size_t>(column)];
   const std::string& name = header[static_cast<size_t>(column)];
@@ -32,16 +33,27 @@ absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, bool allow_emp
   int64_t value = 0;
   try {
     // Some trace columns hold integral values written as floats ("540.0").
+    // Only doubles that are whole and inside +-2^53 (exact in a double) are converted; the
+    // cast of anything larger, infinite or NaN would be undefined.
+    constexpr double kExact = 9007199254740992.0;  // 2^53
     const double d = std::stod(text, &used);
-    if (used == text.size() && d == static_cast<double>(static_cast<int64_t>(d))) {
+    if (used == text.size() && std::isfinite(d) && std::fabs(d) <= kExact &&
+        d == std::trunc(d)) {
       value = static_cast<int64_t>(d);
+    } else if (used == text.size() && std::isfinite(d) && d == std::trunc(d)) {
+      return Error(row, name, fmt::format("{} is beyond {}", text, max));
     } else {
       used = 0;
     }
+  } catch (const std::out_of_range&) {
+    return Error(row, name, fmt::format("{} is beyond {}", text, max));
   } catch (const std::exception&) {
     used = 0;
   }
   if (used == 0) return Error(row, name, fmt::format("expected an integer, found {:?}", text));
+  if (value > max || value < -max) {
+    return Error(row, name, fmt::format("{} is beyond {}", text, max));
+  }
   return value;
 }
 

@@ -30,10 +30,18 @@ struct CsvTable {
   absl::StatusOr<int> Column(std::string_view name) const;
   // InvalidArgument "FILE:LINE: column NAME: message".
   absl::Status Error(const Row& row, std::string_view column, std::string_view message) const;
-  // The field as an integer / a number; empty fields give `if_empty` when set, else an error.
-  absl::StatusOr<int64_t> Int(const Row& row, int column, bool allow_empty = false,
+  // The field as an integer in [-max, max] ("540.0" is 540); empty fields give `if_empty` when
+  // `allow_empty`, else an error. Errors name the row and column: not an integer (words, "1.5",
+  // "nan"), or beyond `max` (so that the callers' unit conversions cannot overflow).
+  absl::StatusOr<int64_t> Int(const Row& row, int column, int64_t max, bool allow_empty = false,
                               int64_t if_empty = 0) const;
 };
+
+// Bounds of the trace and node-list columns: far above any real value, low enough that the
+// conversions to bytes, microseconds and milli-CPU sums stay inside int64.
+inline constexpr int64_t kMaxCpuMilli = 1'000'000'000'000;     // 10^9 CPUs
+inline constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;      // 1 EiB
+inline constexpr int64_t kMaxTraceSeconds = 1'000'000'000'000;  // about 31,700 years
 
 // Parses CSV text. Errors: InvalidArgument "FILE:LINE: ..." for an empty file, an unterminated
 // quote, or a row whose field count differs from the header's.

@@ -605,17 +605,18 @@ absl::StatusOr<std::vector<PodArrival>> ParseTrace(std::string_view csv,
     if (options.max_pods > 0 && static_cast<int>(out.size()) >= options.max_pods) break;
     const std::string& name = row.fields[static_cast<size_t>(col[0])];
     if (name.empty()) return table->Error(row, "name", "empty");
-    auto cpu = table->Int(row, col[1]);
+    auto cpu = table->Int(row, col[1], kMaxCpuMilli);
     if (!cpu.ok()) return cpu.status();
     if (*cpu < 0) return table->Error(row, "cpu_milli", "negative");
-    auto mib = table->Int(row, col[2]);
+    auto mib = table->Int(row, col[2], kMaxMemoryMib);
     if (!mib.ok()) return mib.status();
     if (*mib < 0) return table->Error(row, "memory_mib", "negative");
     const std::string& qos = row.fields[static_cast<size_t>(col[3])];
-    auto created = table->Int(row, col[4]);
+    auto created = table->Int(row, col[4], kMaxTraceSeconds);
     if (!created.ok()) return created.status();
     if (*created < 0) return table->Error(row, "creation_time", "negative");
-    auto deleted = table->Int(row, col[5], /*allow_empty=*/true, /*if_empty=*/-1);
+    auto deleted = table->Int(row, col[5], kMaxTraceSeconds, /*allow_empty=*/true,
+                                /*if_empty=*/-1);
     if (!deleted.ok()) return deleted.status();
     if (options.max_creation_seconds > 0 && *created >= options.max_creation_seconds) continue;
 

@@ -401,6 +401,16 @@ TEST(TraceTest, BadRowsAreNamedByLineAndColumn) {
       {"p,4000,1,0,0,,XX,Running,0,1,0\n", "t.csv:2: column qos: unknown class \"XX\""},
       {"p,4000,1,0,0,,LS,Running,,1,0\n", "t.csv:2: column creation_time: empty"},
       {"p,4000,1,0,0,,LS\n", "t.csv:2: 7 fields, but the header has 11"},
+      // Numbers whose conversion to bytes or microseconds would overflow, or that are no
+      // integer at all, are refused by column (the fuzzer's UBSan found the cast of these).
+      {"p,1e30,1,0,0,,LS,Running,0,1,0\n", "t.csv:2: column cpu_milli: 1e30 is beyond"},
+      {"p,nan,1,0,0,,LS,Running,0,1,0\n", "t.csv:2: column cpu_milli: expected an integer"},
+      {"p,inf,1,0,0,,LS,Running,0,1,0\n", "t.csv:2: column cpu_milli: expected an integer"},
+      {"p,4000,1099511627777,0,0,,LS,Running,0,1,0\n",
+       "t.csv:2: column memory_mib: 1099511627777 is beyond 1099511627776"},
+      {"p,4000,1,0,0,,LS,Running,9223372036854,1,0\n",
+       "t.csv:2: column creation_time: 9223372036854 is beyond 1000000000000"},
+      {"p,4000,1,0,0,,LS,Running,0,1e300,0\n", "t.csv:2: column deletion_time: 1e300 is beyond"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.row);
