@@ -29,32 +29,24 @@ absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, int64_t max, b
     if (allow_empty) return if_empty;
     return Error(row, name, "empty");
   }
+  // Some trace columns hold integral values written as floats ("540.0"), so the field is read
+  // as a double; it is cast only once known whole and within `max` (<= 2^53, so exact as a
+  // double): the cast of anything larger, infinite or NaN would be undefined.
+  const std::string beyond = fmt::format("{} is beyond {}", text, max);
   size_t used = 0;
-  int64_t value = 0;
+  double d = 0;
   try {
-    // Some trace columns hold integral values written as floats ("540.0").
-    // Only doubles that are whole and inside +-2^53 (exact in a double) are converted; the
-    // cast of anything larger, infinite or NaN would be undefined.
-    constexpr double kExact = 9007199254740992.0;  // 2^53
-    const double d = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(d) && std::fabs(d) <= kExact &&
-        d == std::trunc(d)) {
-      value = static_cast<int64_t>(d);
-    } else if (used == text.size() && std::isfinite(d) && d == std::trunc(d)) {
-      return Error(row, name, fmt::format("{} is beyond {}", text, max));
-    } else {
-      used = 0;
-    }
+    d = std::stod(text, &used);
   } catch (const std::out_of_range&) {
-    return Error(row, name, fmt::format("{} is beyond {}", text, max));
-  } catch (const std::exception&) {
+    return Error(row, name, beyond);  // beyond any double
+  } catch (const std::invalid_argument&) {
     used = 0;
   }
-  if (used == 0) return Error(row, name, fmt::format("expected an integer, found {:?}", text));
-  if (value > max || value < -max) {
-    return Error(row, name, fmt::format("{} is beyond {}", text, max));
+  if (used != text.size() || !std::isfinite(d) || d != std::trunc(d)) {
+    return Error(row, name, fmt::format("expected an integer, found {:?}", text));
   }
-  return value;
+  if (std::fabs(d) > static_cast<double>(max)) return Error(row, name, beyond);
+  return static_cast<int64_t>(d);
 }
 
 absl::StatusOr<CsvTable> ParseCsv(std::string_view text, std::string_view file_name) {

@@ -33,6 +33,7 @@ struct CsvTable {
   // The field as an integer in [-max, max] ("540.0" is 540); empty fields give `if_empty` when
   // `allow_empty`, else an error. Errors name the row and column: not an integer (words, "1.5",
   // "nan"), or beyond `max` (so that the callers' unit conversions cannot overflow).
+  // REQUIRES: 0 <= max <= 2^53.
   absl::StatusOr<int64_t> Int(const Row& row, int column, int64_t max, bool allow_empty = false,
                               int64_t if_empty = 0) const;
 };

@@ -28,8 +28,9 @@
 # exactly what this kubelet made. Serving and health ports are free loopback ports.
 # Disk-pressure eviction is off (kubelet ignores a "0%" threshold): the testbed shares its disk
 # with builds and other checkouts, and a kubelet that evicts the tests' pods when that disk runs
-# low fails tests for a reason that is not theirs (it happened: nodefs under 1% of a 252 GB
-# disk). `up` warns instead when under 5% of the disk is free. Memory eviction stays at 100Mi.
+# low fails tests for a reason that is not theirs (the project's CI of 8343579 failed so, on a
+# disk left almost full). `up` warns instead when under 5% of the disk is free. Memory eviction
+# stays at 100Mi.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
