@@ -30,7 +30,8 @@
 // hole that could hold two pods of this size costs more pods later than the stranded CPUs (two
 // 6-CPU pods in a 20-CPU NUMA node leave no room for a 12-CPU one; best fit, 12 + 6, strands 2
 // but fits both). When spreading (least-allocated), fewer stranded CPUs, then the strategy.
-// Tried and dropped (HUYGENS_PROPERTY_TABLE=1 build/sim/sim_placement_property_test, 120 seeds):
+// Tried and dropped (HUYGENS_PROPERTY_TABLE=1 HUYGENS_PROPERTY_LAST=120
+// build/sim/sim_placement_property_test, seeds 1-120):
 // ranking, when packing, the placements that strand CPUs after the other unclean ones strands
 // less (summed mean fragmented CPUs 292 -> 262) but schedules one pod fewer than the baseline in
 // SimulatorTest.HuygensBeatsTheBaselineWhereKubeletWouldRejectPods; only while the cluster has

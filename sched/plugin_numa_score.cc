@@ -35,7 +35,7 @@
 //                   wide pod turned the rule off cluster-wide: 17 seeds change, summed mean
 //                   292 -> 276). Not on nodes with devices, where best fit keeps the
 //                   CPUs beside free devices for device pods (without that exception the device
-//                   example misaligns one GPU pod). Measured on the 120 seeds of
+//                   example misaligns one GPU pod). Measured on seeds 1-120 of
 //                   sim/placement_property_test.cc: seeds with more fragmented CPUs (mean)
 //                   than the stock baseline 49 -> 31, than the NRT peer 44 -> 28, summed mean
 //                   342 -> 276 (since whole cores first, alloc/waste.h's SplitShares: 33 / 29

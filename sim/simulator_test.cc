@@ -193,6 +193,60 @@ TEST(SimulatorTest, NoSchedulerKeepsPodsOnOneNumaNodeThatNoPlacementCanKeepThere
   }
 }
 
+// Nor can "no more SMT-shared cores and no more fragmented CPUs than either peer" hold on every
+// workload: the two figures can conflict, and the peers can take opposite sides. Node a (one NUMA
+// node, user cores {1,4} {2,5}) runs a 3-CPU pod, so its only free CPU is the sibling of one of
+// that pod's threads; node b (one NUMA node, user cores of 8 CPUs, most of its memory taken) runs
+// a 4-CPU pod. A 1-CPU pod then either shares a's core (one SMT-shared core, no stranded CPU
+// after) or goes to b (no shared core, b's 3 free CPUs and a's 1 stranded). Pinning it shows these
+// are the only two outcomes; unpinned, the stock scheduler (node-level LeastAllocated: a's memory
+// is almost free) takes the first and the NRT peer (its default strategy, zone-level) the second,
+// so every scheduler is worse than one peer on one figure (docs/simulate.md, "The figures").
+TEST(SimulatorTest, NoSchedulerMatchesBothPeersWhenTheyTakeOppositeSidesOfATrade) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: a, topology: {synthetic: "package:1 numa:1 core:3 pu:2"}, systemCpus: "0,3", memory: 1000Gi, labels: {role: a}}
+  - {name: b, topology: {synthetic: "package:1 numa:1 core:5 pu:2"}, systemCpus: "0,5", memory: 8Gi, labels: {role: b}}
+)");
+  auto workload = [](const std::string& one_selector) {
+    return Workload(R"(pods:
+  - name: three
+    nodeSelector: {role: a}
+    containers: [{name: c, requests: {cpu: 3, memory: 1Gi}, limits: {cpu: 3, memory: 1Gi}}]
+  - name: four
+    nodeSelector: {role: b}
+    containers: [{name: c, requests: {cpu: 4, memory: 6Gi}, limits: {cpu: 4, memory: 6Gi}}]
+  - name: one
+    startAt: 10s
+    lifetime: {distribution: fixed, value: 50s}
+)" + one_selector + R"(
+    containers: [{name: c, requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}]
+)");
+  };
+  struct Outcome {
+    int shared_cores_peak, fragmented_peak;
+    bool operator==(const Outcome&) const = default;
+  };
+  auto outcome = [](const RunReport& run) {
+    EXPECT_EQ(run.scheduled, 3) << run.scheduler;
+    return Outcome{run.shared_sibling_cores, run.fragmented_cpus_peak};
+  };
+  auto run = [&](const std::string& one_selector) {
+    auto report = Simulate(cluster, GenerateArrivals(workload(one_selector), 1), FakeClockOptions());
+    EXPECT_TRUE(report.ok()) << report.status();
+    return *report;
+  };
+  const Outcome on_a = outcome(run("    nodeSelector: {role: a}").huygens);
+  const Outcome on_b = outcome(run("    nodeSelector: {role: b}").huygens);
+  EXPECT_EQ(on_a, (Outcome{1, 1}));
+  EXPECT_EQ(on_b, (Outcome{0, 4}));
+
+  const Report free = run("");
+  EXPECT_EQ(outcome(free.baseline), on_a);  // better than on_b on fragmented CPUs
+  EXPECT_EQ(outcome(free.nrt), on_b);       // better than on_a on SMT-shared cores
+  // Huygens's rule, fewer shared cores first (alloc/waste.h), takes b's side.
+  EXPECT_EQ(outcome(free.huygens), on_b);
+}
+
 // The NRT peer reads each node's NodeResourceTopology, republished from kubelet's state after
 // every admission and departure. Nodes of 2 NUMA nodes with 4 and 5 user CPUs (CPU 0 reserved):
 // two 3-CPU pods fill them NUMA-wise while NodeResourcesFit still sees 3 free CPUs, so the
