@@ -43,6 +43,7 @@ nlohmann::json RunToJson(const RunReport& r, bool detail, bool memory, bool devi
   j["exclusivePods"] = r.exclusive_pods;
   j["singleNumaRatio"] = Round(r.single_numa_ratio, 1e6);
   j["meanNumaNodesPerPod"] = Round(r.mean_numa_nodes_per_pod, 1e6);
+  j["multiSocketPods"] = r.multi_socket_pods;
   j["fitsOneNumaPods"] = r.fits_one_numa_pods;
   j["fitsOneNumaSingleRatio"] = Round(r.fits_one_numa_single_ratio, 1e6);
   j["sharedSiblingCores"] = r.shared_sibling_cores;
@@ -252,6 +253,7 @@ std::vector<Row> SummaryRows(const Report& rep) {
   rows.push_back(both("exclusive pods", [](const RunReport& r) { return fmt::format("{}", r.exclusive_pods); }));
   rows.push_back(both("on one NUMA node", [](const RunReport& r) { return fmt::format("{:.1f}%", r.single_numa_ratio * 100); }));
   rows.push_back(both("mean NUMA nodes per pod", [](const RunReport& r) { return fmt::format("{:.3f}", r.mean_numa_nodes_per_pod); }));
+  rows.push_back(both("pods across sockets", [](const RunReport& r) { return fmt::format("{}", r.multi_socket_pods); }));
   if (rep.affinity_figures) {
     rows.push_back(both("group members aligned on one NUMA node", [](const RunReport& r) {
       return r.group_aligned_share ? fmt::format("{:.1f}%", *r.group_aligned_share * 100)

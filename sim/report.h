@@ -124,6 +124,9 @@ struct RunReport {
   int exclusive_pods = 0;           // scheduled pods that held exclusive CPUs
   double single_numa_ratio = 0;     // of exclusive_pods, those whose CPUs lie in one NUMA node
   double mean_numa_nodes_per_pod = 0;
+  // Of exclusive_pods, those whose exclusive CPUs lie in more than one socket (each socket
+  // crossed puts the pod's threads behind the inter-socket link).
+  int multi_socket_pods = 0;
   // Of exclusive_pods, those whose exclusive CPUs fit the user-pool CPUs of one NUMA node of
   // some node in the cluster, and the share of them placed on one NUMA node.
   int fits_one_numa_pods = 0;

@@ -668,6 +668,7 @@ absl::Status Run::Place(int pod_index, int node_idx, const CpuSet& held,
     const int n = static_cast<int>(topo.NumaNodesOf(held).size());
     numa_sum_ += n;
     if (n == 1) ++single_numa_;
+    if (topo.SocketsOf(held).size() > 1) ++report_.multi_socket_pods;
     if (held.Size() <= largest_numa_user_cpus_) {
       ++fits_one_numa_;
       if (n == 1) ++fits_one_numa_single_;

@@ -247,6 +247,33 @@ TEST(SimulatorTest, NoSchedulerMatchesBothPeersWhenTheyTakeOppositeSidesOfATrade
   EXPECT_EQ(outcome(free.huygens), on_b);
 }
 
+// Pods across sockets: a best-effort node of 2 sockets x 2 NUMA nodes of 4 CPUs (CPU 0
+// reserved). A 3-CPU pod fills NUMA node 0; a 6-CPU pod then needs two NUMA nodes. Kubelet takes
+// the narrowest, lowest mask, {1, 2}, which crosses the sockets; Huygens takes the nearest pair,
+// {2, 3}, in one socket. Both count 1.5 NUMA nodes per pod; only this figure tells them apart.
+TEST(SimulatorTest, PodsAcrossSocketsCountsThePodsWhoseCpusLieInMoreThanOneSocket) {
+  const ClusterSpec cluster = Cluster(R"(nodeGroups:
+  - {name: n, topology: {synthetic: "package:2 numa:2 core:4 pu:1"}, systemCpus: "0", topologyPolicy: best-effort}
+)");
+  const WorkloadSpec workload = Workload(R"(pods:
+  - name: three
+    containers: [{name: c, requests: {cpu: 3, memory: 1Gi}, limits: {cpu: 3, memory: 1Gi}}]
+  - name: six
+    startAt: 10s
+    containers: [{name: c, requests: {cpu: 6, memory: 1Gi}, limits: {cpu: 6, memory: 1Gi}}]
+)");
+  auto report = Simulate(cluster, GenerateArrivals(workload, 1), FakeClockOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const RunReport* run : {&report->huygens, &report->nrt, &report->baseline}) {
+    EXPECT_EQ(run->exclusive_pods, 2) << run->scheduler;
+    EXPECT_DOUBLE_EQ(run->mean_numa_nodes_per_pod, 1.5) << run->scheduler;
+  }
+  EXPECT_EQ(report->huygens.multi_socket_pods, 0);
+  EXPECT_EQ(report->nrt.multi_socket_pods, 1);
+  EXPECT_EQ(report->baseline.multi_socket_pods, 1);
+  EXPECT_EQ(ReportToJson(*report, false)["baseline"]["multiSocketPods"], 1);
+}
+
 // The NRT peer reads each node's NodeResourceTopology, republished from kubelet's state after
 // every admission and departure. Nodes of 2 NUMA nodes with 4 and 5 user CPUs (CPU 0 reserved):
 // two 3-CPU pods fill them NUMA-wise while NodeResourcesFit still sees 3 free CPUs, so the
