@@ -1,8 +1,9 @@
 // Not a parser fuzzer: a canary for the fuzz build itself (CMakeLists.txt, HUYGENS_BUILD_FUZZERS).
 // An input that starts with "overflow" makes it add past INT64_MAX. Its CTest
-// (base/CMakeLists.txt) passes only when UBSan stops the run with its summary line: a build that
-// lets undefined behaviour go on (UBSan's default without -fno-sanitize-recover) prints the
-// report and exits 0, so every fuzzer would pass over the bugs it finds; here it fails instead.
+// (base/CMakeLists.txt) passes only when UBSan reports the overflow and the run stops there,
+// before libFuzzer's closing "Done N runs": a build that lets undefined behaviour go on (UBSan's
+// default without -fno-sanitize-recover) prints the report, runs to its time limit and exits 0,
+// so every fuzzer would pass over the bugs it finds; here it fails instead.
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -32,20 +32,20 @@ absl::StatusOr<int64_t> CsvTable::Int(const Row& row, int column, int64_t max, b
   // Some trace columns hold integral values written as floats ("540.0"), so the field is read
   // as a double; it is cast only once known whole and within `max` (<= 2^53, so exact as a
   // double): the cast of anything larger, infinite or NaN would be undefined.
-  const std::string beyond = fmt::format("{} is beyond {}", text, max);
+  auto beyond = [&] { return Error(row, name, fmt::format("{} is beyond {}", text, max)); };
   size_t used = 0;
   double d = 0;
   try {
     d = std::stod(text, &used);
   } catch (const std::out_of_range&) {
-    return Error(row, name, beyond);  // beyond any double
+    return beyond();  // beyond any double
   } catch (const std::invalid_argument&) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(d) || d != std::trunc(d)) {
     return Error(row, name, fmt::format("expected an integer, found {:?}", text));
   }
-  if (std::fabs(d) > static_cast<double>(max)) return Error(row, name, beyond);
+  if (std::fabs(d) > static_cast<double>(max)) return beyond();
   return static_cast<int64_t>(d);
 }
 

@@ -198,10 +198,11 @@ TEST(SimulatorTest, NoSchedulerKeepsPodsOnOneNumaNodeThatNoPlacementCanKeepThere
 // node, user cores {1,4} {2,5}) runs a 3-CPU pod, so its only free CPU is the sibling of one of
 // that pod's threads; node b (one NUMA node, user cores of 8 CPUs, most of its memory taken) runs
 // a 4-CPU pod. A 1-CPU pod then either shares a's core (one SMT-shared core, no stranded CPU
-// after) or goes to b (no shared core, b's 3 free CPUs and a's 1 stranded). Pinning it shows these
-// are the only two outcomes; unpinned, the stock scheduler (node-level LeastAllocated: a's memory
-// is almost free) takes the first and the NRT peer (its default strategy, zone-level) the second,
-// so every scheduler is worse than one peer on one figure (docs/simulate.md, "The figures").
+// after) or goes to b (no shared core, b's 3 free CPUs and a's 1 stranded). a has one free CPU
+// and b one NUMA node, so there is no third outcome; pinning the pod measures each. Unpinned, the
+// stock scheduler (node-level LeastAllocated: a's memory is almost free) takes the first and the
+// NRT peer (its default strategy, zone-level) the second, so every scheduler is worse than one
+// peer on one figure (docs/simulate.md, "The figures").
 TEST(SimulatorTest, NoSchedulerMatchesBothPeersWhenTheyTakeOppositeSidesOfATrade) {
   const ClusterSpec cluster = Cluster(R"(nodeGroups:
   - {name: a, topology: {synthetic: "package:1 numa:1 core:3 pu:2"}, systemCpus: "0,3", memory: 1000Gi, labels: {role: a}}
