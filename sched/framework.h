@@ -10,14 +10,17 @@
 //   PreScore   once over the feasible nodes; Score per feasible node (0..kMaxNodeScore), then
 //              NormalizeScore over all of them, then the profile's weight;
 //   Reserve    on the chosen node (Huygens computes the exact cpusets here and assumes them);
-//              Unreserve undoes every Reserve in reverse order when a later step fails;
-//   Bind       writes the decision (the simulator binds in the cache; the service patches the
-//              huygens.io/allocation annotation and posts the binding).
+//              Unreserve undoes every Reserve in reverse order when a later step fails, in
+//              either cycle;
+//   Bind       the binding cycle: writes the decision (the simulator binds in the cache; the
+//              service posts the Binding, which carries huygens.io/allocation). It may run on
+//              another thread than the scheduling cycle, so it sees only the ReservedPod.
 //
 // Plugins hold configuration and may keep per-pod scratch data in CycleState; nothing a
 // plugin remembers across pods may change its answers except through the ClusterCache.
 //
-// Thread-safety: a plugin instance and a CycleState belong to one scheduler thread.
+// Thread-safety: a plugin instance and a CycleState belong to one scheduler thread (Bind
+// excepted: see BindPlugin).
 #ifndef HUYGENS_SCHED_FRAMEWORK_H_
 #define HUYGENS_SCHED_FRAMEWORK_H_
 
@@ -45,6 +48,11 @@ enum class Code {
   kUnschedulable,                 // the node does not fit now; may fit after a cluster change
   kUnschedulableAndUnresolvable,  // the node can never fit this pod (selector, name, taint)
   kError,                         // a broken invariant or failed call; the attempt fails
+  // Bind only (Huygens' own): the write failed in a way that may still have landed (its answer
+  // was lost). Scheduler::FinishBinding keeps the reservation, so its CPUs are not handed to
+  // another pod meanwhile, and the caller binds the same decision again. kube-scheduler
+  // forgets the pod here and relies on its informer.
+  kUnconfirmed,
 };
 
 // The outcome of one plugin call: a code and human-readable reasons (kube-scheduler's
@@ -60,6 +68,7 @@ class Status {
     return Status(Code::kUnschedulableAndUnresolvable, std::move(reason));
   }
   static Status Error(std::string reason) { return Status(Code::kError, std::move(reason)); }
+  static Status Unconfirmed(std::string reason) { return Status(Code::kUnconfirmed, std::move(reason)); }
 
   Code code() const { return code_; }
   bool ok() const { return code_ == Code::kSuccess; }
@@ -152,6 +161,14 @@ class CycleState {
   std::vector<std::unique_ptr<Data>> slots_;
 };
 
+// A pod the scheduling cycle reserved and assumed on a node: all that its binding cycle (Bind,
+// and Unreserve when the binding fails) may read, since the CycleState moves on to the next pod.
+struct ReservedPod {
+  PodPtr pod;
+  std::string node;
+  std::optional<PodAllocation> allocation;  // Reserve's cpusets; nullopt on a NUMA-blind node
+};
+
 inline constexpr int64_t kMaxNodeScore = 100;  // kube-scheduler's MaxNodeScore
 
 // Why no node fit: nodes per reason, for PostFilter and the FitError message.
@@ -219,14 +236,17 @@ class ScorePlugin : public virtual Plugin {
 class ReservePlugin : public virtual Plugin {
  public:
   virtual Status Reserve(CycleState& state, const NodeInfo& node) = 0;
-  // Undoes Reserve; must succeed whether or not Reserve ran to completion.
-  virtual void Unreserve(CycleState& state, const NodeInfo& node) = 0;
+  // Undoes Reserve; must succeed whether or not Reserve ran to completion. Runs on the
+  // scheduling thread, in the scheduling cycle or when a binding cycle failed.
+  virtual void Unreserve(const ReservedPod& reserved) = 0;
 };
 
+// Thread-safety: Bind may run on any thread, concurrently with the scheduling cycle and with
+// other binding cycles; an implementation that touches shared state locks it.
 class BindPlugin : public virtual Plugin {
  public:
-  // Binds the pod to the node with state.allocation. On failure the scheduler runs Unreserve.
-  virtual Status Bind(CycleState& state, const NodeInfo& node) = 0;
+  // Makes `reserved` durable. A failure is settled by the caller (Scheduler::FinishBinding).
+  virtual Status Bind(const ReservedPod& reserved) = 0;
 };
 
 }  // namespace huygens::sched

@@ -27,15 +27,14 @@ class NumaReserve final : public ReservePlugin {
     return Status::Success();
   }
 
-  void Unreserve(CycleState& state, const NodeInfo& node) override {
-    const std::string& uid = state.pod().Uid();
-    NodeState* cpu = cache_->MutableCpuState(node.node.name);
+  void Unreserve(const ReservedPod& reserved) override {
+    const std::string& uid = reserved.pod->Uid();
+    NodeState* cpu = cache_->MutableCpuState(reserved.node);
     // A pod the cache still lists is released by ForgetPod; here only a Reserve whose assume
     // never happened is undone.
     if (cpu != nullptr && cache_->FindPod(uid) == nullptr && cpu->SpecOf(uid) != nullptr) {
       (void)cpu->ReleasePod(uid);
     }
-    state.allocation.reset();
   }
 
  private:

@@ -67,7 +67,7 @@ static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 176,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
-static_assert(sizeof(void*) != 8 || sizeof(Pod) == 544,  // rebalance: no plugin reads it
+static_assert(sizeof(void*) != 8 || sizeof(Pod) == 576,  // rebalance, resource_version: no plugin reads them
               "Pod changed: review AppendEquivalenceKey");
 
 namespace {

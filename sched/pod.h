@@ -99,6 +99,9 @@ struct Pod {
   std::string scheduler_name = "default-scheduler";      // spec.schedulerName
   std::string node_name;                                 // spec.nodeName ("" = unset)
   int64_t creation_index = 0;                            // creation order, see file comment
+  // metadata.resourceVersion as decoded: the version a decision read, which the service's
+  // Binding carries as its precondition ("" in the simulator).
+  std::string resource_version;
   bool rebalance = true;  // huygens.io/rebalance; false: the rebalancer never moves it
 
   const std::string& Uid() const { return spec.uid; }
@@ -126,8 +129,8 @@ PodRequests ComputePodRequests(const PodSpec& pod);
 // requests, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
 // scored identically on a node in a given state, which the scheduler's equivalence cache
 // relies on. Left out: uid, name, labels (no plugin reads a pod's own labels: there is no
-// inter-pod affinity plugin) and creation_index. A plugin that reads a new pod field must add
-// it here; a static_assert on the struct sizes in pod.cc is the reminder.
+// inter-pod affinity plugin), creation_index and resource_version. A plugin that reads a new
+// pod field must add it here; a static_assert on the struct sizes in pod.cc is the reminder.
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
 
 const char* ToString(TaintEffect e);          // "NoSchedule", "PreferNoSchedule", "NoExecute"

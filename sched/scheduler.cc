@@ -91,6 +91,23 @@ struct Scheduler::Impl {
   std::pair<ClassResults*, bool> ResultsFor(const Profile& profile, size_t nodes);
   void CountReasons(const Status& s, int nodes);
   Diagnosis MakeDiagnosis(int num_nodes, std::string pre_filter_message) const;
+
+  // The steps of a scheduling cycle (see the definitions).
+  struct FilterPass {
+    size_t start = 0;     // the first node visited
+    int visited = 0;
+    size_t feasible = 0;  // the first `feasible` entries of feasible_index
+    std::optional<std::string> error;  // a filter's error: the attempt fails
+  };
+  ScheduleResult Unschedulable(int num_nodes, std::string pre_filter_message);
+  FilterPass Filter(const std::vector<NodeInfo*>& nodes, const std::vector<uint64_t>& generations,
+                    ClassResults& results, bool reuse, int to_find);
+  absl::StatusOr<size_t> Score(const std::vector<NodeInfo*>& nodes, const std::vector<uint64_t>& generations,
+                               ClassResults& results, bool reuse, size_t num_feasible,
+                               std::vector<NodeVerdict>* verdicts);
+  ScheduleResult Reserve(ClusterCache& cache, const NodeInfo& chosen);
+  // Runs Unreserve of the first `count` reserve plugins, in reverse order.
+  void Unreserve(const ReservedPod& reserved, size_t count);
 };
 
 std::pair<Scheduler::Impl::ClassResults*, bool> Scheduler::Impl::ResultsFor(
@@ -159,182 +176,227 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(ClusterCache* cache
   return s;
 }
 
-ScheduleResult Scheduler::ScheduleOne(PodPtr pod, std::vector<NodeVerdict>* verdicts) {
-  Impl& impl = *impl_;
-  ScheduleResult result;
-  CycleState& state = impl.state;
-  state.Reset(pod);
-  ComputePodFacts(*pod, state.mutable_facts());
-  impl.reason_counts.clear();
+namespace {
 
-  const std::vector<NodeInfo*>& nodes = cache_->Nodes();
-  const int num_nodes = static_cast<int>(nodes.size());
-  auto unschedulable = [&](std::string pre_filter_message) {
-    Diagnosis d = impl.MakeDiagnosis(num_nodes, std::move(pre_filter_message));
-    for (PostFilterPlugin* p : impl.plugins.post_filters) {
-      std::optional<std::string> nominated = p->PostFilter(state, d);
-      if (nominated.has_value()) {
-        result.nominated_node = std::move(nominated);
-        break;
-      }
-    }
-    result.outcome = ScheduleResult::Outcome::kUnschedulable;
-    result.message = FitErrorMessage(d);
-    result.reasons = std::move(d.reasons);
-    return result;
-  };
-  auto error = [&](std::string message) {
-    result.outcome = ScheduleResult::Outcome::kError;
-    result.message = std::move(message);
-    return result;
-  };
+ScheduleResult Failed(ScheduleResult::Outcome outcome, std::string message) {
+  ScheduleResult r;
+  r.outcome = outcome;
+  r.message = std::move(message);
+  return r;
+}
 
-  // 1. PreFilter.
-  {
-    const Plugin* failed = nullptr;
-    Status s = impl.plugins.RunPreFilters(state, &failed);
-    if (!s.ok()) {
-      if (s.code() == Code::kError) return error(PluginSet::ErrorMessage(*failed, s));
-      impl.CountReasons(s, num_nodes);
-      return unschedulable(s.Message());
+}  // namespace
+
+ScheduleResult Scheduler::Impl::Unschedulable(int num_nodes, std::string pre_filter_message) {
+  Diagnosis d = MakeDiagnosis(num_nodes, std::move(pre_filter_message));
+  ScheduleResult result = Failed(ScheduleResult::Outcome::kUnschedulable, FitErrorMessage(d));
+  for (PostFilterPlugin* p : plugins.post_filters) {
+    std::optional<std::string> nominated = p->PostFilter(state, d);
+    if (nominated.has_value()) {
+      result.nominated_node = std::move(nominated);
+      break;
     }
   }
+  result.reasons = std::move(d.reasons);
+  return result;
+}
 
-  // 2. Filter, round-robin from where the last attempt stopped.
-  auto [results, reuse] = impl.ResultsFor(profile_, nodes.size());
-  const size_t num_scores = impl.plugins.scores.size();
-  const int to_find = NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score);
-  if (impl.feasible_index.size() < nodes.size()) impl.feasible_index.resize(nodes.size());
-  size_t num_feasible = 0;
-  // The scan reads two dense arrays, the nodes' generations and the class's entries (8 bytes
-  // each per node): a node's NodeInfo is touched only when its filters must run again.
-  const std::vector<uint64_t>& generations = cache_->NodeGenerations();
+// Visits nodes round-robin from next_start until `to_find` are feasible or all were visited,
+// reusing the equivalence cache's verdicts where the node's generation is unchanged. The scan
+// reads two dense arrays, the nodes' generations and the class's entries (8 bytes each per
+// node): a node's NodeInfo is touched only when its filters must run again.
+Scheduler::Impl::FilterPass Scheduler::Impl::Filter(const std::vector<NodeInfo*>& nodes,
+                                                    const std::vector<uint64_t>& generations,
+                                                    ClassResults& results, bool reuse, int to_find) {
+  FilterPass pass;
   const size_t n = nodes.size();
-  size_t pos = n == 0 ? 0 : impl.next_start % n;
-  const size_t start = pos;
-  int visited = 0;
-  for (; visited < num_nodes && static_cast<int>(num_feasible) < to_find; ++visited) {
+  if (feasible_index.size() < n) feasible_index.resize(n);
+  size_t pos = n == 0 ? 0 : next_start % n;
+  pass.start = pos;
+  for (; pass.visited < static_cast<int>(n) && static_cast<int>(pass.feasible) < to_find; ++pass.visited) {
     const uint64_t generation = generations[pos];
-    Impl::ClassResults::Entry& entry = results->entries[pos];
+    ClassResults::Entry& entry = results.entries[pos];
     if (!reuse || entry.filter_generation != generation) {
       const NodeInfo* node = nodes[pos];
       entry.feasible = true;
       const Plugin* failed = nullptr;
-      Status s = impl.plugins.RunFilters(state, *node, &failed);
+      Status s = plugins.RunFilters(state, *node, &failed);
       if (!s.ok()) {
         if (s.code() == Code::kError) {
           entry.filter_generation = 0;
-          return error(PluginSet::ErrorMessage(*failed, *node, s));
+          pass.error = PluginSet::ErrorMessage(*failed, *node, s);
+          return pass;
         }
         entry.feasible = false;
-        results->rejection[pos] = std::move(s);
+        results.rejection[pos] = std::move(s);
       }
-      if (entry.filter_generation != generation) results->score_generation[pos] = 0;
-      entry.filter_generation = generation & Impl::ClassResults::Entry::kGenerationMask;
+      if (entry.filter_generation != generation) results.score_generation[pos] = 0;
+      entry.filter_generation = generation & ClassResults::Entry::kGenerationMask;
     }
-    impl.feasible_index[num_feasible] = pos;
-    num_feasible += entry.feasible;
+    feasible_index[pass.feasible] = pos;
+    pass.feasible += entry.feasible;
     if (++pos == n) pos = 0;
   }
+  if (n > 0) next_start = pos;
+  return pass;
+}
+
+// Scores the feasible nodes (raw scores from the equivalence cache where the node is
+// unchanged; normalising runs on every attempt) and returns the index into feasible_index of
+// the highest total, the first visited among equals. Skipped with one feasible node, as
+// kube-scheduler does. Fills the feasible verdicts' scores when `verdicts` is given.
+absl::StatusOr<size_t> Scheduler::Impl::Score(const std::vector<NodeInfo*>& nodes,
+                                              const std::vector<uint64_t>& generations,
+                                              ClassResults& results, bool reuse, size_t num_feasible,
+                                              std::vector<NodeVerdict>* verdicts) {
+  const size_t num_scores = plugins.scores.size();
+  if (num_feasible <= 1 || num_scores == 0) return size_t{0};
+  feasible.resize(num_feasible);
+  for (size_t k = 0; k < num_feasible; ++k) feasible[k] = nodes[feasible_index[k]];
+  const Plugin* failed = nullptr;
+  if (Status s = plugins.RunPreScores(state, feasible, &failed); !s.ok()) {
+    return absl::InternalError(PluginSet::ErrorMessage(*failed, s));
+  }
+  // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
+  // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
+  plugin_scores.resize(num_scores * num_feasible);
+  for (size_t k = 0; k < num_feasible; ++k) {
+    const size_t i = feasible_index[k];
+    int64_t* row = &results.scores[i * num_scores];
+    if (!reuse || results.score_generation[i] != generations[i]) {
+      for (size_t p = 0; p < num_scores; ++p) row[p] = plugins.scores[p].first->Score(state, *feasible[k]);
+      results.score_generation[i] = generations[i];
+    }
+    for (size_t p = 0; p < num_scores; ++p) plugin_scores[p * num_feasible + k] = row[p];
+  }
+  totals.assign(num_feasible, 0);
+  plugins.AddWeightedScores(state, plugin_scores, totals);
+  if (verdicts != nullptr) {  // feasible nodes are in visit order, as the verdicts
+    size_t k = 0;
+    for (NodeVerdict& v : *verdicts) {
+      if (v.refusal.empty()) v.score = totals[k++];
+    }
+  }
+  return static_cast<size_t>(std::max_element(totals.begin(), totals.end()) - totals.begin());
+}
+
+// Reserve on `chosen`, then the assume; on failure every Reserve that ran is undone.
+ScheduleResult Scheduler::Impl::Reserve(ClusterCache& cache, const NodeInfo& chosen) {
+  ReservedPod reserved{.pod = state.pod_ptr(), .node = chosen.node.name, .allocation = std::nullopt};
+  size_t done = 0;
+  for (; done < plugins.reserves.size(); ++done) {
+    Status s = plugins.reserves[done]->Reserve(state, chosen);
+    if (s.ok()) continue;
+    reserved.allocation = std::move(state.allocation);
+    Unreserve(reserved, done + 1);
+    if (!s.IsRejection()) {
+      return Failed(ScheduleResult::Outcome::kError, PluginSet::ErrorMessage(*plugins.reserves[done], chosen, s));
+    }
+    // kube-scheduler's schedulingCycle: a Reserve rejection is a FitError over the one node
+    // tried (no PostFilter), so the pod waits for a cluster change instead of backing off and
+    // retrying the same refusal.
+    reason_counts.clear();
+    CountReasons(s, 1);
+    Diagnosis d = MakeDiagnosis(1, "");
+    ScheduleResult result = Failed(ScheduleResult::Outcome::kUnschedulable, FitErrorMessage(d));
+    result.reasons = std::move(d.reasons);
+    return result;
+  }
+  reserved.allocation = std::move(state.allocation);
+  if (absl::Status assumed = cache.AssumePod(reserved.pod, reserved.node, reserved.allocation,
+                                             /*allocation_applied=*/true);
+      !assumed.ok()) {
+    Unreserve(reserved, done);
+    return Failed(ScheduleResult::Outcome::kError, std::string(assumed.message()));
+  }
+  ScheduleResult result;
+  result.outcome = ScheduleResult::Outcome::kScheduled;
+  result.node = reserved.node;
+  result.allocation = reserved.allocation;
+  result.reserved = std::move(reserved);
+  return result;
+}
+
+void Scheduler::Impl::Unreserve(const ReservedPod& reserved, size_t count) {
+  for (size_t i = count; i-- > 0;) plugins.reserves[i]->Unreserve(reserved);
+}
+
+ScheduleResult Scheduler::SchedulingCycle(PodPtr pod, std::vector<NodeVerdict>* verdicts) {
+  Impl& impl = *impl_;
+  CycleState& state = impl.state;
+  state.Reset(std::move(pod));
+  ComputePodFacts(state.pod(), state.mutable_facts());
+  impl.reason_counts.clear();
+  const std::vector<NodeInfo*>& nodes = cache_->Nodes();
+  const int num_nodes = static_cast<int>(nodes.size());
+
+  const Plugin* failed = nullptr;
+  if (Status s = impl.plugins.RunPreFilters(state, &failed); !s.ok()) {
+    if (s.code() == Code::kError) {
+      return Failed(ScheduleResult::Outcome::kError, PluginSet::ErrorMessage(*failed, s));
+    }
+    impl.CountReasons(s, num_nodes);
+    return impl.Unschedulable(num_nodes, s.Message());
+  }
+
+  auto [results, reuse] = impl.ResultsFor(profile_, nodes.size());
+  const std::vector<uint64_t>& generations = cache_->NodeGenerations();
+  const Impl::FilterPass pass =
+      impl.Filter(nodes, generations, *results, reuse,
+                  NumFeasibleNodesToFind(num_nodes, profile_.percentage_of_nodes_to_score));
+  if (pass.error.has_value()) return Failed(ScheduleResult::Outcome::kError, *pass.error);
   if (verdicts != nullptr) {
     verdicts->clear();
-    for (int i = 0; i < visited; ++i) {
-      const size_t at = (start + static_cast<size_t>(i)) % n;
+    for (int i = 0; i < pass.visited; ++i) {
+      const size_t at = (pass.start + static_cast<size_t>(i)) % nodes.size();
       verdicts->push_back({.node = nodes[at]->node.name,
                            .refusal = results->entries[at].feasible ? std::string() : results->rejection[at].Message(),
                            .score = std::nullopt});
     }
   }
-  if (n > 0) impl.next_start = pos;
-  result.evaluated_nodes = visited;
-  result.feasible_nodes = static_cast<int>(num_feasible);
-  if (num_feasible == 0) {  // then every node was visited, and rejected
-    for (size_t i = 0; i < n; ++i) impl.CountReasons(results->rejection[i], 1);
-    return unschedulable("");
+  if (pass.feasible == 0) {  // then every node was visited, and rejected
+    for (size_t i = 0; i < nodes.size(); ++i) impl.CountReasons(results->rejection[i], 1);
+    ScheduleResult result = impl.Unschedulable(num_nodes, "");
+    result.evaluated_nodes = pass.visited;
+    return result;
   }
 
-  // 3. Score (skipped with one feasible node, as kube-scheduler does). Raw scores come from
-  // the equivalence cache where the node is unchanged; normalising runs on every attempt.
-  size_t best = 0;
-  if (num_feasible > 1 && num_scores > 0) {
-    impl.feasible.resize(num_feasible);
-    for (size_t k = 0; k < num_feasible; ++k) impl.feasible[k] = nodes[impl.feasible_index[k]];
-    const Plugin* failed = nullptr;
-    if (Status s = impl.plugins.RunPreScores(state, impl.feasible, &failed); !s.ok()) {
-      return error(PluginSet::ErrorMessage(*failed, s));
-    }
-    // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
-    // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
-    impl.plugin_scores.resize(num_scores * num_feasible);
-    for (size_t k = 0; k < num_feasible; ++k) {
-      const size_t i = impl.feasible_index[k];
-      int64_t* row = &results->scores[i * num_scores];
-      if (!reuse || results->score_generation[i] != generations[i]) {
-        for (size_t p = 0; p < num_scores; ++p) {
-          row[p] = impl.plugins.scores[p].first->Score(state, *impl.feasible[k]);
-        }
-        results->score_generation[i] = generations[i];
-      }
-      for (size_t p = 0; p < num_scores; ++p) impl.plugin_scores[p * num_feasible + k] = row[p];
-    }
-    impl.totals.assign(num_feasible, 0);
-    impl.plugins.AddWeightedScores(state, impl.plugin_scores, impl.totals);
-    best = static_cast<size_t>(
-        std::max_element(impl.totals.begin(), impl.totals.end()) - impl.totals.begin());
-    if (verdicts != nullptr) {  // feasible nodes are in visit order, as the verdicts
-      size_t k = 0;
-      for (NodeVerdict& v : *verdicts) {
-        if (v.refusal.empty()) v.score = impl.totals[k++];
-      }
-    }
-  }
-  const NodeInfo* chosen = nodes[impl.feasible_index[best]];
-  result.node = chosen->node.name;
+  absl::StatusOr<size_t> best = impl.Score(nodes, generations, *results, reuse, pass.feasible, verdicts);
+  ScheduleResult result = best.ok() ? impl.Reserve(*cache_, *nodes[impl.feasible_index[*best]])
+                                    : Failed(ScheduleResult::Outcome::kError, std::string(best.status().message()));
+  if (best.ok()) result.node = nodes[impl.feasible_index[*best]]->node.name;
+  result.evaluated_nodes = pass.visited;
+  result.feasible_nodes = static_cast<int>(pass.feasible);
+  return result;
+}
 
-  // 4. Reserve, assume, bind.
-  size_t reserved = 0;
-  auto undo = [&](size_t count) {
-    if (const ClusterCache::PodEntry* e = cache_->FindPod(pod->Uid()); e != nullptr && e->assumed) {
-      (void)cache_->ForgetPod(pod->Uid());
-    }
-    for (size_t i = count; i-- > 0;) impl.plugins.reserves[i]->Unreserve(state, *chosen);
-  };
-  for (; reserved < impl.plugins.reserves.size(); ++reserved) {
-    Status s = impl.plugins.reserves[reserved]->Reserve(state, *chosen);
-    if (!s.ok() && s.IsRejection()) {
-      // kube-scheduler's schedulingCycle: a Reserve rejection is a FitError over the one node
-      // tried (no PostFilter), so the pod waits for a cluster change instead of backing off
-      // and retrying the same refusal.
-      undo(reserved + 1);
-      impl.reason_counts.clear();
-      impl.CountReasons(s, 1);
-      Diagnosis d = impl.MakeDiagnosis(1, "");
-      result.outcome = ScheduleResult::Outcome::kUnschedulable;
-      result.message = FitErrorMessage(d);
-      result.reasons = std::move(d.reasons);
-      return result;
-    }
-    if (!s.ok()) {
-      undo(reserved + 1);
-      return error(PluginSet::ErrorMessage(*impl.plugins.reserves[reserved], *chosen, s));
-    }
+Status Scheduler::BindingCycle(const ReservedPod& reserved) const { return impl_->binder->Bind(reserved); }
+
+void Scheduler::FinishBinding(const ReservedPod& reserved, const Status& bound) {
+  const ClusterCache::PodEntry* e = cache_->FindPod(reserved.pod->Uid());
+  const bool assumed = e != nullptr && e->assumed;
+  if (bound.ok()) {
+    if (assumed) (void)cache_->FinishBinding(reserved.pod->Uid());
+    return;
   }
-  absl::Status assumed = cache_->AssumePod(pod, chosen->node.name, state.allocation,
-                                           /*allocation_applied=*/true);
-  if (!assumed.ok()) {
-    undo(reserved);
-    return error(std::string(assumed.message()));
-  }
-  Status bound = impl.binder->Bind(state, *chosen);
+  if (bound.code() == Code::kUnconfirmed) return;  // it may hold the CPUs: kept
+  if (assumed) (void)cache_->ForgetPod(reserved.pod->Uid());
+  impl_->Unreserve(reserved, impl_->plugins.reserves.size());
+}
+
+ScheduleResult Scheduler::ScheduleOne(PodPtr pod, std::vector<NodeVerdict>* verdicts) {
+  ScheduleResult result = SchedulingCycle(std::move(pod), verdicts);
+  if (result.outcome != ScheduleResult::Outcome::kScheduled) return result;
+  const ReservedPod reserved = *std::move(result.reserved);
+  result.reserved.reset();
+  const Status bound = BindingCycle(reserved);
+  FinishBinding(reserved, bound);
   if (!bound.ok()) {
-    undo(reserved);
-    return error(fmt::format("bind to node {:?}: {}", chosen->node.name, bound.Message()));
+    result.outcome = ScheduleResult::Outcome::kError;
+    result.message = fmt::format("bind to node {:?}: {}", reserved.node, bound.Message());
+    result.allocation.reset();
+    return result;
   }
-  if (const ClusterCache::PodEntry* e = cache_->FindPod(pod->Uid()); e != nullptr && e->assumed) {
-    (void)cache_->FinishBinding(pod->Uid());
-  }
-  result.outcome = ScheduleResult::Outcome::kScheduled;
-  result.allocation = std::move(state.allocation);
   return result;
 }
 

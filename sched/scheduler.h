@@ -1,6 +1,7 @@
-// Scheduler: one scheduling attempt for one pod over the ClusterCache.
+// Scheduler: kube-scheduler's two cycles for one pod over the ClusterCache.
 //
-// What it is: kube-scheduler's scheduling cycle (schedulePod + the binding cycle run inline):
+// The scheduling cycle (SchedulingCycle; kube-scheduler's schedulingCycle), on the thread that
+// owns the cache:
 //   1. PreFilter plugins (a rejection marks every node with its reason);
 //   2. Filter: nodes are visited round-robin from where the previous attempt stopped, until
 //      NumFeasibleNodesToFind(nodes, percentage) feasible nodes are found or all nodes were
@@ -11,13 +12,14 @@
 //      Insufficient cpu." (per-reason node counts, "count reason" strings sorted as text);
 //   4. PreScore + Score + NormalizeScore, weighted sum; the highest total wins, ties go to
 //      the node visited first (deterministic, where kube-scheduler picks at random);
-//   5. Reserve (Huygens computes and assumes the exact cpusets), then Bind. A failure in
-//      Reserve or Bind runs Unreserve in reverse order; the cache is left as before the
-//      attempt. A Reserve plugin that rejects the pod (Unschedulable, e.g. NumaReserve when
-//      the node's CPUs cannot be allocated after all) gives an Unschedulable result over that
-//      one node, "0/1 nodes are available: 1 <reason>." (kube-scheduler's FitError with
-//      NumAllNodes 1), so the pod waits for a cluster change like any unschedulable pod; any
-//      other failure gives an Error result (the pod backs off and is retried).
+//   5. Reserve (Huygens computes the exact cpusets), then the assume. A Reserve that rejects
+//      the pod gives an Unschedulable result over that one node, "0/1 nodes are available: 1
+//      <reason>." (kube-scheduler's FitError with NumAllNodes 1); any other failure an Error.
+//      Either way Unreserve runs in reverse order and the cache is as before the attempt.
+// The binding cycle (kube-scheduler's bindingCycle) takes the ReservedPod: BindingCycle runs
+// the Bind plugin and may run on another thread; FinishBinding, back on the cache's thread,
+// confirms the assume or, for a failed Binding, runs Unreserve and forgets the pod.
+// ScheduleOne runs the two back to back (the simulator, benchmarks, tests).
 //
 // Equivalence cache (Huygens' own; Profile::equivalence_cache, on by default): Filter verdicts
 // and raw Scores are kept per pod equivalence key (AppendEquivalenceKey plus each plugin's
@@ -25,9 +27,8 @@
 // NormalizeScore and the choice run on every attempt. Decisions are identical with and without
 // it (sched/equivalence_test.cc). At most 64 keys are kept (least recently used evicted).
 //
-// Performance: no per-node allocation on the hot path; buffers live in the Scheduler.
-//
-// Thread-safety: not thread-safe; one thread drives a Scheduler and its cache.
+// Thread-safety: one thread drives SchedulingCycle, FinishBinding and ScheduleOne together
+// with the cache; BindingCycle may run on any thread (BindPlugin's contract).
 #ifndef HUYGENS_SCHED_SCHEDULER_H_
 #define HUYGENS_SCHED_SCHEDULER_H_
 
@@ -49,7 +50,8 @@ namespace huygens::sched {
 
 struct ScheduleResult {
   enum class Outcome {
-    kScheduled,      // bound to `node` (allocation set when Reserve computed cpusets)
+    kScheduled,      // SchedulingCycle: reserved and assumed on `node`, `reserved` set;
+                     // ScheduleOne: bound to `node`
     kUnschedulable,  // no node fits now (or Reserve rejected the chosen one); `message` is the
                      // FitError text, `reasons` the counts
     kError,          // Bind failed, Reserve failed other than by a rejection, or a plugin
@@ -57,7 +59,8 @@ struct ScheduleResult {
   };
   Outcome outcome = Outcome::kUnschedulable;
   std::string node;
-  std::optional<PodAllocation> allocation;
+  std::optional<PodAllocation> allocation;  // set when Reserve computed cpusets
+  std::optional<ReservedPod> reserved;      // SchedulingCycle's kScheduled: for the binding cycle
   std::string message;
   // Unschedulable: reason -> number of nodes, sorted by reason text.
   std::vector<std::pair<std::string, int>> reasons;
@@ -95,10 +98,22 @@ class Scheduler {
       ClusterCache* cache, Profile profile, std::unique_ptr<BindPlugin> binder = nullptr);
   ~Scheduler();
 
-  // One scheduling attempt. REQUIRES: the pod is not in the cache (neither bound nor assumed).
-  // `verdicts`, when given, receives the verdict of every node the filters visited in this
-  // attempt (visit order; none when PreFilter rejected the pod), the cost of which (a string per
-  // node) is paid only then.
+  // The scheduling cycle: kScheduled (the pod assumed in the cache, result.reserved set),
+  // kUnschedulable or kError (the cache as before). REQUIRES: the pod is not in the cache
+  // (neither bound nor assumed). `verdicts`, when given, receives the verdict of every node the
+  // filters visited in this attempt (visit order; none when PreFilter rejected the pod), the
+  // cost of which (a string per node) is paid only then.
+  ScheduleResult SchedulingCycle(PodPtr pod, std::vector<NodeVerdict>* verdicts = nullptr);
+  // The binding cycle's work: the Bind plugin's status. Reads only `reserved` and the plugin
+  // list fixed at Create, so it may run on another thread than the rest.
+  Status BindingCycle(const ReservedPod& reserved) const;
+  // Settles a binding cycle on the cache's thread. `bound` ok: the assume is marked bound
+  // (ClusterCache::FinishBinding) until the pod's bound version confirms it; Code::kUnconfirmed
+  // (the Binding may have landed): the reservation is kept, for the caller to bind again; any
+  // other failure: Unreserve in reverse order and the assume forgotten, so the CPUs are free.
+  void FinishBinding(const ReservedPod& reserved, const Status& bound);
+  // Both cycles back to back: kScheduled, or the scheduling cycle's failure, or kError with
+  // "bind to node "<node>": <Bind's message>" (the reservation settled by FinishBinding).
   ScheduleResult ScheduleOne(PodPtr pod, std::vector<NodeVerdict>* verdicts = nullptr);
 
   const Profile& profile() const { return profile_; }

@@ -1,7 +1,9 @@
 // The scheduling cycle: node sampling, the FitError message, NUMA placement, scoring, and the
 // assume / forget / unreserve contract.
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fmt/format.h"
@@ -174,7 +176,7 @@ TEST(Scheduler, CreateRejectsAnUnknownPluginAndAPluginAtTheWrongPoint) {
 class FailingBind final : public BindPlugin {
  public:
   std::string_view Name() const override { return "FailingBind"; }
-  Status Bind(CycleState&, const NodeInfo&) override { return Status::Error("API said no"); }
+  Status Bind(const ReservedPod&) override { return Status::Error("API said no"); }
 };
 
 TEST(Scheduler, AFailedBindUnreservesAndForgetsEverything) {
@@ -195,6 +197,84 @@ TEST(Scheduler, AFailedBindUnreservesAndForgetsEverything) {
   // The CPUs are free again for the next attempt.
   auto ok = MustCreate(cache, HuygensProfile());
   EXPECT_TRUE(ok->ScheduleOne(Share(GuaranteedPod("p", 12))).scheduled());
+}
+
+// A binder that answers with `answer` and counts its calls; it writes nothing to the cache.
+class AnsweringBind final : public BindPlugin {
+ public:
+  explicit AnsweringBind(Status answer) : answer_(std::move(answer)) {}
+  std::string_view Name() const override { return "AnsweringBind"; }
+  Status Bind(const ReservedPod&) override {
+    ++calls;
+    return answer_;
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  Status answer_;
+};
+
+TEST(Scheduler, TheSchedulingCycleReservesAndAssumesAndBindsNothing) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  auto bind = std::make_unique<AnsweringBind>(Status::Success());
+  AnsweringBind* binder = bind.get();
+  auto scheduler = MustCreate(cache, HuygensProfile(), std::move(bind));
+  ScheduleResult r = scheduler->SchedulingCycle(Share(GuaranteedPod("p", 4)));
+  ASSERT_TRUE(r.scheduled()) << r.message;
+  ASSERT_TRUE(r.reserved.has_value());
+  EXPECT_EQ(r.reserved->node, "m");
+  EXPECT_EQ(r.reserved->pod->Uid(), "p");
+  ASSERT_TRUE(r.reserved->allocation.has_value());
+  EXPECT_EQ(r.reserved->allocation->ExclusiveCpus().Size(), 4);
+  EXPECT_EQ(binder->calls, 0);
+  const ClusterCache::PodEntry* e = cache.FindPod("p");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->assumed);
+  EXPECT_FALSE(e->binding_finished);
+  // The binding cycle binds; FinishBinding marks the assume as bound, still counted.
+  EXPECT_TRUE(scheduler->BindingCycle(*r.reserved).ok());
+  EXPECT_EQ(binder->calls, 1);
+  scheduler->FinishBinding(*r.reserved, Status::Success());
+  EXPECT_TRUE(cache.FindPod("p")->binding_finished);
+  EXPECT_EQ(cache.FindNode("m")->cpu_state->ExclusiveCpus(), r.reserved->allocation->ExclusiveCpus());
+}
+
+TEST(Scheduler, APodScheduledWhileAnotherIsBindingGetsOtherCpus) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  auto scheduler = MustCreate(cache, HuygensProfile(), std::make_unique<AnsweringBind>(Status::Success()));
+  ScheduleResult first = scheduler->SchedulingCycle(Share(GuaranteedPod("a", 6)));
+  ASSERT_TRUE(first.scheduled()) << first.message;
+  // a's binding cycle runs on another thread while b's scheduling cycle runs here.
+  std::thread binding([&] { EXPECT_TRUE(scheduler->BindingCycle(*first.reserved).ok()); });
+  ScheduleResult second = scheduler->SchedulingCycle(Share(GuaranteedPod("b", 6)));
+  binding.join();
+  ASSERT_TRUE(second.scheduled()) << second.message;
+  EXPECT_TRUE(first.reserved->allocation->ExclusiveCpus()
+                  .Intersection(second.reserved->allocation->ExclusiveCpus())
+                  .Empty());
+  scheduler->FinishBinding(*first.reserved, Status::Success());
+  EXPECT_THAT(cache.FindNode("m")->cpu_state->Validate(), IsEmpty());
+}
+
+TEST(Scheduler, AFailedBindingCycleUnreservesAndAnUnconfirmedOneKeepsTheCpus) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  auto scheduler = MustCreate(cache, HuygensProfile(), std::make_unique<AnsweringBind>(Status::Success()));
+  ScheduleResult lost = scheduler->SchedulingCycle(Share(GuaranteedPod("lost", 4)));
+  ScheduleResult unsure = scheduler->SchedulingCycle(Share(GuaranteedPod("unsure", 4)));
+  ASSERT_TRUE(lost.scheduled() && unsure.scheduled());
+  // A Binding that may have landed: its CPUs stay reserved, the pod assumed.
+  scheduler->FinishBinding(*unsure.reserved, Status::Unconfirmed("the answer was lost"));
+  ASSERT_NE(cache.FindPod("unsure"), nullptr);
+  EXPECT_TRUE(cache.FindPod("unsure")->assumed);
+  // A Binding that cannot land: forgotten and its CPUs free again.
+  scheduler->FinishBinding(*lost.reserved, Status::Error("lost the race"));
+  EXPECT_EQ(cache.FindPod("lost"), nullptr);
+  EXPECT_EQ(cache.FindNode("m")->cpu_state->ExclusiveCpus(), unsure.reserved->allocation->ExclusiveCpus());
+  EXPECT_EQ(cache.FindNode("m")->requested.cpu_milli, 4000);
+  EXPECT_THAT(cache.FindNode("m")->cpu_state->Validate(), IsEmpty());
 }
 
 TEST(ClusterCache, AssumeCountsThePodAndForgetReleasesItsCpus) {

@@ -76,30 +76,6 @@ absl::Status PodWriter::WriteAffinityGroupStatus(const json& group, json status_
   return r.status();
 }
 
-bool PodWriter::Undo(const json& object, const std::string& why) {
-  const std::string ns = object["metadata"].value("namespace", "");
-  const std::string name = object["metadata"].value("name", "");
-  const std::string uid = object["metadata"].value("uid", "");
-  json seen = object["metadata"]["annotations"][kAllocationAnnotation];
-  auto r = client_->MergePatchWithRetry(
-      kube::Pods(), ns, name,
-      [&](const json& current) -> absl::StatusOr<std::optional<json>> {
-        if (current["metadata"].value("uid", "") != uid || !current["spec"].value("nodeName", "").empty() ||
-            current["metadata"]["annotations"].value(kAllocationAnnotation, json()) != seen) {
-          return std::optional<json>();  // bound or changed meanwhile: nothing to undo
-        }
-        return std::optional<json>(json{{"metadata", {{"annotations", {{kAllocationAnnotation, nullptr}}}}}});
-      });
-  if (!r.ok()) {
-    ApiError("patch", r.status());
-    spdlog::warn("pod {}/{}: removing the allocation failed: {}", ns, name, std::string(r.status().message()));
-    return false;
-  }
-  spdlog::info("pod {}/{}: allocation removed ({})", ns, name, why);
-  Event(object, "Warning", "AllocationUndone", "Scheduling", why);
-  return true;
-}
-
 absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
                                    const std::optional<std::string>& allocation) {
   const std::string ns = object["metadata"].value("namespace", "");
@@ -144,12 +120,6 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
   }
   spdlog::warn("pod {}/{}: binding to {} failed: {}", ns, name, node, std::string(s.message()));
   return s;
-}
-
-absl::Status PodWriter::RunBind(const BindTask& t) {
-  absl::Status binding = FinishBind(t.object, t.node, t.allocation);
-  if (binding.ok()) return binding;
-  return absl::Status(binding.code(), fmt::format("creating the Binding: {}", std::string(binding.message())));
 }
 
 // ---- BinderPool --------------------------------------------------------------------------
@@ -211,7 +181,7 @@ void BinderPool::Run() {
     InFlight f = std::move(todo_.front());
     todo_.pop_front();
     lock.unlock();
-    f.outcome = writer_->RunBind(f.task);
+    f.outcome = f.scheduler->BindingCycle(f.reserved);
     // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
     // is counted before Stop returns).
     const char* result = f.outcome.ok() ? "scheduled" : "error";
@@ -230,27 +200,25 @@ void BinderPool::Run() {
 
 // ---- ApiBind -----------------------------------------------------------------------------
 
-sched::Status ApiBind::Bind(sched::CycleState& state, const sched::NodeInfo& node) {
-  const sched::Pod& pod = state.pod();
-  BindTask task;
-  auto stored = pods_->find(pod.Uid());
-  task.object = stored != pods_->end()
-                    ? stored->second
-                    : json{{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}},
-                           {"spec", json::object()}};
-  task.node = node.node.name;
-  if (state.allocation.has_value()) {
-    PodAllocation a = *state.allocation;
-    a.node = node.node.name;
-    task.allocation = AllocationToJson(a);
+sched::Status ApiBind::Bind(const sched::ReservedPod& reserved) {
+  const sched::Pod& pod = *reserved.pod;
+  // What the Binding and the pod's events need: the pod's identity and the version decided on.
+  const json object = {{"metadata",
+                        {{"namespace", pod.spec.namespace_name},
+                         {"name", pod.spec.name},
+                         {"uid", pod.Uid()},
+                         {"resourceVersion", pod.resource_version}}}};
+  std::optional<std::string> allocation;
+  if (reserved.allocation.has_value()) {
+    PodAllocation a = *reserved.allocation;
+    a.node = reserved.node;
+    allocation = AllocationToJson(a);
   }
-  if (!outbox_->extender) {
-    outbox_->staged = std::move(task);
-    return sched::Status::Success();
-  }
-  absl::Status outcome = writer_->RunBind(task);
-  if (!outcome.ok()) outbox_->error = std::string(outcome.message());
-  return sched::Status::Success();
+  absl::Status s = writer_->FinishBind(object, reserved.node, allocation);
+  if (s.ok()) return sched::Status::Success();
+  std::string message = fmt::format("creating the Binding: {}", std::string(s.message()));
+  if (absl::IsAborted(s)) return sched::Status::Error(std::move(message));
+  return sched::Status::Unconfirmed(std::move(message));
 }
 
 }  // namespace huygens::scheduler

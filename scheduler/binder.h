@@ -1,14 +1,12 @@
 // The scheduler service's binding: making a decision durable on the API server.
 //
 //   PodWriter   the service's writes to a pod: the Binding that carries huygens.io/allocation
-//               (FinishBind), and removing an allocation that cannot be honoured (Undo); each
+//               (FinishBind) and a rebalancer's move (MoveAllocation); each
 //               counts its API errors and posts the pod's events.
-//   BinderPool  standalone mode's binding cycles: a pool of binder threads that run the
-//               Binding while the scheduling thread goes on (as kube-scheduler's binding cycle
-//               runs in a goroutine); at most kMaxInFlight at a time.
-//   ApiBind     the profiles' Bind plugin: hands the decision to a BindOutbox, where the
-//               scheduling loop (standalone: staged for the pool) or the extender's bind verb
-//               (at once) takes it.
+//   BinderPool  standalone mode's binding cycles: a pool of binder threads that run
+//               Scheduler::BindingCycle while the scheduling thread goes on (as
+//               kube-scheduler's binding cycle runs in a goroutine); at most kMaxInFlight.
+//   ApiBind     the profiles' Bind plugin: the Binding, with its real outcome.
 //
 // Rules: a pod is never bound without its allocation, nor annotated by us without being bound
 // (the allocation rides on the Binding's metadata). Each Binding carries the pod's
@@ -41,18 +39,11 @@
 #include "sched/cache.h"
 #include "sched/framework.h"
 #include "sched/queue.h"
+#include "sched/scheduler.h"
 #include "scheduler/event_sink.h"
 #include "scheduler/service_metrics.h"
 
 namespace huygens::scheduler {
-
-// A decision to make durable: the pod as last seen, its node, and the huygens.io/allocation
-// value that rides on the Binding (nullopt: a NUMA-blind node, Binding only).
-struct BindTask {
-  nlohmann::json object;
-  std::string node;
-  std::optional<std::string> allocation;
-};
 
 // The huygens.io/allocation value (JSON) of a cache entry's allocation on its node, for the
 // Binding; nullopt for a pod without one (a NUMA-blind node).
@@ -83,8 +74,6 @@ class PodWriter {
   // (node/allocation.h, DescribeAllocation).
   absl::Status FinishBind(const nlohmann::json& object, const std::string& node,
                           const std::optional<std::string>& allocation);
-  // FinishBind for a task; errors are prefixed "creating the Binding: " for the pod's events.
-  absl::Status RunBind(const BindTask& t);
   // Writes a rebalancer move (scheduler/rebalancer.h): `allocation` (the annotation's JSON) as
   // the bound pod's new huygens.io/allocation, by a JSON merge patch that carries `object`'s
   // resourceVersion, so it lands only on the pod as the plan read it. OK when written; Aborted
@@ -97,10 +86,6 @@ class PodWriter {
   // FailedPrecondition when the lease check fails (nothing sent); else the API error, counted
   // as operation "patch".
   absl::Status WriteAffinityGroupStatus(const nlohmann::json& group, nlohmann::json status_patch);
-  // Removes an allocation annotation that cannot be honoured (precondition: the pod unchanged
-  // and unbound; otherwise nothing to undo). Returns false when the patch failed (the annotation
-  // may still be there). Posts "AllocationUndone" with `why`.
-  bool Undo(const nlohmann::json& object, const std::string& why);
 
   // Counts a failed API request of `operation` ("patch", "bind") by its HTTP code.
   void ApiError(const char* operation, const absl::Status& s);
@@ -125,19 +110,20 @@ class BinderPool {
   static constexpr int kThreads = 8;
   static constexpr size_t kMaxInFlight = 64;
 
-  // A binding cycle: the task, the pod as popped from the queue, when its attempt started, and
-  // (once done) the Binding's outcome.
+  // A binding cycle: the reserved pod, the scheduler whose BindingCycle binds it (not owned),
+  // the pod as popped from the queue, when its attempt started, and (once done) the outcome.
   struct InFlight {
-    BindTask task;
+    sched::ReservedPod reserved;
+    sched::Scheduler* scheduler = nullptr;  // binders call BindingCycle only
     sched::QueuedPod popped;
     Clock::TimePoint start;
-    absl::Status outcome;
+    sched::Status outcome;
   };
 
   // `on_done` is called (on a binder thread, no lock held) after each finished cycle, to wake
   // the scheduling thread. Every pointer must outlive the pool.
-  BinderPool(PodWriter* writer, const ServiceMetrics* metrics, Clock* clock, std::function<void()> on_done)
-      : writer_(writer), metrics_(metrics), clock_(clock), on_done_(std::move(on_done)) {}
+  BinderPool(const ServiceMetrics* metrics, Clock* clock, std::function<void()> on_done)
+      : metrics_(metrics), clock_(clock), on_done_(std::move(on_done)) {}
   ~BinderPool() { Stop(); }
 
   void Start();
@@ -156,7 +142,6 @@ class BinderPool {
  private:
   void Run();
 
-  PodWriter* writer_;
   const ServiceMetrics* metrics_;
   Clock* clock_;
   const std::function<void()> on_done_;
@@ -168,31 +153,20 @@ class BinderPool {
   std::vector<std::thread> threads_;
 };
 
-// Where ApiBind leaves its decision. Owned by the service; used under CacheSync::mu.
-struct BindOutbox {
-  bool extender = false;
-  // Standalone: the task of the last Bind, for the scheduling loop to submit.
-  std::optional<BindTask> staged;
-  // Extender: the error of the last Bind's Binding ("" when it succeeded).
-  std::string error;
-};
-
-// The Bind plugin: standalone, stages the task in the outbox (the scheduling thread goes on at
-// once); extender, runs the Binding at once (the bind verb answers with the outcome) and leaves
-// a failure in the outbox for the caller (which unreserves). Always returns success: the
-// outcome of the Binding is settled by the caller.
+// The profiles' Bind plugin: the Binding of the reserved pod, carrying its huygens.io/allocation
+// (PodWriter::FinishBind, with the pod's uid and the resourceVersion the decision read as
+// preconditions). Returns success when the pod is bound (or gone); Error when the race is lost
+// (nothing of this decision can land: Scheduler::FinishBinding frees its CPUs); Unconfirmed for
+// any other failure (the Binding may have landed: the reservation is kept and the caller binds
+// the same decision again). Thread-safety: thread-safe (runs on the binders).
 class ApiBind final : public sched::BindPlugin {
  public:
-  // Every pointer must outlive the plugin; `pods` (by uid) gives the pod's last seen object.
-  ApiBind(const std::map<std::string, nlohmann::json>* pods, PodWriter* writer, BindOutbox* outbox)
-      : pods_(pods), writer_(writer), outbox_(outbox) {}
+  explicit ApiBind(PodWriter* writer) : writer_(writer) {}
   std::string_view Name() const override { return "ApiBind"; }
-  sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override;
+  sched::Status Bind(const sched::ReservedPod& reserved) override;
 
  private:
-  const std::map<std::string, nlohmann::json>* pods_;
   PodWriter* writer_;
-  BindOutbox* outbox_;
 };
 
 }  // namespace huygens::scheduler

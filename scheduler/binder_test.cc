@@ -8,7 +8,9 @@
 #include "gtest/gtest.h"
 #include "kube/testing/fake_apiserver.h"
 #include "kube/testing/test_client.h"
+#include "node/allocation.h"
 #include "scheduler/event_sink.h"
+#include "scheduler/objects.h"
 #include "scheduler/test_cluster.h"
 
 namespace huygens::scheduler {
@@ -95,6 +97,50 @@ INSTANTIATE_TEST_SUITE_P(
         FenceCase{"ABindingOnAPodWrittenSinceItWasReadIsRefusedAsALostRace", true, 1, false,
                   absl::StatusCode::kAborted, true}),
     [](const ::testing::TestParamInfo<FenceCase>& param) { return std::string(param.param.name); });
+
+// ApiBind, the binding cycle's Bind: its status is the Binding's real outcome, in the codes
+// Scheduler::FinishBinding settles by: bound; lost the race (Error: the CPUs are freed);
+// failed in a way that may have landed (Unconfirmed: the CPUs stay reserved).
+TEST(ApiBind, AnswersWithTheBindingsRealOutcome) {
+  auto server = FakeApiServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(testing::AddMachine(**server, "n0", 16));
+  const bool lease = true;
+  WriterRig rig(**server, &lease);
+  ApiBind bind(&rig.writer);
+  auto reserved = [&](const std::string& name) {
+    auto created = (*server)->Create("pods", GuaranteedPod(name, 2));
+    EXPECT_TRUE(created.ok()) << created.status();
+    auto pod = PodFromJson(*created);
+    EXPECT_TRUE(pod.ok()) << pod.status();
+    auto allocation = AllocationFromJson(kAllocation, pod->Uid());
+    EXPECT_TRUE(allocation.ok()) << allocation.status();
+    return sched::ReservedPod{std::make_shared<const sched::Pod>(*pod), "n0", *allocation};
+  };
+
+  const sched::ReservedPod ok = reserved("ok");
+  EXPECT_TRUE(bind.Bind(ok).ok());
+  const nlohmann::json bound = *(*server)->Get("pods", "default", "ok");
+  EXPECT_EQ(bound["spec"].value("nodeName", ""), "n0");
+  EXPECT_THAT(bound["metadata"]["annotations"].value(kAllocationAnnotation, ""),
+              ::testing::HasSubstr(R"("cpuset":"4,12")"));
+
+  // Written since the decision read it: the Binding's resourceVersion precondition refuses it.
+  const sched::ReservedPod raced = reserved("raced");
+  ASSERT_TRUE(rig.client
+                  ->MergePatch(kube::Pods(), "default", "raced",
+                               nlohmann::json{{"metadata", {{"labels", {{"touched", "yes"}}}}}})
+                  .ok());
+  sched::Status lost = bind.Bind(raced);
+  EXPECT_EQ(lost.code(), sched::Code::kError);
+  EXPECT_THAT(lost.Message(), ::testing::HasSubstr("creating the Binding: lost the race for pod default/raced"));
+
+  const sched::ReservedPod unsure = reserved("unsure");
+  (*server)->FailNext("create", "pods/binding", 10, 500);  // past the client's retries
+  sched::Status unconfirmed = bind.Bind(unsure);
+  EXPECT_EQ(unconfirmed.code(), sched::Code::kUnconfirmed);
+  EXPECT_THAT(unconfirmed.Message(), ::testing::HasSubstr("creating the Binding: "));
+}
 
 // A rebalancer move lands only on the pod as the plan read it, and only while the lease holds.
 TEST(PodWriterMove, AMoveIsWrittenOnlyOnThePodAsReadAndOnlyWhileTheLeaseHolds) {

@@ -194,10 +194,9 @@ bool ExtenderHandlers::TakeFilterRecord(const std::string& uid, const std::strin
          std::find(record.nodes.begin(), record.nodes.end(), node) != record.nodes.end();
 }
 
-// The bind verb: the pod's recorded allocation is finished on `node` (or undone when kube-
-// scheduler chose another node); otherwise Reserve on `node` through the profile's scheduler
-// (the pod pinned there by spec.nodeName), the same assume -> Binding (carrying the
-// allocation) as standalone (ApiBind). A failed Binding forgets the assume.
+// The bind verb: both cycles on `node` through the profile's scheduler (the pod pinned there by
+// spec.nodeName): the same reserve, assume and Binding (carrying the allocation, ApiBind) as
+// standalone; a pod still reserved from an earlier bind is bound again or released (below).
 // Returns "" or the error for ExtenderBindingResult.
 std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
   json object;
@@ -216,24 +215,18 @@ std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
   }
   auto pod = PreparedPod(object);
   if (!pod.ok()) return std::string(pod.status().message());
-  bool undone = false;
-  const sched::ClusterCache::PodEntry* entry = p_.state->HonourRecorded(
-    object, args.pod_uid, [this](const json& o, const std::string& why) { return p_.writer->Undo(o, why); }, undone);
-  if (undone) return "the pod's recorded allocation could not be honoured and was removed; retry";
-  if (entry != nullptr && entry->node == args.node) {
-    absl::Status s = p_.writer->FinishBind(object, args.node, AllocationValue(*entry));
-    if (absl::IsAborted(s)) (void)p_.state->cache().ForgetPod(args.pod_uid);  // lost the race
-    if (!s.ok()) return fmt::format("creating the Binding: {}", std::string(s.message()));
-    if (entry->assumed) (void)p_.state->cache().FinishBinding(args.pod_uid);
-    return "";
-  }
-  if (entry != nullptr) {  // recorded on another node than kube-scheduler chose
-    if (entry->allocation.has_value() &&
-        !p_.writer->Undo(object, fmt::format("kube-scheduler bound the pod to {}", args.node))) {
-      return "removing the pod's allocation on another node failed; retry";
+  sched::Scheduler& scheduler = *p_.schedulers->at(p_.profiles->front().scheduler_name);
+  // Still reserved: an earlier Binding of ours may have landed (Code::kUnconfirmed). On the node
+  // kube-scheduler chose now, that decision is bound again; on another, it is dropped (a
+  // Binding of it that did land makes kube-scheduler's fail, and the informer brings it back).
+  if (const sched::ClusterCache::PodEntry* entry = p_.state->cache().FindPod(args.pod_uid); entry != nullptr) {
+    sched::ReservedPod reserved{*pod, entry->node, entry->allocation};
+    if (entry->node == args.node) {
+      const sched::Status bound = scheduler.BindingCycle(reserved);
+      scheduler.FinishBinding(reserved, bound);
+      return bound.ok() ? "" : bound.Message();
     }
-    (void)p_.state->cache().ForgetPod(args.pod_uid);
-    if (object["metadata"].contains("annotations")) object["metadata"]["annotations"].erase(kAllocationAnnotation);
+    scheduler.FinishBinding(reserved, sched::Status::Error(fmt::format("kube-scheduler chose node {}", args.node)));
   }
   if (!HasExclusiveCpus(**pod)) {
     absl::Status s = p_.writer->FinishBind(object, args.node, std::nullopt);
@@ -241,14 +234,11 @@ std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
   }
   sched::Pod pinned = **pod;
   pinned.node_name = args.node;  // the NodeName filter keeps only kube-scheduler's choice
-  p_.outbox->error.clear();
-  sched::ScheduleResult result = p_.schedulers->at(p_.profiles->front().scheduler_name)
-                                     ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
-  if (!result.scheduled()) return result.message;
-  if (p_.outbox->error.empty()) return "";
-  // The Binding (which carries the allocation) failed: nothing was written; unreserve.
-  (void)p_.state->cache().ForgetPod(args.pod_uid);
-  return p_.outbox->error;
+  // Both cycles at once: the bind verb answers with the Binding's outcome. A Binding that may have
+  // landed keeps the assume (Scheduler::FinishBinding), and kube-scheduler's retry takes the
+  // finish path above.
+  sched::ScheduleResult result = scheduler.ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
+  return result.scheduled() ? "" : result.message;
 }
 
 }  // namespace huygens::scheduler

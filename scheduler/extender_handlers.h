@@ -67,7 +67,6 @@ class ExtenderHandlers {
     CacheSync* state;
     ChangeFeed* feed;  // whether the cache is current (ChangeFeed::Current)
     SchedulerMap* schedulers;
-    BindOutbox* outbox;
     PodWriter* writer;
     const ServiceMetrics* metrics;
     Clock* clock;  // ages the filter records

@@ -147,6 +147,7 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   std::string scheduler = StringOrEmpty(spec, "schedulerName");
   if (!scheduler.empty()) pod.scheduler_name = scheduler;
   pod.node_name = std::move(decoded.node_name);
+  pod.resource_version = StringOrEmpty(md, "resourceVersion");
   return pod;
 }
 

@@ -9,7 +9,6 @@
 #include <set>
 #include <vector>
 
-#include "absl/base/internal/raw_logging.h"
 #include "base/wire_names.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
@@ -104,7 +103,7 @@ void SchedulingLoop::ScheduleNext() {
     queue.Done(uid);
     return;
   }
-  const json object = stored->second;
+  const json& object = stored->second;
   const Clock::TimePoint start = p_.clock->Now();
   const std::string key = popped->pod->spec.namespace_name + "/" + popped->pod->spec.name;
   auto observe = [&](const char* result) {
@@ -113,52 +112,42 @@ void SchedulingLoop::ScheduleNext() {
     p_.metrics->attempt_latency->Observe({result}, seconds);
   };
 
-  // Finish path: the pod already holds an allocation (ours in flight, or from the annotation).
-  bool undone = false;
-  const sched::ClusterCache::PodEntry* entry = p_.state->HonourRecorded(
-      object, uid, [this](const json& o, const std::string& why) { return p_.writer->Undo(o, why); }, undone);
-  if (undone) {
-    queue.AddFailed(*std::move(popped), false, QueueTime(*p_.clock));
-    observe("error");
-    return;
-  }
-  if (entry != nullptr) {
-    spdlog::debug("pod {}: holds an allocation on node {} already (its annotation, or ours in flight); binding it",
-                  key, entry->node);
-    absl::Status bound = p_.writer->FinishBind(object, entry->node, AllocationValue(*entry));
-    if (bound.ok()) {
-      (void)cache.FinishBinding(uid);
-      queue.Done(uid);
-      observe("scheduled");
-      p_.metrics->e2e_latency->Observe({}, absl::ToDoubleSeconds(QueueTime(*p_.clock) - popped->first_seen));
-    } else {
-      if (absl::IsAborted(bound)) (void)cache.ForgetPod(uid);  // lost the race: decide afresh
-      queue.AddFailed(*std::move(popped), false, QueueTime(*p_.clock));
-      observe("error");
-    }
-    return;
-  }
-
   const ProfileConfig* profile = ProfileFor(*p_.profiles, popped->pod->scheduler_name);
   if (profile == nullptr) {
     queue.Done(uid);
     return;
   }
+  sched::Scheduler* scheduler = p_.schedulers->at(profile->scheduler_name).get();
+  // Still reserved: an earlier Binding of this pod may have landed (Code::kUnconfirmed). Its
+  // binding cycle runs again with the same decision; no new one is taken.
+  if (const sched::ClusterCache::PodEntry* entry = cache.FindPod(uid); entry != nullptr) {
+    spdlog::debug("pod {}: still reserved on node {} (an earlier Binding may have landed); binding it again", key,
+                  entry->node);
+    p_.binders->Submit(BinderPool::InFlight{.reserved = {popped->pod, entry->node, entry->allocation},
+                                            .scheduler = scheduler,
+                                            .popped = *std::move(popped),
+                                            .start = start,
+                                            .outcome = {}});
+    return;
+  }
   sched::Pod pod = *popped->pod;
   PreparePod(pod, *profile, *p_.config);
-  p_.outbox->staged.reset();
   const bool debug = spdlog::should_log(spdlog::level::debug);
   std::vector<sched::NodeVerdict> verdicts;
-  sched::ScheduleResult result = p_.schedulers->at(profile->scheduler_name)
-                                     ->ScheduleOne(std::make_shared<const sched::Pod>(std::move(pod)),
-                                                   debug ? &verdicts : nullptr);
+  sched::ScheduleResult result =
+      scheduler->SchedulingCycle(std::make_shared<const sched::Pod>(std::move(pod)), debug ? &verdicts : nullptr);
   if (debug) LogAttempt(key, verdicts, result);
   switch (result.outcome) {
     case sched::ScheduleResult::Outcome::kScheduled: {
       // The binding cycle goes to the binders; SettleBinds counts the attempt when it ends.
-      ABSL_RAW_CHECK(p_.outbox->staged.has_value(), "ApiBind staged no binding cycle");
-      p_.binders->Submit(BinderPool::InFlight{*std::move(p_.outbox->staged), *std::move(popped), start, {}});
-      p_.outbox->staged.reset();
+      // Marked as sent now: a version of the pod that arrives meanwhile does not requeue it
+      // (CacheSync::ApplyPod).
+      (void)cache.FinishBinding(uid);
+      p_.binders->Submit(BinderPool::InFlight{.reserved = *std::move(result.reserved),
+                                              .scheduler = scheduler,
+                                              .popped = *std::move(popped),
+                                              .start = start,
+                                              .outcome = {}});
       return;
     }
     case sched::ScheduleResult::Outcome::kUnschedulable:
@@ -174,24 +163,24 @@ void SchedulingLoop::ScheduleNext() {
   }
 }
 
-// Settles finished binding cycles (CacheSync::mu held): a failed Binding keeps the assume and
-// requeues with backoff; the finish path binds again with the same allocation. The assume is
-// not forgotten, since a Binding whose answer was lost may still have landed: its CPUs are not
-// handed to another pod until the pod's own update or deletion settles it. A lost race is
-// forgotten (see below).
+// Settles finished binding cycles (CacheSync::mu held) through Scheduler::FinishBinding. A
+// Binding that may have landed (Unconfirmed) keeps the assume and requeues with backoff; the
+// finish path binds again with the same allocation, and the CPUs are not handed to another pod
+// until the pod's own update or deletion settles it. A lost race (the pod changed under the
+// Binding's resourceVersion precondition: nothing of it can land) is unreserved and forgotten;
+// the pod is decided afresh.
 void SchedulingLoop::SettleBinds() {
   std::deque<BinderPool::InFlight> done = p_.binders->TakeDone();
   for (BinderPool::InFlight& f : done) {
-    const std::string uid = f.task.object["metadata"].value("uid", "");
-    if (!f.outcome.ok()) {
-      // A lost race (the pod changed under the Binding's resourceVersion precondition): no
-      // attempt of that Binding can land, so its CPUs are free again; the pod is decided afresh.
-      if (absl::IsAborted(f.outcome)) (void)p_.state->cache().ForgetPod(uid);
-      p_.writer->Event(f.task.object, "Warning", "FailedScheduling", "Scheduling", std::string(f.outcome.message()));
-      p_.state->queue().AddFailed(std::move(f.popped), false, QueueTime(*p_.clock));
-    } else {
-      p_.state->queue().Done(uid);
+    const sched::Pod& pod = *f.reserved.pod;
+    f.scheduler->FinishBinding(f.reserved, f.outcome);
+    if (f.outcome.ok()) {
+      p_.state->queue().Done(pod.Uid());
+      continue;
     }
+    const json object = {{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}}};
+    p_.writer->Event(object, "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
+    p_.state->queue().AddFailed(std::move(f.popped), false, QueueTime(*p_.clock));
   }
 }
 

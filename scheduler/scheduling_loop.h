@@ -1,17 +1,16 @@
 // SchedulingLoop: the scheduler service's scheduling thread. Each turn it applies the informers'
 // changes to the CacheSync, settles the binding cycles that finished, and (when every informer
 // is current (ChangeFeed::Current: synced, not stale), leading and in standalone mode) runs one
-// attempt: Pop -> ScheduleOne -> Reserve (assume) -> the
-// Binding, which carries huygens.io/allocation, on the BinderPool while the loop goes on.
+// attempt: Pop -> the scheduling cycle (Scheduler::SchedulingCycle: reserve, assume) -> the
+// binding cycle (Scheduler::BindingCycle: the Binding, which carries huygens.io/allocation) on
+// the BinderPool while the loop goes on -> Scheduler::FinishBinding when it ends.
 //
 // An attempt's outcomes: scheduled (counted when its binding cycle ends); unschedulable (a
 // FailedScheduling event with kube-scheduler's FitError text; the pod waits for a cluster
-// change); error (event, backoff). A failed Binding keeps the assume (it may have landed) and
-// requeues with backoff; the next attempt binds again with the same allocation (the finish
-// path, also taken for a pending pod whose annotation is honoured after a restart). A lost race
-// (PodWriter::FinishBind's Aborted: the pod changed under the Binding's resourceVersion
-// precondition, so no attempt of it can land) forgets the assume instead; the pod is decided
-// afresh after backoff.
+// change); error (event, backoff). A Binding that may have landed keeps the reservation and
+// requeues with backoff; the next attempt runs the binding cycle again with the same decision.
+// A lost race (the pod changed under the Binding's resourceVersion precondition, so no attempt
+// of it can land) unreserves instead; the pod is decided afresh after backoff.
 //
 // Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
 // pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this
@@ -97,7 +96,6 @@ class SchedulingLoop {
     ChangeFeed* feed;
     CacheSync* state;
     SchedulerMap* schedulers;
-    BindOutbox* outbox;
     BinderPool* binders;
     PodWriter* writer;
     const ServiceMetrics* metrics;

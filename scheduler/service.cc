@@ -30,7 +30,6 @@ struct SchedulerService::Impl {
   std::unique_ptr<PodWriter> writer;
   ChangeFeed feed;
   std::unique_ptr<CacheSync> state;
-  BindOutbox outbox;
   SchedulerMap schedulers;
   std::unique_ptr<BinderPool> binders;
   std::unique_ptr<Rebalancer> rebalancer;
@@ -67,14 +66,13 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   impl->state = std::make_unique<CacheSync>(
       impl->options.config.numa_strategy, extender,
       [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock);
-  impl->outbox.extender = extender;
   for (const ProfileConfig& p : impl->profiles) {
     auto s = sched::Scheduler::Create(&impl->state->cache(), p.profile,
-                                      std::make_unique<ApiBind>(&impl->state->pods(), impl->writer.get(), &impl->outbox));
+                                      std::make_unique<ApiBind>(impl->writer.get()));
     if (!s.ok()) return s.status();
     impl->schedulers[p.scheduler_name] = *std::move(s);
   }
-  impl->binders = std::make_unique<BinderPool>(impl->writer.get(), &impl->metrics, impl->clock,
+  impl->binders = std::make_unique<BinderPool>(&impl->metrics, impl->clock,
                                                [raw] { raw->feed.Wake(); });
   impl->rebalancer = std::make_unique<Rebalancer>(&impl->options.config, impl->state.get(), &impl->feed,
                                                   impl->writer.get(), &impl->metrics, impl->clock);
@@ -84,7 +82,6 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       .feed = &impl->feed,
       .state = impl->state.get(),
       .schedulers = &impl->schedulers,
-      .outbox = &impl->outbox,
       .binders = impl->binders.get(),
       .writer = impl->writer.get(),
       .metrics = &impl->metrics,
@@ -102,7 +99,6 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
         .state = impl->state.get(),
         .feed = &impl->feed,
         .schedulers = &impl->schedulers,
-        .outbox = &impl->outbox,
         .writer = impl->writer.get(),
         .metrics = &impl->metrics,
         .clock = impl->clock,

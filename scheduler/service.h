@@ -6,20 +6,19 @@
 // non-terminal pod bound to a node is counted (with its huygens.io/allocation when it has one,
 // whoever scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds
 // (kubelet-bound or other schedulers' pods, published by the agent) join the node's system pool.
-// Pending pods whose spec.schedulerName names a profile enter the queue; one attempt is
-// ScheduleOne -> Reserve (assume) -> [binding cycle on a pool of binder threads, while the
-// scheduling thread goes on] merge patch of huygens.io/allocation (resourceVersion
-// precondition, retried on 409) -> Binding. A failed patch unreserves; a failed Binding keeps
-// the allocation (it is on the pod) and retries the Binding with backoff; unschedulable pods get a
+// Pending pods whose spec.schedulerName names a profile enter the queue; one attempt is the
+// scheduling cycle (sched::Scheduler::SchedulingCycle: filter, score, reserve, assume) on the
+// scheduling thread, then the binding cycle (the Binding, which carries huygens.io/allocation
+// with the pod's resourceVersion as precondition) on a pool of binder threads while the
+// scheduling thread goes on. A Binding that lost the race unreserves; one that may have landed
+// keeps the reservation and is sent again after backoff; unschedulable pods get a
 // FailedScheduling event with kube-scheduler's FitError text and wait for a cluster change.
 //
-// Restart rule (docs/scheduler-service.md): the huygens.io/allocation annotation is the truth.
-// Scheduling starts only after every informer has synced, so the cache holds every annotation.
-// A pending pod that carries an annotation (a crash between patch and Binding) holds its CPUs: it
-// is assumed from the annotation and bound to the annotated node. If the annotation cannot be
-// honoured (node gone, CPUs held by a bound pod), it is removed with a resourceVersion
-// precondition and the pod is scheduled afresh. So kill -9 at any point loses nothing and never
-// double-allocates.
+// Restart rule (docs/scheduler-service.md): a bound pod's huygens.io/allocation is the truth.
+// Scheduling starts only after every informer has synced, so the cache holds every bound pod's
+// allocation. The allocation reaches the API only with the Binding, in one write, so kill -9 at
+// any point loses nothing and never double-allocates; a pending pod's annotation was written by
+// someone else and is ignored (the Binding replaces it).
 //
 // Stale cache: while an informer has not synced or is stale (the condition that fails Ready()),
 // no pod is reserved or bound (standalone and extender mode alike); scheduling resumes by itself

@@ -471,9 +471,9 @@ class FlakyBind final : public sched::BindPlugin {
  public:
   FlakyBind(sched::ClusterCache* cache, int failures) : cache_(cache), failures_(failures) {}
   std::string_view Name() const override { return "FlakyBind"; }
-  sched::Status Bind(sched::CycleState& state, const sched::NodeInfo& node) override {
+  sched::Status Bind(const sched::ReservedPod& reserved) override {
     if (failures_-- > 0) return sched::Status::Error("API said no");
-    absl::Status s = cache_->AddPod(state.pod_ptr(), node.node.name, state.allocation);
+    absl::Status s = cache_->AddPod(reserved.pod, reserved.node, reserved.allocation);
     return s.ok() ? sched::Status::Success() : sched::Status::Error(std::string(s.message()));
   }
 
