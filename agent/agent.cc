@@ -72,6 +72,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentConfig config, CpuSet 
                                         .system_cpus = system_cpus,
                                         .mode = config.mode,
                                         .system_namespaces = config.system_namespaces,
+                                        .cpu_policy_none_namespaces = config.cpu_policy_none_namespaces,
                                         .checkpoint_path = config.checkpoint_path,
                                         .memory_manager = MemoryManagerConfig{
                                             .static_policy = false,

@@ -65,7 +65,14 @@ class AgentTest : public ::testing::Test {
                 {"kind", "Pod"},
                 {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", name + "-uid"}}},
                 {"spec", {{"nodeName", node}, {"containers", {{{"name", "app"}}}}}}};
-    if (allocation) pod["metadata"]["annotations"][kAllocationAnnotation] = *allocation;
+    if (allocation) {
+      pod["metadata"]["annotations"][kAllocationAnnotation] = *allocation;
+      // Guaranteed with as many whole CPUs as the allocation gives the container.
+      const json a = json::parse(*allocation);
+      const json cpus = {{"cpu", std::to_string(CpuSet::Parse(a["containers"][0].value("cpuset", "")).value().Size())},
+                         {"memory", "1Gi"}};
+      pod["spec"]["containers"][0]["resources"] = {{"requests", cpus}, {"limits", cpus}};
+    }
     // The fake API server assigns the uid; the runtime's labels carry the stored one.
     auto stored = server_->Create("pods", pod);
     EXPECT_TRUE(stored.ok());
@@ -107,7 +114,9 @@ TEST_F(AgentTest, OnePassAppliesThePodsOfThisNodeOnlyAndPublishesTheNrt) {
   auto report = agent->RunOnce();
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(runtime_->CpusetOf(mine.id)->cpus, (CpuSet{1, 2}));
-  EXPECT_EQ(runtime_->CpusetOf(theirs.id)->cpus, topology_->OnlineCpus());
+  // Not this node's pod: its allocation is not applied; a container of a pod the agent does not
+  // know runs in the shared pool.
+  EXPECT_EQ(runtime_->CpusetOf(theirs.id)->cpus, topology_->OnlineCpus().Difference(CpuSet{0, 1, 2, 12}));
   EXPECT_EQ(StatusOf("mine"), "applied");
   EXPECT_EQ(StatusOf("theirs"), "");
   auto nrt = ReadNrt(*server_->Get("noderesourcetopologies.topology.node.k8s.io", "", "n1"));
@@ -123,11 +132,12 @@ TEST_F(AgentTest, MetricsCountAppliedContainersConflictsAndLatency) {
   auto agent = NewAgent();
   ASSERT_TRUE(agent->RunOnce().ok());
   const std::string text = metrics_.Expose();
-  EXPECT_THAT(text, HasSubstr("huygens_agent_containers_applied_total 1\n"));
+  // a's cpuset and b's: the conflict's loser runs in the shared pool.
+  EXPECT_THAT(text, HasSubstr("huygens_agent_containers_applied_total 2\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_conflicts_total 1\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_pods{state=\"conflict\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_pods{state=\"applied\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("huygens_agent_apply_latency_seconds_count 1\n"));
+  EXPECT_THAT(text, HasSubstr("huygens_agent_apply_latency_seconds_count 2\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_nrt_writes_total 1\n"));
   EXPECT_THAT(text, HasSubstr("huygens_agent_runtime_up 1\n"));
 }

@@ -36,6 +36,20 @@ absl::StatusOr<std::string> Scalar(const YAML::Node& node, std::string_view fiel
   return node.Scalar();
 }
 
+// A list of non-empty names (namespaces) at `field`.
+absl::StatusOr<std::vector<std::string>> Names(const YAML::Node& list, std::string_view field) {
+  if (!list.IsSequence()) return FieldError(field, "expected a list of strings");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string item = fmt::format("{}[{}]", field, i);
+    auto v = Scalar(list[i], item);
+    if (!v.ok()) return v.status();
+    if (v->empty()) return FieldError(item, "is empty");
+    names.push_back(*std::move(v));
+  }
+  return names;
+}
+
 absl::StatusOr<bool> Bool(const YAML::Node& node, std::string_view field) {
   if (!node.IsScalar()) return FieldError(field, "expected true or false");
   const std::string& s = node.Scalar();
@@ -169,7 +183,7 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
   if (!root.IsNull()) {
     if (auto s = CheckKeys(root, "",
                            {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig",
-                            "mode", "systemNamespaces", "topologyPolicy", "topologyScope",
+                            "mode", "systemNamespaces", "cpuPolicyNoneNamespaces", "topologyPolicy", "topologyScope",
                             "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
                             "kubeletCheckpoint", "kubeletMemoryCheckpoint",
                             "podResourcesSocket", "checkpoint", "metricsAddress", "traffic"});
@@ -207,14 +221,16 @@ absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& gete
       c.mode = *mode;
     }
     if (root["systemNamespaces"]) {
-      const YAML::Node& list = root["systemNamespaces"];
-      if (!list.IsSequence()) return FieldError("systemNamespaces", "expected a list of strings");
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        auto v = Scalar(list[i], fmt::format("systemNamespaces[{}]", i));
-        if (!v.ok()) return v.status();
-        if (v->empty()) return FieldError(fmt::format("systemNamespaces[{}]", i), "is empty");
-        if (*v != "kube-system") c.system_namespaces.push_back(*v);
+      auto names = Names(root["systemNamespaces"], "systemNamespaces");
+      if (!names.ok()) return names.status();
+      for (std::string& ns : *names) {
+        if (ns != "kube-system") c.system_namespaces.push_back(std::move(ns));
       }
+    }
+    if (root["cpuPolicyNoneNamespaces"]) {
+      auto names = Names(root["cpuPolicyNoneNamespaces"], "cpuPolicyNoneNamespaces");
+      if (!names.ok()) return names.status();
+      c.cpu_policy_none_namespaces = *std::move(names);
     }
     if (root["topologyPolicy"]) {
       auto v = Scalar(root["topologyPolicy"], "topologyPolicy");
@@ -285,6 +301,8 @@ systemCpus: "0-1"                # the system pool, a cpu-list; default none; or
 mode: allocatable                # allocatable: user pool = online CPUs - system pool;
                                  # isolated: the kernel's isolated CPUs - system pool
 systemNamespaces: [kube-system]  # containers here run in the system pool (kube-system always)
+cpuPolicyNoneNamespaces: []      # where huygens.io/cpu-policy: none leaves a pod on every CPU;
+                                 # elsewhere it runs in the shared pool. Default: none
 topologyPolicy: single-numa-node # published on the NRT: none, best-effort, restricted,
                                  # single-numa-node (kubelet's topology manager policies)
 topologyScope: container         # published on the NRT: container or pod

@@ -13,6 +13,7 @@
 //                                        # memoryManagerPolicy, reservedMemory: kubelet_config.h
 //   mode: allocatable                    # allocatable | isolated
 //   systemNamespaces: [monitoring]       # kube-system is always a system namespace
+//   cpuPolicyNoneNamespaces: [batch]     # where huygens.io/cpu-policy: none is honoured
 //   topologyPolicy: single-numa-node     # none | best-effort | restricted | single-numa-node
 //   topologyScope: container             # container | pod
 //   runtime:
@@ -116,6 +117,10 @@ struct AgentConfig {
   // Namespaces whose containers run in the system pool, besides kube-system (always one).
   // Default {"kube-system"}.
   std::vector<std::string> system_namespaces{"kube-system"};
+  // Namespaces whose pods may opt out with huygens.io/cpu-policy: none (their containers then
+  // run on every online CPU, exclusive ones included); elsewhere such a pod runs in the shared
+  // pool. Default: none.
+  std::vector<std::string> cpu_policy_none_namespaces;
   // Published as NRT attributes topologyManagerPolicy / topologyManagerScope; the scheduler's
   // default for pods that set no huygens.io/topology-policy. Defaults single-numa-node,
   // container.

@@ -26,6 +26,7 @@ TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) 
   EXPECT_FALSE(c->system_cpus.has_value());
   EXPECT_EQ(c->mode, NodeMode::kAllocatable);
   EXPECT_EQ(c->system_namespaces, std::vector<std::string>{"kube-system"});
+  EXPECT_TRUE(c->cpu_policy_none_namespaces.empty());
   EXPECT_EQ(c->topology_policy, TopologyPolicy::kSingleNumaNode);
   EXPECT_EQ(c->topology_scope, TopologyScope::kContainer);
   EXPECT_EQ(c->runtime.endpoint, "unix:///run/containerd/containerd.sock");
@@ -51,6 +52,7 @@ nodeName: n7
 systemCpus: "0-1,64-65"
 mode: isolated
 systemNamespaces: [monitoring, kube-system, logging]
+cpuPolicyNoneNamespaces: [batch, ci]
 topologyPolicy: restricted
 topologyScope: pod
 runtime:
@@ -81,6 +83,7 @@ traffic:
   EXPECT_EQ(c->mode, NodeMode::kIsolated);
   EXPECT_EQ(c->system_namespaces,
             (std::vector<std::string>{"kube-system", "monitoring", "logging"}));
+  EXPECT_EQ(c->cpu_policy_none_namespaces, (std::vector<std::string>{"batch", "ci"}));
   EXPECT_EQ(c->topology_policy, TopologyPolicy::kRestricted);
   EXPECT_EQ(c->topology_scope, TopologyScope::kPod);
   EXPECT_EQ(c->runtime.endpoint, "unix:///run/crio/crio.sock");
@@ -125,7 +128,7 @@ TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
   EXPECT_EQ(c->traffic.top_pairs, defaults.traffic.top_pairs);
   for (const char* key :
        {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig", "mode",
-        "systemNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
+        "systemNamespaces", "cpuPolicyNoneNamespaces", "topologyPolicy", "topologyScope", "runtime", "endpoint", "timeout",
         "fallbackToCgroupfs", "cgroupRoot", "podSource", "kind", "kubeletUrl", "resyncPeriod",
         "nrtMinInterval", "capacity", "file", "url", "kubeletCheckpoint",
         "kubeletMemoryCheckpoint", "podResourcesSocket", "checkpoint",
@@ -176,6 +179,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "capacity: set file or url, not both"},
         BadCase{"RemoteCapacityUrl", "capacity: {url: ftp://x}", "capacity.url"},
         BadCase{"NamespaceNotAList", "systemNamespaces: monitoring", "systemNamespaces"},
+        BadCase{"OptOutNamespaceEmpty", "cpuPolicyNoneNamespaces: [batch, \"\"]",
+                "cpuPolicyNoneNamespaces[1]: is empty"},
         BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a string"},
         BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"},
         BadCase{"UnknownTrafficKey", "traffic: {interval: 5s}", "traffic.interval: unknown key"},

@@ -209,42 +209,40 @@ void Reconciler::ConvergeContainers(Pass& pass, ReconcileReport& report) {
     // Exclusive pods took every user CPU: shared containers share the system pool (as kubelet's
     // shared pool always keeps its reserved CPUs), never an exclusive CPU.
     if (shared.Empty()) shared = state.SystemPool();
-    const auto is_system_ns = [&](const std::string& ns) {
-      return std::find(options_.system_namespaces.begin(), options_.system_namespaces.end(), ns) !=
-             options_.system_namespaces.end();
+    const auto listed = [](const std::vector<std::string>& namespaces, const std::string& ns) {
+      return std::find(namespaces.begin(), namespaces.end(), ns) != namespaces.end();
     };
     for (const cri::ContainerInfo& c : *containers) {
       if (c.pod_uid.empty()) continue;
       if (c.state != cri::ContainerState::kRunning && c.state != cri::ContainerState::kCreated) {
         continue;
       }
+      // Nothing runs on an exclusive CPU but its owner: a container Huygens does not pin (a pod
+      // not in the pod list yet, a refused allocation, cpu-policy none outside the namespaces
+      // that may opt out) runs in the shared pool.
       auto pod_it = by_uid.find(c.pod_uid);
-      if (pod_it == by_uid.end()) continue;  // not (yet) in the pod list
-      const NodePod& pod = *pod_it->second;
-      if (state.OwnerOf(pod.spec.uid) == Owner::kKubelet && state.Pods().contains(pod.spec.uid)) {
+      const NodePod* pod = pod_it == by_uid.end() ? nullptr : pod_it->second;
+      const std::string uid = c.pod_uid;
+      if (state.OwnerOf(uid) == Owner::kKubelet && state.Pods().contains(uid)) {
         continue;  // kubelet's static policy owns it
       }
-      if (refused.contains(pod.spec.uid)) continue;  // conflict / failed: change nothing
-      Desired want;
-      auto adm = admitted.find(pod.spec.uid);
+      Desired want{.cpus = shared, .mems = default_mems};
+      auto adm = admitted.find(uid);
       if (adm != admitted.end()) {
         adm->second.running.insert(c.container_name);
         const ContainerAllocation* ca = adm->second.allocation.Find(c.container_name);
-        want.cpus = ca != nullptr && ca->exclusive ? ca->cpuset : shared;
-        want.mems = ca != nullptr && !ca->mems.Empty() ? ca->mems : default_mems;
-      } else if (is_system_ns(pod.spec.namespace_name)) {
+        if (ca != nullptr && ca->exclusive) want.cpus = ca->cpuset;
+        if (ca != nullptr && !ca->mems.Empty()) want.mems = ca->mems;
+      } else if (listed(options_.system_namespaces, c.pod_namespace)) {
         if (state.SystemPool().Empty()) continue;
         want.cpus = state.SystemPool();
-        want.mems = default_mems;
-      } else if (pod.spec.cpu_policy == CpuPolicy::kNone) {
-        continue;
-      } else {
-        want.cpus = shared;
-        want.mems = default_mems;
+      } else if (pod != nullptr && !refused.contains(uid) && pod->spec.cpu_policy == CpuPolicy::kNone &&
+                 listed(options_.cpu_policy_none_namespaces, c.pod_namespace)) {
+        continue;  // opted out where the operator allows it
       }
       if (want.cpus.Empty()) {
-        spdlog::warn("pod {}/{} container {}: target pool is empty; left alone",
-                     pod.spec.namespace_name, pod.spec.name, c.container_name);
+        spdlog::warn("pod {}/{} container {}: target pool is empty; left alone", c.pod_namespace, c.pod_name,
+                     c.container_name);
         continue;
       }
       CpuSet observed;

@@ -14,15 +14,16 @@
 //      reason. The others are admitted into a NodeState in this order: pods the local checkpoint
 //      says were applied (with the same allocation), then by creation time, then uid. A pod
 //      whose CPUs are offline, in the system pool, outside the user pool or held by a pod
-//      admitted before it gets `conflict` naming the CPUs and the holder, and none of its
-//      containers is touched.
-//   3. Cpusets: an exclusive container of an admitted pod -> its cpuset and mems; a shared or
-//      unlisted container of an admitted pod, and every container of other user pods -> the
+//      admitted before it gets `conflict` naming the CPUs and the holder.
+//   3. Cpusets: an exclusive container of an admitted pod -> its cpuset and mems; containers of
+//      system namespaces -> the system pool (left alone when it is empty); every other container
+//      of a pod (a shared or unlisted container, a pod in conflict or failed, a pod not in the
+//      list or that does not decode, cpu-policy none outside cpu_policy_none_namespaces) -> the
 //      shared pool (user pool minus every exclusive CPU; in isolated mode, online CPUs outside
-//      the user pool, where kubelet runs ordinary pods; when that is empty, the system pool);
-//      containers of system namespaces -> the system pool (left alone when it is empty). Pods with huygens.io/cpu-policy none, pods
-//      in conflict or failed, containers without a pod in the list and exited containers are
-//      left alone. mems: the allocation's, else every NUMA node with memory.
+//      the user pool, where kubelet runs ordinary pods; when that is empty, the system pool), so
+//      nothing runs on an exclusive CPU but its owner. Left alone: cpu-policy none in
+//      cpu_policy_none_namespaces, kubelet-bound pods, exited containers. mems: the
+//      allocation's, else every NUMA node with memory.
 // Actual state: runtime ListContainers + ReadCpuset. A container whose cpuset differs gets
 // UpdateCpuset; one that is right is never written (an agent restart moves no CPU that is
 // right). A difference on a container the agent already set is counted as drift; a new
@@ -73,6 +74,9 @@ struct ReconcilerOptions {
   NodeMode mode = NodeMode::kAllocatable;
   // Namespaces whose containers go to the system pool. Default {"kube-system"}.
   std::vector<std::string> system_namespaces{"kube-system"};
+  // Namespaces where huygens.io/cpu-policy: none leaves a container alone (AgentConfig's
+  // cpuPolicyNoneNamespaces). Default: none.
+  std::vector<std::string> cpu_policy_none_namespaces;
   // The agent's checkpoint file; "" = keep none. Default "".
   std::string checkpoint_path;
   // Memory accounting of the admitted pods (NodeConfig::memory_manager): when set, each pass

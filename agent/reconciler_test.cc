@@ -39,6 +39,7 @@ struct PodArgs {
   std::optional<std::string> allocation;
   std::string created = "2026-01-01T00:00:00Z";
   std::string cpu_policy;
+  std::string cpu = "2";  // each container's request and limit
 };
 
 // Pods as listed, with metadata.uid and creationTimestamp as MakePod wrote them (kept in the
@@ -65,8 +66,8 @@ json MakePod(const PodArgs& a, const std::string& node = "n1") {
               {"status", {{"phase", "Running"}}}};
   for (const std::string& c : a.containers) {
     pod["spec"]["containers"].push_back(
-        {{"name", c}, {"resources", {{"requests", {{"cpu", "2"}, {"memory", "1Gi"}}},
-                                     {"limits", {{"cpu", "2"}, {"memory", "1Gi"}}}}}});
+        {{"name", c}, {"resources", {{"requests", {{"cpu", a.cpu}, {"memory", "1Gi"}}},
+                                     {"limits", {{"cpu", a.cpu}, {"memory", "1Gi"}}}}}});
   }
   if (a.allocation) pod["metadata"]["annotations"][kAllocationAnnotation] = *a.allocation;
   if (!a.cpu_policy.empty()) pod["metadata"]["annotations"]["huygens.io/cpu-policy"] = a.cpu_policy;
@@ -103,6 +104,7 @@ class ReconcilerTest : public ::testing::Test {
                                  .topology = topology_,
                                  .system_cpus = kSystem,
                                  .system_namespaces = {"kube-system", "monitoring"},
+                                 .cpu_policy_none_namespaces = {"batch"},
                                  .checkpoint_path = (dir_ / "agent.json").string()},
                                 runtime_.get(), client_.get(), &clock_);
     EXPECT_TRUE(r.ok()) << r.status();
@@ -150,11 +152,12 @@ class ReconcilerTest : public ::testing::Test {
 const CpuSet kUserPool = Cpus("1-4,6-11,13-16,19-23");
 
 TEST_F(ReconcilerTest, EachContainerGetsItsPoolAndTheExclusivePodIsApplied) {
-  auto app = AddPod({.uid = "p1", .allocation = Allocation("1-2,13-14")});
+  auto app = AddPod({.uid = "p1", .allocation = Allocation("1-2,13-14"), .cpu = "4"});
   auto web = AddPod({.uid = "web", .containers = {"nginx"}});
   auto proxy = AddPod({.uid = "proxy", .ns = "kube-system", .containers = {"kube-proxy"}});
   auto exporter = AddPod({.uid = "exp", .ns = "monitoring", .containers = {"node-exporter"}});
   auto free = AddPod({.uid = "free", .containers = {"batch"}, .cpu_policy = "none"});
+  auto opted_out = AddPod({.uid = "opted-out", .ns = "batch", .containers = {"batch"}, .cpu_policy = "none"});
 
   ReconcileReport r = Pass();
   EXPECT_EQ(CpusOf(app), Cpus("1-2,13-14"));
@@ -163,8 +166,9 @@ TEST_F(ReconcilerTest, EachContainerGetsItsPoolAndTheExclusivePodIsApplied) {
   EXPECT_EQ(MemsOf(web), (CpuSet{0, 1}));
   EXPECT_EQ(CpusOf(proxy), kSystem);
   EXPECT_EQ(CpusOf(exporter), kSystem);
-  EXPECT_EQ(CpusOf(free), topology_->OnlineCpus()) << "cpu-policy none is not managed";
-  EXPECT_EQ(r.containers_applied, 4);
+  EXPECT_EQ(CpusOf(free), CpusOf(web)) << "cpu-policy none outside cpuPolicyNoneNamespaces runs shared";
+  EXPECT_EQ(CpusOf(opted_out), topology_->OnlineCpus()) << "cpu-policy none is honoured in namespace batch";
+  EXPECT_EQ(r.containers_applied, 5);
   EXPECT_EQ(r.exclusive, Cpus("1-2,13-14"));
   EXPECT_EQ(StatusOf("p1")["state"], "applied");
   EXPECT_EQ(StatusOf("p1")["observed"]["containers"]["app"], "1-2,13-14");
@@ -210,7 +214,7 @@ TEST_F(ReconcilerTest, DriftIsCorrected) {
   EXPECT_EQ(CpusOf(web), kUserPool.Difference(Cpus("3-4")));
 }
 
-TEST_F(ReconcilerTest, ACpuHeldByAnotherPodIsAConflictAndNothingChanges) {
+TEST_F(ReconcilerTest, ACpuHeldByAnotherPodIsAConflictAndItsPodRunsInTheSharedPool) {
   auto first = AddPod({.uid = "a", .allocation = Allocation("3-4"),
                        .created = "2026-01-01T00:00:00Z"});
   auto second = AddPod({.uid = "b", .allocation = Allocation("4,6"),
@@ -221,8 +225,8 @@ TEST_F(ReconcilerTest, ACpuHeldByAnotherPodIsAConflictAndNothingChanges) {
   const json b = StatusOf("b");
   EXPECT_EQ(b["state"], "conflict");
   EXPECT_THAT(b["reason"].get<std::string>(), HasSubstr("cpus 4 are held by pod(s) a"));
-  EXPECT_EQ(CpusOf(second), topology_->OnlineCpus()) << "a conflicting pod is left alone";
-  for (const auto& call : runtime_->Updates()) EXPECT_NE(call.container_id, second.id);
+  EXPECT_EQ(CpusOf(second), kUserPool.Difference(Cpus("3-4")))
+      << "the loser runs in the shared pool, never on the winner's CPUs";
   // A conflict is also an event.
   EXPECT_EQ(server_->RequestCount("create", "events"), 1);
 }
@@ -282,8 +286,8 @@ TEST_F(ReconcilerTest, AConflictReportedAgainCountsInTheFirstEventsSeries) {
 }
 
 TEST_F(ReconcilerTest, OfflineAndSystemCpusAreConflicts) {
-  AddPod({.uid = "off", .allocation = Allocation("5")});
-  AddPod({.uid = "sys", .allocation = Allocation("0")});
+  AddPod({.uid = "off", .allocation = Allocation("5-6")});
+  AddPod({.uid = "sys", .allocation = Allocation("0-1")});
   Pass();
   EXPECT_EQ(StatusOf("off")["state"], "conflict");
   EXPECT_THAT(StatusOf("off")["reason"].get<std::string>(), HasSubstr("cpus 5 are offline"));
@@ -307,8 +311,28 @@ TEST_F(ReconcilerTest, AMalformedAnnotationFailsWithTheParsersReason) {
   EXPECT_THAT(StatusOf("bad")["reason"].get<std::string>(),
               HasSubstr("huygens.io/allocation: containers[0].cpuset"));
   EXPECT_THAT(StatusOf("elsewhere")["reason"].get<std::string>(), HasSubstr("not this node"));
-  EXPECT_EQ(CpusOf(bad), topology_->OnlineCpus());
-  EXPECT_EQ(CpusOf(wrong_node), topology_->OnlineCpus());
+  EXPECT_EQ(CpusOf(bad), kUserPool) << "an allocation that does not decode pins nothing: shared pool";
+  EXPECT_EQ(CpusOf(wrong_node), kUserPool);
+}
+
+// An allocation the pod's request does not give (a user's, or a bug's) is refused: more CPUs
+// than a Guaranteed container asks for, or any exclusive CPU for a Burstable one. The pod runs
+// in the shared pool and its CPUs stay free for the pods that own them.
+TEST_F(ReconcilerTest, AnAllocationBeyondThePodsRequestFailsAndThePodRunsShared) {
+  auto grown = AddPod({.uid = "grown", .allocation = Allocation("1-4")});  // asks 2
+  json burstable = MakePod({.uid = "burstable", .allocation = Allocation("6-7")});
+  burstable["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "4";  // requests 2: Burstable
+  ASSERT_TRUE(server_->Create("pods", burstable).ok());
+  auto burstable_app = runtime_->AddPodContainer("burstable", "default", "burstable-pod", "app");
+  ReconcileReport r = Pass();
+  EXPECT_EQ(r.failed, 2);
+  EXPECT_EQ(StatusOf("grown")["state"], "failed");
+  EXPECT_THAT(StatusOf("grown")["reason"].get<std::string>(),
+              HasSubstr("container \"app\": exclusive cpuset 1-4 has 4 CPUs, but the container's request gives it 2"));
+  EXPECT_THAT(StatusOf("burstable")["reason"].get<std::string>(), HasSubstr("gives it 0 exclusive CPUs"));
+  EXPECT_EQ(r.exclusive, CpuSet());
+  EXPECT_EQ(CpusOf(grown), kUserPool);
+  EXPECT_EQ(CpusOf(burstable_app), kUserPool);
 }
 
 TEST_F(ReconcilerTest, AContainerNotRunningYetKeepsThePodPendingUntilItRuns) {
@@ -385,7 +409,7 @@ TEST_F(ReconcilerTest, AfterAnAgentRestartTheAppliedPodKeepsItsCpusAgainstAnOlde
   EXPECT_EQ(StatusOf("p1")["state"], "applied");
   EXPECT_EQ(CpusOf(applied), Cpus("3-4"));
   EXPECT_EQ(StatusOf("p0")["state"], "conflict");
-  EXPECT_EQ(CpusOf(older), topology_->OnlineCpus());
+  EXPECT_EQ(CpusOf(older), kUserPool.Difference(Cpus("3-4")));
 }
 
 TEST_F(ReconcilerTest, WithoutACheckpointTheOlderPodWins) {
@@ -398,7 +422,8 @@ TEST_F(ReconcilerTest, WithoutACheckpointTheOlderPodWins) {
 }
 
 TEST_F(ReconcilerTest, WhenExclusivePodsHoldEveryUserCpuSharedContainersRunOnTheSystemPool) {
-  auto big = AddPod({.uid = "big", .allocation = Allocation(kUserPool.ToString(), "0-1")});
+  auto big = AddPod({.uid = "big", .allocation = Allocation(kUserPool.ToString(), "0-1"),
+                     .cpu = std::to_string(kUserPool.Size())});
   auto web = AddPod({.uid = "web", .containers = {"nginx"}});
   Pass();
   EXPECT_EQ(StatusOf("big")["state"], "applied");

@@ -2,7 +2,7 @@
 # The plain manifests under deploy/ are the Helm chart deploy/helm/huygens rendered with its
 # defaults into the namespace huygens-system (one source: edit the chart, then run this):
 #   deploy/agent/        templates/agent/*       (namespace, RBAC, ConfigMap, DaemonSet)
-#   deploy/scheduler/    templates/scheduler/*   (RBAC; standalone ConfigMap and Deployment;
+#   deploy/scheduler/    templates/scheduler/*   (RBAC, admission policy; standalone ConfigMap and Deployment;
 #                                                 extender.yaml: the extender mode's objects)
 #   deploy/crd/          crds/*
 #   deploy/prometheus/   files/*.rules.yaml      (plain Prometheus rule files)
@@ -36,7 +36,7 @@ emit() {  # emit RENDERED DEST
 }
 mkdir -p "$tmp/out/agent" "$tmp/out/scheduler" "$tmp/out/crd" "$tmp/out/prometheus"
 for f in "$tmp"/standalone/huygens/templates/agent/*.yaml; do emit "$f" "agent/${f##*/}"; done
-for f in rbac configmap deployment; do
+for f in rbac admission-policy configmap deployment; do
   emit "$tmp/standalone/huygens/templates/scheduler/$f.yaml" "scheduler/$f.yaml"
 done
 emit "$tmp/extender/huygens/templates/scheduler/extender.yaml" scheduler/extender.yaml

@@ -796,7 +796,7 @@ absl::StatusOr<PodAllocation> NodeState::AllocatePod(const PodSpec& pod,
   return out;
 }
 
-absl::Status NodeState::CheckAssumable(const PodSpec& pod, const PodAllocation& a) const {
+absl::Status NodeState::CheckAssumable(const PodSpec& pod, const PodAllocation& a, Owner owner) const {
   const std::string who = PodName(pod);
   if (pod.uid.empty()) return absl::InvalidArgumentError("pod: uid is empty");
   if (!a.pod_uid.empty() && a.pod_uid != pod.uid) {
@@ -884,6 +884,20 @@ absl::Status NodeState::CheckAssumable(const PodSpec& pod, const PodAllocation& 
     return absl::FailedPreconditionError(fmt::format(
         "{}: cpus {} are held by pod(s) {}", who, busy.ToString(), holders));
   }
+  if (owner == Owner::kKubelet) return absl::OkStatus();  // kubelet's own accounting
+  // Only what the request gives: a container that is not Guaranteed with whole CPUs (or whose
+  // cpu-policy is shared or none) holds no exclusive CPU, and one that is holds exactly its
+  // count (PlanContainer, on this node's mode).
+  for (const ContainerAllocation& c : a.containers) {
+    if (!c.exclusive) continue;
+    auto spec = std::find_if(order.begin(), order.end(), [&](const ContainerSpec* s) { return s->name == c.name; });
+    const int entitled = PlanContainer(pod, **spec, config_.mode).exclusive_cpus;  // found above
+    if (c.cpuset.Size() == entitled) continue;
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: container {:?}: exclusive cpuset {} has {} CPUs, but the container's request gives "
+        "it {} exclusive CPUs on a node in {} mode",
+        who, c.name, c.cpuset.ToString(), c.cpuset.Size(), entitled, ToString(config_.mode)));
+  }
   return absl::OkStatus();
 }
 
@@ -908,7 +922,7 @@ void NodeState::Commit(const PodSpec& pod, PodAllocation allocation, Owner owner
 
 absl::Status NodeState::Assume(const PodSpec& pod, const PodAllocation& allocation,
                                Owner owner) {
-  if (absl::Status s = CheckAssumable(pod, allocation); !s.ok()) return s;
+  if (absl::Status s = CheckAssumable(pod, allocation, owner); !s.ok()) return s;
   Commit(pod, allocation, owner);
   RestoreMemory(pod, allocation);
   RestoreDevices(pod, allocation);
@@ -1165,7 +1179,7 @@ NodeState::RebuildReport NodeState::Rebuild(
       }
       continue;
     }
-    if (absl::Status s = CheckAssumable(entry.first, entry.second); !s.ok()) {
+    if (absl::Status s = CheckAssumable(entry.first, entry.second, Owner::kHuygens); !s.ok()) {
       report.rejected.emplace_back(uid, std::string(s.message()));
       continue;
     }

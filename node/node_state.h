@@ -335,8 +335,10 @@ class NodeState {
   NodeState(std::shared_ptr<const CpuTopology> topology, std::shared_ptr<const Shape> shape,
             NodeConfig config, CpuSet system_pool, CpuSet user_pool);
 
-  // Checks an allocation against the pools, the free CPUs and invariant 3; OK or the reason.
-  absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation) const;
+  // Checks an allocation against the pools, the free CPUs, invariant 3 and, for kHuygens, the
+  // pod's request (each exclusive cpuset exactly the CPUs PlanContainer gives the container);
+  // OK or the reason (InvalidArgument or FailedPrecondition naming the pod and the container).
+  absl::Status CheckAssumable(const PodSpec& pod, const PodAllocation& allocation, Owner owner) const;
   // Records the memory of an assumed Guaranteed pod from its containers' mems (no checks).
   void RestoreMemory(const PodSpec& pod, const PodAllocation& allocation);
   // Takes the devices of an assumed pod from its containers' NUMA nodes (see Assume).

@@ -14,18 +14,7 @@
 
 namespace huygens::scheduler {
 
-namespace {
-
 using nlohmann::json;
-
-// The node a pod is on for the cache: spec.nodeName, or the annotated node of a pending pod.
-std::string NodeOf(const json& pod, const std::optional<PodAllocation>& a) {
-  std::string node = pod["spec"].value("nodeName", "");
-  if (node.empty() && a.has_value()) node = a->node;
-  return node;
-}
-
-}  // namespace
 
 // ---- ChangeFeed --------------------------------------------------------------------------
 
@@ -156,8 +145,8 @@ int64_t CacheSync::CreationIndex(const std::string& uid) const {
   return c != creation_.end() ? c->second : next_creation_;
 }
 
-// Puts one stored pod into the cache on its node (bound: AddPod; pending with an allocation:
-// AssumePod). Returns the error; the caller decides what a conflict means.
+// Puts one stored bound pod into the cache on its node (AddPod). Returns the error; the caller
+// decides what a conflict means.
 absl::Status CacheSync::Place(const json& object) {
   auto pod = PodFromJson(object);
   if (!pod.ok()) return pod.status();
@@ -166,8 +155,7 @@ absl::Status CacheSync::Place(const json& object) {
   std::string uid = pod->Uid();
   pod->creation_index = creation_[uid];
   auto ptr = std::make_shared<const sched::Pod>(*std::move(pod));
-  if (!ptr->node_name.empty()) return cache_.AddPod(ptr, ptr->node_name, *allocation);
-  return cache_.AssumePod(ptr, (*allocation)->node, *allocation, false);
+  return cache_.AddPod(ptr, ptr->node_name, *allocation);
 }
 
 namespace {
@@ -183,7 +171,7 @@ struct InFlightAssume {
 }  // namespace
 
 // (Re)builds a node from its Node and NRT objects and re-places every known pod on it: the
-// informer's pods (bound ones first), then the assumes in flight, which the informer still
+// informer's bound pods, then the assumes in flight, which the informer still
 // shows pending without an allocation.
 void CacheSync::RebuildNode(const std::string& name) {
   std::vector<InFlightAssume> in_flight;
@@ -234,11 +222,6 @@ void CacheSync::RebuildNode(const std::string& name) {
     spdlog::error("node {}: {}", name, std::string(s.message()));
     return;
   }
-  // Bound pods first: where a pending pod's annotation conflicts with a bound pod, the bound
-  // pod wins and the pending one is undone when it is popped (restart rule).
-  std::stable_partition(on_node.begin(), on_node.end(), [](const json* o) {
-    return !(*o)["spec"].value("nodeName", "").empty();
-  });
   for (const json* object : on_node) {
     absl::Status s = Place(*object);
     if (!s.ok()) spdlog::error("node {}: pod {}: {}", name, kube::ObjectKey(*object), std::string(s.message()));
@@ -318,10 +301,9 @@ void CacheSync::ApplyZoneDevices(const std::string& name) {
   HoldForeignDevices(name, in_use);
 }
 
-void CacheSync::StorePod(const std::string& uid, const json& object,
-                         const absl::StatusOr<std::optional<PodAllocation>>& allocation) {
+void CacheSync::StorePod(const std::string& uid, const json& object) {
   ErasePod(uid);
-  std::string node = NodeOf(object, allocation.ok() ? *allocation : std::nullopt);
+  std::string node = object["spec"].value("nodeName", "");
   pods_[uid] = object;
   if (node.empty()) return;
   uids_by_node_[node].insert(uid);
@@ -365,7 +347,7 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
   }
   if (!creation_.count(uid)) creation_[uid] = next_creation_++;
   auto allocation = PodAllocationOf(object);
-  StorePod(uid, object, allocation);
+  StorePod(uid, object);
   auto pod = PodFromJson(object);
   if (!pod.ok()) {
     spdlog::warn("{}", std::string(pod.status().message()));
@@ -376,12 +358,14 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
     queue_.Delete(uid);
     if (entry != nullptr && !entry->assumed) {
       // Already counted. A new allocation on a bound pod is a rebalancer's move (ours, already
-      // in the cache, or another replica's): the cache follows it.
+      // in the cache, or another replica's): the cache follows it. One the pod cannot hold (a
+      // size its request does not give, CPUs another pod holds) is not a move any replica
+      // wrote: the pod keeps the CPUs it holds, and nobody else gets them.
       if (allocation.ok() && allocation->has_value() && entry->allocation != **allocation) {
         if (absl::Status s = cache_.MovePod(uid, **allocation); !s.ok()) {
-          spdlog::warn("pod {}: moved allocation: {}; rebuilding node {}", kube::ObjectKey(object),
-                       std::string(s.message()), pod->node_name);
-          RebuildNode(pod->node_name);
+          spdlog::warn("pod {}: huygens.io/allocation changed to one it cannot hold ({}); it keeps {}",
+                       kube::ObjectKey(object), std::string(s.message()),
+                       entry->allocation.has_value() ? DescribeAllocation(*entry->allocation) : "no allocation");
         }
       }
       return;
@@ -396,22 +380,12 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
     }
     return;
   }
-  // Extender mode: kube-scheduler schedules every pod; any pending pod may carry our allocation.
-  if (!extender_ && !has_profile_(pod->scheduler_name)) return;
-  // Our own patch coming back before the bound event: the Binding was sent (or is being
-  // retried from the queue already).
+  // A pending pod's huygens.io/allocation is not ours (ours rides on the Binding): it holds
+  // nothing, and the pod is scheduled like any other (the Binding replaces the annotation).
+  if (extender_ || !has_profile_(pod->scheduler_name)) return;  // extender: kube-scheduler asks
+  // A version that arrives while our Binding is out (or kept for a retry) leaves the pod where
+  // it is: popped, or queued for that retry.
   if (entry != nullptr && entry->binding_finished) return;
-  if (entry == nullptr && allocation.ok() && allocation->has_value()) {
-    // Pending with an allocation: it holds its CPUs (restart rule). A conflict is settled
-    // when the pod is popped (the annotation is removed).
-    if (cache_.FindNode((*allocation)->node) != nullptr) (void)Place(object);
-  } else if (extender_ && entry != nullptr && entry->allocation.has_value() && allocation.ok() &&
-             !allocation->has_value()) {
-    // The annotation was removed after an extender bind failed: the assume from the earlier
-    // (annotated) version of the pod goes too.
-    (void)cache_.ForgetPod(uid);
-  }
-  if (extender_) return;  // no queue: kube-scheduler asks for each pod
   pod->creation_index = creation_[uid];
   queue_.Add(std::make_shared<const sched::Pod>(*std::move(pod)), QueueTime(*clock_));
 }
@@ -480,21 +454,6 @@ void CacheSync::Apply(const Change& c) {
       return;
     }
   }
-}
-
-const sched::ClusterCache::PodEntry* CacheSync::HonourRecorded(const json& object, const std::string& uid,
-                                                               const UndoFn& undo, bool& undone) {
-  undone = false;
-  const sched::ClusterCache::PodEntry* entry = cache_.FindPod(uid);
-  auto allocation = PodAllocationOf(object);
-  if (entry != nullptr || !allocation.ok() || !allocation->has_value()) return entry;
-  absl::Status placed = cache_.FindNode((*allocation)->node) == nullptr
-                            ? absl::NotFoundError(fmt::format("node {:?} is unknown", (*allocation)->node))
-                            : Place(object);
-  if (placed.ok()) return cache_.FindPod(uid);
-  undo(object, fmt::format("the recorded allocation cannot be honoured: {}", std::string(placed.message())));
-  undone = true;
-  return nullptr;
 }
 
 }  // namespace huygens::scheduler

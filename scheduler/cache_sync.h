@@ -6,8 +6,7 @@
 //               threads fill and the scheduling thread takes.
 //   CacheSync   the state those changes build, owned by the scheduling thread: the last seen
 //               objects, the sched::ClusterCache (nodes from Node + NRT, pods on their nodes with
-//               their huygens.io/allocation) and the sched::SchedulingQueue of pending pods; and
-//               the restart rule for a pending pod that carries an allocation.
+//               their huygens.io/allocation) and the sched::SchedulingQueue of pending pods.
 //
 // Cache rules (docs/scheduler-service.md): a node enters the cache when both its Node and its
 // NodeResourceTopology are known (CPU state from the NRT: topology/nrt.h); every non-terminal
@@ -17,10 +16,10 @@
 // whose spec.schedulerName names a profile enter the queue (in extender mode: none, since
 // kube-scheduler asks for each pod).
 //
-// Restart rule: the huygens.io/allocation annotation is the truth. A pending pod that carries
-// one holds its CPUs: it is assumed from the annotation; where that cannot be honoured (node
-// gone, CPUs held by a bound pod) the annotation is removed (HonourRecorded) and the pod is
-// scheduled afresh.
+// Restart rule: a bound pod's huygens.io/allocation is the truth. The scheduler's allocation
+// reaches the API only on the Binding (with spec.nodeName, in one write), so a pending pod
+// that carries one had it written by someone else: it holds nothing and is scheduled like any
+// other pod; the Binding replaces the annotation.
 //
 // Time: the queue's timestamps (backoff, unschedulable timeout, latency) come from the injected
 // Clock (QueueTime).
@@ -142,9 +141,6 @@ class ChangeFeed {
   std::set<std::string> paused_by_;
 };
 
-// Writes that restart handling needs (the service's PodWriter::Undo).
-using UndoFn = std::function<bool(const nlohmann::json& pod, const std::string& why)>;
-
 // The scheduling thread's view of the cluster.
 // Thread-safety: not thread-safe; the scheduling thread and the extender's HTTP threads hold
 // `mu` over every use (ready() excepted).
@@ -163,13 +159,6 @@ class CacheSync {
   // the takeover fence stores pods read directly, ahead of the informer or behind it, whose
   // older versions must not take the cache back nor bring a deleted pod back.
   void Apply(const Change& c);
-
-  // The restart rule for a pending pod (its object `object`, uid `uid`): when it is not in the
-  // cache and carries an allocation, assumes the allocation. Returns the pod's cache entry;
-  // nullptr when it has none, or when the recorded allocation cannot be honoured: it is then
-  // undone with `undo` and `undone` is set.
-  const sched::ClusterCache::PodEntry* HonourRecorded(const nlohmann::json& object, const std::string& uid,
-                                                      const UndoFn& undo, bool& undone);
 
   sched::ClusterCache& cache() { return cache_; }
   const sched::ClusterCache& cache() const { return cache_; }
@@ -213,9 +202,8 @@ class CacheSync {
   // Follows a publication of node `name` whose zones alone changed (see the definition).
   void ApplyZoneDevices(const std::string& name);
   void ApplyPod(const nlohmann::json& object, bool deleted);
-  // pods_ and its index by node, kept together; `allocation` is PodAllocationOf(object).
-  void StorePod(const std::string& uid, const nlohmann::json& object,
-                const absl::StatusOr<std::optional<PodAllocation>>& allocation);
+  // pods_ and its index by node (spec.nodeName), kept together.
+  void StorePod(const std::string& uid, const nlohmann::json& object);
   void ErasePod(const std::string& uid);
 
   const NumaStrategy numa_strategy_;
@@ -228,8 +216,8 @@ class CacheSync {
   std::map<std::string, nlohmann::json> nrts_;   // by name
   std::map<std::string, nlohmann::json> pods_;   // by uid
   std::map<std::string, DeclaredGroup> affinity_groups_;  // by namespace/name
-  // The stored pods by the node they hold CPUs on (spec.nodeName, else their allocation's
-  // node; pods on none are not indexed), so a rebuild reads its own pods only.
+  // The stored bound pods by spec.nodeName (pending pods are not indexed), so a rebuild reads
+  // its own pods only.
   std::map<std::string, std::set<std::string>> uids_by_node_;
   std::map<std::string, std::string> node_of_;   // uid -> its key in uids_by_node_
   std::map<std::string, int64_t> creation_;      // uid -> arrival index

@@ -119,6 +119,69 @@ TEST(CacheSyncTest, APodOlderThanTheVersionStoredOrDeletedIsSkipped) {
   EXPECT_EQ(sync.pods().count("u1"), 0u) << "a deleted pod came back";
 }
 
+// Node n0 (DualSocketHT, 24 CPUs, system pool CPU 0 and its sibling 12) in a CacheSync.
+void AddDualSocketNode(CacheSync& sync, const CpuTopology& topo) {
+  NrtInput in;
+  in.node_name = "n0";
+  in.topology = &topo;
+  in.policy = "single-numa-node";
+  in.system_cpus = CpuSet{0, 12};
+  absl::StatusOr<nlohmann::json> nrt = BuildNrt(in);
+  ASSERT_TRUE(nrt.ok()) << nrt.status();
+  sync.Apply(Change{.kind = ChangeKind::kNode, .object = testing::NodeObject("n0", topo.NumCpus())});
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = *nrt});
+  ASSERT_NE(sync.cache().FindNode("n0"), nullptr);
+}
+
+// A pending pod's huygens.io/allocation was not written by the scheduler (its own rides on the
+// Binding): in either mode it holds no CPU, however long the pod stays pending.
+TEST(CacheSyncTest, APendingPodsAllocationHoldsNothingInEitherMode) {
+  const CpuTopology topo = huygens::testing::DualSocketHT();
+  for (const bool extender : {false, true}) {
+    huygens::testing::FakeClock clock;
+    CacheSync sync(NumaStrategy::kMostAllocated, extender, [](const std::string&) { return true; }, &clock);
+    AddDualSocketNode(sync, topo);
+    nlohmann::json pod = testing::GuaranteedPod("claims", 2);
+    pod["metadata"]["uid"] = "u1";
+    pod["metadata"]["annotations"][kAllocationAnnotation] =
+        R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1,13","mems":"0"}]})";
+    sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+    EXPECT_EQ(sync.cache().FindPod("u1"), nullptr) << "extender " << extender;
+    EXPECT_TRUE(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus().Empty()) << "extender " << extender;
+    EXPECT_EQ(sync.queue().Size(), extender ? 0u : 1u) << "the pod is scheduled like any other";
+  }
+}
+
+// A bound pod's allocation changed to one its request does not give (grown from 2 CPUs to 6)
+// is no move: the cache keeps the pod on the CPUs it held, and the rest stay free.
+TEST(CacheSyncTest, ABoundPodsAllocationGrownBeyondItsRequestIsIgnored) {
+  const CpuTopology topo = huygens::testing::DualSocketHT();
+  huygens::testing::FakeClock clock;
+  CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
+  AddDualSocketNode(sync, topo);
+  nlohmann::json pod = testing::GuaranteedPod("running", 2);
+  pod["metadata"]["uid"] = "u1";
+  pod["metadata"]["resourceVersion"] = "5";
+  pod["spec"]["nodeName"] = "n0";
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1,13","mems":"0"}]})";
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  ASSERT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
+  pod["metadata"]["resourceVersion"] = "6";
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1-3,13-15","mems":"0"}]})";
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
+  ASSERT_NE(sync.cache().FindPod("u1"), nullptr);
+  EXPECT_EQ(sync.cache().FindPod("u1")->allocation->ExclusiveCpus(), (CpuSet{1, 13}));
+  // A move of the same size is followed.
+  pod["metadata"]["resourceVersion"] = "7";
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"2,14","mems":"0"}]})";
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{2, 14}));
+}
+
 TEST(CacheSyncTest, DevicesTheZonesReportInUseBeyondThoseOfItsPodsAreKeptOutOfTheNode) {
   // NUMA node 1 has 3 GPUs. Our pod holds one (kubelet gave it on the pod's NUMA node);
   // the agent's zone reports 2 in use, so another scheduler's pod holds the other.

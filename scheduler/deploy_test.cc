@@ -32,7 +32,7 @@ std::vector<YAML::Node> LoadAll(const std::string& relative) {
 
 TEST(Deploy, EveryManifestParsesAndHasAnApiVersionAndKind) {
   for (const char* f : {"deploy/crd/noderesourcetopology.yaml", "deploy/crd/numaaffinitygroup.yaml",
-                        "deploy/scheduler/rbac.yaml",
+                        "deploy/scheduler/rbac.yaml", "deploy/scheduler/admission-policy.yaml",
                         "deploy/scheduler/configmap.yaml", "deploy/scheduler/deployment.yaml",
                         "deploy/scheduler/extender.yaml", "deploy/agent/00-namespace.yaml",
                         "deploy/agent/01-rbac.yaml", "deploy/agent/configmap.yaml",

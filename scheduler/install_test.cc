@@ -395,6 +395,87 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   EXPECT_THAT(std::string(nrt_write.status().message()), ::testing::HasSubstr("may not write the NodeResourceTopology n1"));
 }
 
+// A kube::Client that talks to the testbed's apiserver with `kubeconfig`'s credentials.
+std::unique_ptr<kube::Client> ClientAs(const std::string& kubeconfig) {
+  auto config = kube::LoadKubeconfig(kubeconfig);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return nullptr;
+  auto rest = kube::RestClient::Create(*config);
+  EXPECT_TRUE(rest.ok()) << rest.status();
+  return rest.ok() ? std::make_unique<kube::Client>(std::move(*rest)) : nullptr;
+}
+
+// Only Huygens decides allocations: the admission policy of deploy/scheduler/admission-policy.yaml
+// refuses huygens.io/allocation and huygens.io/scheduler-fence from a user who may otherwise
+// create, patch and bind pods in her namespace, and lets huygens-scheduler's ServiceAccount write
+// them.
+TEST_F(Install, OnlyTheSchedulerSetsAPodsAllocationOrFence) {
+  const fs::path author = work_ / "pod-author.yaml";
+  std::ofstream(author) << R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: pod-author, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-author, namespace: default}
+rules:
+- apiGroups: [""]
+  resources: ["pods", "pods/status", "pods/binding"]
+  verbs: ["create", "get", "patch", "update"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: pod-author, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-author}
+subjects:
+- {kind: ServiceAccount, name: pod-author, namespace: default}
+)";
+  std::string output;
+  ASSERT_EQ(bed_.Kubectl("kubectl apply -f " + author.string(), kSource, &output), 0) << output;
+  auto author_kubeconfig = bed_.ServiceAccountKubeconfig("default", "pod-author");
+  ASSERT_TRUE(author_kubeconfig.ok()) << author_kubeconfig.status();
+  auto as_author = ClientAs(*author_kubeconfig);
+  auto scheduler_kubeconfig = bed_.ServiceAccountKubeconfig("huygens-system", "huygens-scheduler");
+  ASSERT_TRUE(scheduler_kubeconfig.ok()) << scheduler_kubeconfig.status();
+  auto as_scheduler = ClientAs(*scheduler_kubeconfig);
+  ASSERT_TRUE(as_author && as_scheduler);
+  const std::string allocation =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"0-15","mems":"0"}]})";
+  const auto refused = [](const auto& result, const char* what) {
+    ASSERT_FALSE(result.ok()) << what << " was let through";
+    EXPECT_THAT(std::string(result.status().message()),
+                ::testing::HasSubstr("pod-author may not set or change huygens.io/allocation"))
+        << what;
+  };
+
+  json claiming = testing::GuaranteedPod("claiming", 1);
+  claiming["metadata"]["annotations"] = {{kAllocationAnnotation, allocation}};
+  refused(as_author->Create(kube::Pods(), "default", claiming), "creating a pod with an allocation");
+  auto plain = as_author->Create(kube::Pods(), "default", testing::GuaranteedPod("plain", 1));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  refused(as_author->MergePatch(kube::Pods(), "default", "plain",
+                                json{{"metadata", {{"annotations", {{kAllocationAnnotation, allocation}}}}}}),
+          "patching an allocation onto a pod");
+  refused(as_author->MergePatch(kube::Pods(), "default", "plain",
+                                json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, "mine"}}}}}}),
+          "patching a fence onto a pod");
+  const absl::Status bound = as_author->Bind("default", "plain", "n0", "", {{kAllocationAnnotation, allocation}});
+  ASSERT_FALSE(bound.ok()) << "a Binding with an allocation was let through";
+  EXPECT_THAT(std::string(bound.message()), ::testing::HasSubstr("may not set or change huygens.io/allocation"));
+  // Everything else stays hers to change.
+  auto labelled = as_author->MergePatch(kube::Pods(), "default", "plain", json{{"metadata", {{"labels", {{"tier", "db"}}}}}});
+  EXPECT_TRUE(labelled.ok()) << labelled.status();
+  // The scheduler's ServiceAccount writes both (the fence, and a rebalancer's move).
+  auto fenced = as_scheduler->MergePatch(kube::Pods(), "default", "plain",
+                                         json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, "t1"}}}}}});
+  EXPECT_TRUE(fenced.ok()) << fenced.status();
+  // And once it is there, she may not remove or rewrite it.
+  refused(as_author->MergePatch(kube::Pods(), "default", "plain",
+                                json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, nullptr}}}}}}),
+          "removing the fence");
+  bed_.Kubectl("kubectl delete --ignore-not-found -f " + author.string(), kSource);
+}
+
 // A pod as kube-scheduler sees it: Guaranteed, `cpus` whole CPUs, default scheduler; `patch`
 // (a JSON merge patch) adds nodeSelector, affinity, tolerations.
 // A Guaranteed pod of kube-scheduler asking `cpus` whole CPUs; with `opt_in` it requests

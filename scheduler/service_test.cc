@@ -348,26 +348,53 @@ TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
   EXPECT_EQ(server_->Get("pods", "default", "big")->at("spec").value("nodeName", ""), "large");
 }
 
-TEST_F(ServiceTest, APendingPodWithAnHonourableAllocationIsBoundWhereItSays) {
+// A pod author cannot decide CPUs: the allocation a user writes on a pending pod holds nothing
+// and steers nothing. The pod is filtered (here its nodeSelector and a taint it does not
+// tolerate keep it off the node its annotation names) and gets the CPUs its request and QoS
+// give it; the Binding replaces the annotation.
+TEST_F(ServiceTest, APendingPodsOwnAllocationHoldsNothingAndThePodGoesThroughTheFilters) {
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
-  ASSERT_TRUE(AddMachine(*server_, "n1", 16));
-  // As a scheduler that crashed between the patch and the Binding leaves it.
-  nlohmann::json pod = GuaranteedPod("halfway", 2);
-  pod["metadata"]["annotations"][kAllocationAnnotation] =
+  ASSERT_TRUE(AddMachine(*server_, "n1", 16, {},
+                         {{"spec", {{"taints", {{{"key", "dedicated"}, {"value", "db"}, {"effect", "NoSchedule"}}}}}}}));
+  nlohmann::json claims = GuaranteedPod("claims", 2);
+  claims["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "n0"}};
+  claims["metadata"]["annotations"][kAllocationAnnotation] =
       R"({"version":1,"node":"n1","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
-  ASSERT_TRUE(server_->Create("pods", pod).ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  ASSERT_TRUE(server_->Create("pods", claims).ok());
+  // A BestEffort pod claiming every CPU of n0.
+  nlohmann::json greedy = GuaranteedPod("greedy", 1);
+  greedy["spec"]["containers"][0].erase("resources");
+  greedy["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0,1],"containers":[{"name":"app","cpuset":"0-15","mems":"0-1"}]})";
+  ASSERT_TRUE(server_->Create("pods", greedy).ok());
   auto client = NewClient();
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(Eventually([&] { return Bound() == 11; }));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 2; }));
+  // Every exclusive CPU of n0 but the system pool's is still there for others.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2)).ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 8; }));
   service->Stop();
-  EXPECT_EQ(server_->Get("pods", "default", "halfway")->at("spec").value("nodeName", ""), "n1");
-  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());  // nobody else got CPUs 4 and 12
+  auto allocation_of = [&](const std::string& name) {
+    const nlohmann::json pod = *server_->Get("pods", "default", name);
+    auto a = AllocationFromJson(pod["metadata"]["annotations"].value(kAllocationAnnotation, ""), "");
+    EXPECT_TRUE(a.ok()) << name << ": " << a.status();
+    return std::pair(pod["spec"].value("nodeName", ""), a.ok() ? *a : PodAllocation());
+  };
+  const auto [claims_node, claims_allocation] = allocation_of("claims");
+  EXPECT_EQ(claims_node, "n0");
+  EXPECT_EQ(claims_allocation.node, "n0");
+  EXPECT_EQ(claims_allocation.ExclusiveCpus().Size(), 2);
+  const auto [greedy_node, greedy_allocation] = allocation_of("greedy");
+  EXPECT_EQ(greedy_node, "n0");
+  EXPECT_TRUE(greedy_allocation.ExclusiveCpus().Empty()) << DescribeAllocation(greedy_allocation);
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
 
-TEST_F(ServiceTest, APendingPodWhoseAllocationConflictsIsUndoneAndScheduledAfresh) {
+// A pending pod whose annotation names CPUs a bound pod holds is scheduled like any other and
+// gets other CPUs (the Binding replaces the annotation).
+TEST_F(ServiceTest, APendingPodAnnotatedWithABoundPodsCpusGetsOthers) {
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
   const char* kAlloc =
       R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"4,12","mems":"0"}]})";
