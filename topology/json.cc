@@ -17,7 +17,17 @@ using json_fields::FieldError;
 using json_fields::Find;
 using nlohmann::json;
 
-constexpr uint64_t kMaxNumaId = static_cast<uint64_t>(std::numeric_limits<int>::max());
+// Topology ids (core, cluster, die, socket, NUMA node, L3 group) index per-id tables downstream
+// (NodeState, the allocator's index), so each is bounded as a CPU id is: below
+// CpuSet::kMaxCpus, the largest NR_CPUS Linux distributions ship (MAX_NUMNODES is smaller).
+// An NRT naming core 2147483647 is then one bad node, not a scheduler out of memory.
+constexpr uint64_t kMaxNumaId = CpuSet::kMaxCpus - 1;
+
+// `id` (read at path.key) is -1 (unknown) or a bounded topology id.
+absl::Status CheckTopologyId(int id, std::string_view path, std::string_view key) {
+  if (id >= -1 && id < CpuSet::kMaxCpus) return absl::OkStatus();
+  return FieldError(Child(path, key), fmt::format("{} is outside [0, {})", id, CpuSet::kMaxCpus));
+}
 
 json DistancesToJson(const std::map<int, int>& distances) {
   json out = json::object();
@@ -78,6 +88,10 @@ absl::StatusOr<CpuInfo> ReadCpu(const json& j, std::string_view path) {
   HUYGENS_ASSIGN_OR_RETURN(c.cluster, IntOr(j, path, "cluster", c.core));
   HUYGENS_ASSIGN_OR_RETURN(c.die, IntOr(j, path, "die", c.socket));
   HUYGENS_ASSIGN_OR_RETURN(c.l3, IntOr(j, path, "l3", c.socket));
+  for (const auto& [key, id] : {std::pair{"core", c.core}, std::pair{"socket", c.socket}, std::pair{"numa", c.numa},
+                                std::pair{"cluster", c.cluster}, std::pair{"die", c.die}, std::pair{"l3", c.l3}}) {
+    HUYGENS_RETURN_IF_ERROR(CheckTopologyId(id, path, key));
+  }
   HUYGENS_ASSIGN_OR_RETURN(c.online, BoolOr(j, path, "online", true));
   HUYGENS_ASSIGN_OR_RETURN(c.isolated, BoolOr(j, path, "isolated", false));
   return c;
@@ -92,6 +106,9 @@ absl::StatusOr<NumaNode> ReadNumaNode(const json& j, std::string_view path,
   if (id == nullptr) return FieldError(Child(path, "id"), "missing");
   NumaNode n;
   HUYGENS_ASSIGN_OR_RETURN(n.id, json_fields::ReadInt(*id, Child(path, "id")));
+  if (n.id < 0 || n.id >= CpuSet::kMaxCpus) {
+    return FieldError(Child(path, "id"), fmt::format("{} is outside [0, {})", n.id, CpuSet::kMaxCpus));
+  }
   auto derived = cpus_of_node.find(n.id);
   n.cpus = derived == cpus_of_node.end() ? CpuSet() : derived->second;
   if (const json* cpus = Find(j, "cpus")) {
