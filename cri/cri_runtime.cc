@@ -64,6 +64,9 @@ CriRuntime::CriRuntime(CriRuntimeOptions options)
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Replies up to kubelet's limit (maxMsgSize, 16 MiB, pkg/kubelet/cri/remote): gRPC's default
+  // of 4 MiB made a dense node's ListContainers fail, which read as "runtime down".
+  args.SetMaxReceiveMessageSize(kMaxReplyBytes);
   rpc_->channel = grpc::CreateCustomChannel("unix://" + options_.socket,
                                             grpc::InsecureChannelCredentials(), args);
   rpc_->runtime = runtime::v1::RuntimeService::NewStub(rpc_->channel);

@@ -64,6 +64,9 @@ struct CriContainerDetails {
 
 class CriRuntime final : public ContainerRuntime {
  public:
+  /// The largest reply read from the runtime: kubelet's CRI client limit (16 MiB).
+  static constexpr int kMaxReplyBytes = 16 * 1024 * 1024;
+
   /// Does not connect: the first call does (so a runtime that starts later is found).
   explicit CriRuntime(CriRuntimeOptions options);
   ~CriRuntime() override;
