@@ -7,7 +7,9 @@ one layer may include each other only where listed in SIDEWAYS (sim runs over sc
 rebalancer; the rebalancer reads the scheduler cache). Test
 files may also include test helpers (*/testing/*) and anything below their own layer, plus sim's
 specs for the services' test clusters. Prints every violation; exit 1 when there is one.
-Usage: scripts/check-includes.py [--verbose]
+Usage: scripts/check-includes.py [--verbose] [--root DIR]   (DIR: the tree to check; default
+this checkout). CTest runs it as `check_includes`, and `check_includes_refuses` on a tree with
+one upward include.
 """
 import os
 import re
@@ -25,6 +27,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/[^"]+"')
 
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if "--root" in sys.argv:
+        root = sys.argv[sys.argv.index("--root") + 1]
     verbose = "--verbose" in sys.argv
     problems, edges = [], set()
     for comp in LAYERS:

@@ -35,7 +35,7 @@ export HUYGENS_KUBELET_ORACLE="$oracle"
 # The differential test's size in this run: 100,000 seed-15 cases (issue 15), about 80-90 s on
 # the shared 2-core CI machine (two oracle processes, streamed; docs/allocate.md).
 export HUYGENS_ORACLE_CASES=${HUYGENS_ORACLE_CASES:-100000}
-BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON \
+BUILD_DIR=build scripts/build.sh -DHUYGENS_BUILD_TESTS=ON -DHUYGENS_BUILD_BENCHMARKS=ON -DHUYGENS_WERROR=ON \
   -DHUYGENS_CLUSTER_TESTS=$cluster -DHUYGENS_KUBELET_ORACLE="$oracle"
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 
