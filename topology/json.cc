@@ -88,9 +88,9 @@ absl::StatusOr<CpuInfo> ReadCpu(const json& j, std::string_view path) {
   HUYGENS_ASSIGN_OR_RETURN(c.cluster, IntOr(j, path, "cluster", c.core));
   HUYGENS_ASSIGN_OR_RETURN(c.die, IntOr(j, path, "die", c.socket));
   HUYGENS_ASSIGN_OR_RETURN(c.l3, IntOr(j, path, "l3", c.socket));
-  for (const auto& [key, id] : {std::pair{"core", c.core}, std::pair{"socket", c.socket}, std::pair{"numa", c.numa},
-                                std::pair{"cluster", c.cluster}, std::pair{"die", c.die}, std::pair{"l3", c.l3}}) {
-    HUYGENS_RETURN_IF_ERROR(CheckTopologyId(id, path, key));
+  for (const auto& [key, value] : {std::pair{"core", c.core}, std::pair{"socket", c.socket}, std::pair{"numa", c.numa},
+                                   std::pair{"cluster", c.cluster}, std::pair{"die", c.die}, std::pair{"l3", c.l3}}) {
+    HUYGENS_RETURN_IF_ERROR(CheckTopologyId(value, path, key));
   }
   HUYGENS_ASSIGN_OR_RETURN(c.online, BoolOr(j, path, "online", true));
   HUYGENS_ASSIGN_OR_RETURN(c.isolated, BoolOr(j, path, "isolated", false));
