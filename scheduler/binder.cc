@@ -13,11 +13,12 @@ namespace huygens::scheduler {
 
 using nlohmann::json;
 
-std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& entry) {
-  if (!entry.allocation.has_value()) return std::nullopt;
-  PodAllocation a = *entry.allocation;
-  a.node = entry.node;
-  return AllocationToJson(a);
+json PodReference(const sched::Pod& pod) {
+  return {{"metadata",
+           {{"namespace", pod.spec.namespace_name},
+            {"name", pod.spec.name},
+            {"uid", pod.Uid()},
+            {"resourceVersion", pod.resource_version}}}};
 }
 
 // ---- PodWriter ---------------------------------------------------------------------------
@@ -201,20 +202,13 @@ void BinderPool::Run() {
 // ---- ApiBind -----------------------------------------------------------------------------
 
 sched::Status ApiBind::Bind(const sched::ReservedPod& reserved) {
-  const sched::Pod& pod = *reserved.pod;
-  // What the Binding and the pod's events need: the pod's identity and the version decided on.
-  const json object = {{"metadata",
-                        {{"namespace", pod.spec.namespace_name},
-                         {"name", pod.spec.name},
-                         {"uid", pod.Uid()},
-                         {"resourceVersion", pod.resource_version}}}};
   std::optional<std::string> allocation;
   if (reserved.allocation.has_value()) {
     PodAllocation a = *reserved.allocation;
     a.node = reserved.node;
     allocation = AllocationToJson(a);
   }
-  absl::Status s = writer_->FinishBind(object, reserved.node, allocation);
+  absl::Status s = writer_->FinishBind(PodReference(*reserved.pod), reserved.node, allocation);
   if (s.ok()) return sched::Status::Success();
   std::string message = fmt::format("creating the Binding: {}", std::string(s.message()));
   if (absl::IsAborted(s)) return sched::Status::Error(std::move(message));

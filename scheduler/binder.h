@@ -45,9 +45,9 @@
 
 namespace huygens::scheduler {
 
-// The huygens.io/allocation value (JSON) of a cache entry's allocation on its node, for the
-// Binding; nullopt for a pod without one (a NUMA-blind node).
-std::optional<std::string> AllocationValue(const sched::ClusterCache::PodEntry& entry);
+// The Pod object as far as PodWriter needs it: metadata namespace, name, uid and the
+// resourceVersion the decision read (the Binding's precondition; events name the pod by it).
+nlohmann::json PodReference(const sched::Pod& pod);
 
 // Thread-safety: thread-safe (API calls, counters and events only).
 class PodWriter {

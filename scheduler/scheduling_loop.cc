@@ -178,8 +178,7 @@ void SchedulingLoop::SettleBinds() {
       p_.state->queue().Done(pod.Uid());
       continue;
     }
-    const json object = {{"metadata", {{"namespace", pod.spec.namespace_name}, {"name", pod.spec.name}, {"uid", pod.Uid()}}}};
-    p_.writer->Event(object, "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
+    p_.writer->Event(PodReference(pod), "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
     p_.state->queue().AddFailed(std::move(f.popped), false, QueueTime(*p_.clock));
   }
 }
@@ -241,6 +240,7 @@ bool SchedulingLoop::WriteFence() {
       return false;
     }
     ++written;
+    Touch();  // a fence over thousands of pods is progress, not a hung loop (liveness)
     wait[(*r)["metadata"].value("uid", "")] = {ns, name};
   }
   {
