@@ -467,6 +467,34 @@ TEST_F(ServiceTest, ANewLeaderWritesEveryPendingPodFirstSoTheDeposedLeadersLateB
   EXPECT_EQ(server_->Get("pods", "default", "late")->at("spec").value("nodeName", ""), "");
 }
 
+// A new leader's fence writes every pending pod one by one; over a large backlog that takes
+// minutes, and each write is progress: /healthz (Healthy) must not fail meanwhile, or the
+// liveness probe would restart every leader mid-fence. Each request is delayed 50 ms while the
+// service's clock moves on 5 s per 100 ms: without progress marked per write, the fence of 40
+// pods would pass the 60 s liveness bound.
+TEST_F(ServiceTest, ANewLeaderWritingItsFenceOnManyPendingPodsStaysLive) {
+  ASSERT_TRUE(AddMachine(*server_, "small", 4));
+  constexpr int kPending = 40;
+  for (int i = 0; i < kPending; ++i) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("w{}", i), 8)).ok());  // fits nowhere
+  }
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  server_->SetDelay(std::chrono::milliseconds(50));
+  service->Start();
+  int unhealthy = 0;
+  for (int tick = 0; tick < 600 && server_->RequestCount("patch", "pods") < kPending; ++tick) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    clock_.Advance(std::chrono::seconds(5));
+    if (!service->Healthy().ok()) ++unhealthy;
+  }
+  server_->SetDelay(std::chrono::milliseconds(0));
+  service->Stop();
+  EXPECT_EQ(server_->RequestCount("patch", "pods"), kPending) << "the fence wrote every pending pod";
+  EXPECT_EQ(unhealthy, 0) << "Healthy() failed while the fence was being written";
+}
+
 // The takeover fence's bound on its wait (docs/scheduler-service.md, "Leader election"). The pod
 // informer lists, and its watch is taken and stays silent (a frozen connection that the stale
 // bound, 150 s, has not caught yet): it never shows the fence write. Every 10 s of waiting the
