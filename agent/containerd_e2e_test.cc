@@ -286,7 +286,7 @@ class ContainerdPodNetworkE2eTest : public ContainerdE2eTest {
 };
 
 TEST_F(ContainerdE2eTest, TheAgentAppliesReappliesCorrectsDriftRefusesConflictsAndConfines) {
-  auto [exclusive_pod, app] = StartPod("excl", {.allocation = Allocation(exclusive_)});
+  auto [exclusive_pod, app] = StartPod("excl", {.allocation = Allocation(exclusive_), .resources = GuaranteedResources(1)});
   auto [shared_pod, web] = StartPod("shared");
   auto [system_pod, proxy] = StartPod("sys", {.ns = "kube-system"});
   ASSERT_EQ(ProcessCpus(app), online_) << "a new container may run anywhere";
@@ -321,7 +321,7 @@ TEST_F(ContainerdE2eTest, TheAgentAppliesReappliesCorrectsDriftRefusesConflictsA
   EXPECT_EQ(CgroupCpus(exclusive_pod, *restarted), exclusive_);
 
   // A conflicting request is refused and its container left as it was.
-  auto [late_pod, late] = StartPod("late", {.allocation = Allocation(exclusive_)});
+  auto [late_pod, late] = StartPod("late", {.allocation = Allocation(exclusive_), .resources = GuaranteedResources(1)});
   const CpuSet before = ProcessCpus(late);
   Pass();
   EXPECT_EQ(StatusOf("late")["state"], "conflict");
@@ -338,7 +338,7 @@ TEST_F(ContainerdE2eTest, TheAgentAppliesReappliesCorrectsDriftRefusesConflictsA
 TEST_F(ContainerdE2eTest, AMovedAllocationMovesTheRunningProcessAndTheSharedPoolFollows) {
   RecreateAgent(CpuSet{}, "checkpoint-2.json");  // every online CPU is a user CPU: room to move on 2 CPUs
   const CpuSet from{online_.Max()}, to{online_.Min()};
-  auto [mover_pod, mover] = StartPod("mover", {.allocation = Allocation(from)});
+  auto [mover_pod, mover] = StartPod("mover", {.allocation = Allocation(from), .resources = GuaranteedResources(1)});
   auto [shared_pod, web] = StartPod("shared");
   Pass();
   ASSERT_EQ(ProcessCpus(mover), from);

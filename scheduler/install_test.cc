@@ -268,6 +268,14 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
                             {"metadata", {{"name", "web"}, {"namespace", "default"}}},
                             {"spec", {{"selector", {{"matchLabels", {{"app", "web"}}}}}}}})
                   .ok());
+  // A pod pending when the scheduler starts leading: its takeover fence writes it (pods patch).
+  // Its allocation annotation (written by the admin, whom the admission policy lets through)
+  // names a node that is not there: it holds nothing, and the pod is scheduled like any other.
+  json stale = testing::GuaranteedPod("stale-allocation", 2);
+  stale["metadata"]["annotations"] = {
+      {kAllocationAnnotation,
+       R"({"version":1,"node":"gone","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3","mems":"0"}]})"}};
+  ASSERT_TRUE(server_->Create("pods", stale).ok());
   auto scheduler = StartScheduler(Emit(scheduler_config), "scheduler");
   ASSERT_TRUE(SchedulerReady()) << testing::Slurp(work_ / "scheduler.log");
 
@@ -282,13 +290,6 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   ASSERT_TRUE(server_->Create("pods", on_agent).ok());
   // One pod no node can take: its FailedScheduling event is written.
   ASSERT_TRUE(server_->Create("pods", testing::GuaranteedPod("too-big", 64)).ok());
-  // A pending pod whose recorded allocation names a node that is not there (restart rule): the
-  // scheduler removes the annotation (pods patch) and schedules it afresh.
-  json stale = testing::GuaranteedPod("stale-allocation", 2);
-  stale["metadata"]["annotations"] = {
-      {kAllocationAnnotation,
-       R"({"version":1,"node":"gone","numaNodes":[0],"containers":[{"name":"app","cpuset":"2-3","mems":"0"}]})"}};
-  ASSERT_TRUE(server_->Create("pods", stale).ok());
   ASSERT_TRUE(testing::WaitFor([&] { return testing::CheckCluster(*server_, "default").bound == kPods + 2; }, std::chrono::seconds(60)))
       << testing::UnboundPods(*server_, "default") << testing::Slurp(work_ / "scheduler.log");
   testing::ClusterCheck check = testing::CheckCluster(*server_, "default");
