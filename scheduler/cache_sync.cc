@@ -145,6 +145,15 @@ int64_t CacheSync::CreationIndex(const std::string& uid) const {
   return c != creation_.end() ? c->second : next_creation_;
 }
 
+sched::PodPtr CacheSync::PendingPod(const std::string& uid) const {
+  auto stored = pods_.find(uid);
+  if (stored == pods_.end()) return nullptr;
+  auto pod = PodFromJson(stored->second);
+  if (!pod.ok() || !pod->node_name.empty()) return nullptr;
+  pod->creation_index = CreationIndex(uid);
+  return std::make_shared<const sched::Pod>(*std::move(pod));
+}
+
 // Puts one stored bound pod into the cache on its node (AddPod). Returns the error; the caller
 // decides what a conflict means.
 absl::Status CacheSync::Place(const json& object) {

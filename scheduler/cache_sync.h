@@ -178,6 +178,9 @@ class CacheSync {
   const std::map<std::string, DeclaredGroup>& affinity_groups() const { return affinity_groups_; }
   // A pod's arrival index (the queue's tie-break), or the next one for a pod not seen yet.
   int64_t CreationIndex(const std::string& uid) const;
+  // The pending pod `uid` as last seen, decoded for the queue (with its arrival index); nullptr
+  // when it is gone, bound or does not decode.
+  sched::PodPtr PendingPod(const std::string& uid) const;
 
   // Every object the informers listed at sync has been applied (set by the scheduling thread).
   bool ready() const { return ready_; }

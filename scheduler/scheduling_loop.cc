@@ -179,6 +179,10 @@ void SchedulingLoop::SettleBinds() {
       continue;
     }
     p_.writer->Event(PodReference(pod), "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
+    // Requeued as last seen: a version that arrived while the Binding was out was not queued
+    // (CacheSync::ApplyPod), and the next Binding must carry its resourceVersion, or it loses
+    // the race again, for ever.
+    if (sched::PodPtr latest = p_.state->PendingPod(pod.Uid())) f.popped.pod = std::move(latest);
     p_.state->queue().AddFailed(std::move(f.popped), false, QueueTime(*p_.clock));
   }
 }

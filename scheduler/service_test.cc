@@ -625,6 +625,29 @@ TEST_F(ServiceTest, APodTheOtherReplicaBoundJustBeforeTheTakeoverHoldsItsCpusBef
   EXPECT_TRUE(Logged("wrote 1 pending pods")) << log_.str();  // "a" only
 }
 
+// A pod changed while its Binding is out: the Binding loses the race (409 on its
+// resourceVersion precondition), and the next attempt decides on the version that changed it,
+// so its Binding lands. (Requeued with the version it was popped at, it lost the race for ever:
+// the version that arrived meanwhile is not queued while the Binding is out.)
+TEST_F(ServiceTest, APodChangedWhileItsBindingIsOutIsBoundOnItsNewVersion) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  server_->HoldRequests("create", "pods/binding");
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  ASSERT_TRUE(server_->MergePatch("pods", "default", "a", {{"metadata", {{"labels", {{"tier", "db"}}}}}}).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the informer shows the change
+  server_->ReleaseRequests();
+  EXPECT_TRUE(Eventually([&] { return Bound() == 1; }, std::chrono::seconds(20)));
+  service->Stop();
+  EXPECT_GE(server_->RequestCount("create", "pods/binding"), 2) << "the first Binding lost the race";
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
 TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   // An NRT update rebuilds the node from the informer, which still shows the pod whose Binding
   // is in flight as pending: its CPUs stay held, so the next pod gets others.
