@@ -111,6 +111,16 @@ class ServiceTest : public ::testing::Test {
     return log_.str();
   }
 
+  // Starts `service`, waits until it has synced, holds every Binding and creates Guaranteed pod
+  // "a" (2 CPUs); returns once a's Binding is held (in flight).
+  void StartWithTheBindingOfAHeld(SchedulerService& service) {
+    service.Start();
+    ASSERT_TRUE(WaitFor([&] { return service.Synced(); }));
+    server_->HoldRequests("create", "pods/binding");
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+    ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  }
+
   std::ostringstream log_;  // CaptureLog's
   bool capturing_ = false;
   std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
@@ -634,11 +644,7 @@ TEST_F(ServiceTest, APodChangedWhileItsBindingIsOutIsBoundOnItsNewVersion) {
   auto client = NewClient();
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
-  service->Start();
-  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
-  server_->HoldRequests("create", "pods/binding");
-  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
-  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
   ASSERT_TRUE(server_->MergePatch("pods", "default", "a", {{"metadata", {{"labels", {{"tier", "db"}}}}}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the informer shows the change
   server_->ReleaseRequests();
@@ -655,11 +661,7 @@ TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   auto client = NewClient();
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
-  service->Start();
-  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
-  server_->HoldRequests("create", "pods/binding");
-  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
-  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
   ASSERT_TRUE(server_->MergePatch(testing::kNrtResource, "", "n0",
                                   {{"metadata", {{"annotations", {{"test.huygens.io/touched", "1"}}}}}})
                   .ok());
