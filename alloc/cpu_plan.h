@@ -49,6 +49,9 @@ struct ContainerCpuPlan {
   bool regular_init() const { return spec->init && !spec->restartable; }
 };
 
+// Whole CPUs that `milli` millicores need: ceil(milli / 1000).
+inline int CeilCpus(int64_t milli) { return static_cast<int>((milli + 999) / 1000); }
+
 // What container `c` asks of the shared pool when it is shared, in millicores: its cpu request
 // (EffectiveRequest), or in kIsolated mode isolated_cpus * 1000.
 int64_t SharedCpuMilli(const ContainerSpec& c, NodeMode mode);

@@ -25,6 +25,11 @@ std::map<std::string, int64_t> NodeDeviceRequests(const NodeDevices& devices,
   return out;
 }
 
+void AddDevices(NodeDevices& into, const std::string& resource, const NumaDeviceCounts& counts,
+                int sign) {
+  for (const auto& [numa, n] : counts) into[resource][numa] += sign * n;
+}
+
 int64_t DeviceCount(const NumaDeviceCounts& counts) {
   int64_t sum = 0;
   for (const auto& [numa, n] : counts) sum += std::max<int64_t>(n, 0);

@@ -97,6 +97,11 @@ absl::StatusOr<DeviceTake> TakeDevices(const std::string& resource,
 std::map<std::string, int64_t> NodeDeviceRequests(const NodeDevices& devices,
                                                   const std::map<std::string, int64_t>& requests);
 
+// Adds sign * counts to into[resource], NUMA node by NUMA node (sign +1 gives devices back,
+// -1 takes them).
+void AddDevices(NodeDevices& into, const std::string& resource, const NumaDeviceCounts& counts,
+                int sign);
+
 // Sum of the counts.
 int64_t DeviceCount(const NumaDeviceCounts& counts);
 

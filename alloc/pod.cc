@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "base/enum_names.h"
 
 namespace huygens {
@@ -41,6 +43,11 @@ constexpr std::array<std::pair<const char*, AffinityGroupPolicy>, 3> kAffinityGr
 }};
 
 }  // namespace
+
+std::string PodName(const PodSpec& pod) {
+  if (pod.name.empty()) return fmt::format("pod {}", pod.uid);
+  return fmt::format("pod {}/{} ({})", pod.namespace_name, pod.name, pod.uid);
+}
 
 int64_t EffectiveRequest(int64_t request, int64_t limit) { return request == 0 ? limit : request; }
 

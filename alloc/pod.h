@@ -104,6 +104,9 @@ int64_t EffectiveRequest(int64_t request, int64_t limit);
 // out.
 std::map<std::string, int64_t> PodExtendedRequests(const PodSpec& pod);
 
+// How messages name a pod: "pod <namespace>/<name> (<uid>)", or "pod <uid>" when unnamed.
+std::string PodName(const PodSpec& pod);
+
 // The pod's QoS class, as kubelet computes it: Guaranteed when every container (init
 // included) has cpu and memory limits equal to its requests (a missing request defaults to the
 // limit); BestEffort when no container has any request or limit; else Burstable.

@@ -102,13 +102,13 @@ struct NodeConfig {
   // (default): not modelled, a container's mems are the NUMA nodes of its CPUs. Set: the
   // memory and hugepages of Guaranteed pods are accounted per NUMA node with kubelet's memory
   // manager rules, and an exclusive container's CPUs and memory share their NUMA nodes (see
-  // AllocatePod).
+  // PlacePod in node/placement.cc).
   std::optional<MemoryManagerConfig> memory_manager;
   // NUMA-affine device-plugin resources (GPUs, SR-IOV VFs, ...): resource name -> NUMA node id
   // -> devices attached there that pods may use (a NodeResourceTopology zone's allocatable, as
   // NFD's topology-updater reports it from kubelet's podresources API). Empty (default): not
   // modelled. Set: kubelet's device manager is predicted for every pod that requests one of
-  // these resources (see AllocatePod), and the devices are accounted per NUMA node.
+  // these resources (see PlacePod), and the devices are accounted per NUMA node.
   NodeDevices devices;
 };
 
@@ -144,48 +144,13 @@ class NodeState {
   static absl::StatusOr<NodeState> Create(std::shared_ptr<const CpuTopology> topology,
                                           NodeConfig config);
 
-  // Allocates every container of `pod` (init containers in order, then app containers), by
-  // the pod's CPU plan (alloc/cpu_plan.h, PlanPod):
-  //   - a container is exclusive when, in kAllocatable mode, EffectiveCpuPolicy(pod) is
-  //     kExclusive and ExclusiveCpus(pod, container) > 0 (kubelet's guaranteedCPUs), taking
-  //     that many CPUs; in kIsolated mode, when its isolated_cpus > 0 and the pod's cpu-policy
-  //     is not shared/none, taking isolated_cpus CPUs;
-  //   - otherwise, with cpu-policy kNone the container is not managed (left out of the
-  //     allocation); else it is shared (its cpu request counts against the shared pool) — in
-  //     kIsolated mode, a container without isolated CPUs is not managed.
-  // Exclusive CPUs come from AllocateExclusive (alloc/huygens_allocator.h) with the pod's
-  // topology policy (else the node's), bind policy (else the node's), the node's NUMA
-  // strategy and capacity, and the user pool as ExclusiveRequest::allocatable_cpus (restricted
-  // sizes its preferred NUMA set by user-pool CPUs, as the scheduler's NumaFit does). Containers
-  // are placed in one of two orders (see "Init containers" above). Scope kContainer: one decision per container. Scope kPod: one NUMA
-  // decision for the pod's CpuDemandOf().exclusive_cpus, then each container inside those
-  // NUMA nodes. `near_numa_nodes`: NUMA nodes of the pod's affinity group, preferred.
-  // Memory (config.memory_manager set, Guaranteed pods without pod-level resources; Huygens'
-  // rule): with kubelet's Static policy, each container's memory NUMA nodes are kubelet's
-  // (topology manager merge of the memory hints, scope as configured; a merge kubelet would
-  // not admit is ResourceExhausted, as kubelet's TopologyAffinityError) and the exclusive CPUs
-  // are placed inside the union of those NUMA nodes (under none/best-effort, anywhere when
-  // they do not fit there). With None, the CPUs are placed first; each exclusive container's
-  // memory then goes on its CPUs' NUMA nodes (extended to the narrowest set holding it, as
-  // kubelet extends a hint, except under single-numa-node); when that fails the pod is placed
-  // again inside each NUMA set that could hold its memory (narrowest first) until both fit.
-  // A container's mems are then its memory NUMA nodes; shared containers' memory is placed
-  // only under Static (kubelet pins it), else their mems are the shared pool's NUMA nodes.
-  // Devices (config.devices set, any pod that requests a resource listed there; kubelet's device
-  // manager, alloc/device_manager.h): kubelet picks the devices, Huygens predicts where. Per
-  // admission unit (the scope's) the topology manager merges the device hints (with the memory
-  // hints under Static, the CPU manager being `none` on Huygens' nodes), a merge kubelet would
-  // not admit is ResourceExhausted (TopologyAffinityError), and each container takes its
-  // devices (its regular init containers' first) with the merged hint. The exclusive CPUs are
-  // then placed inside the NUMA nodes of the pod's devices and kubelet-placed memory, as for
-  // Static memory above (required under single-numa-node and restricted). The devices stay with
-  // the pod until ReleasePod (kubelet frees a pod's devices when the pod is gone). A pod that
-  // requests no device keeps its exclusive CPUs off the NUMA nodes that still have free devices
-  // whenever it fits elsewhere (Huygens' rule: those CPUs are kept for the device pods).
-  // Errors (nothing changed; the message names the pod, the container and the reason):
-  // AlreadyExists (pod uid known); ResourceExhausted (not enough CPUs, no NUMA alignment
-  // under the topology policy, or the shared pool would drop below the shared requests);
-  // InvalidArgument (empty uid, duplicate container names).
+  // Places `pod` on this node (PlacePod, node/placement.h: exclusive CPUs by the pod's CPU
+  // plan, memory NUMA nodes, kubelet's devices) and records it. `near_numa_nodes`: NUMA nodes of
+  // the pod's affinity group, preferred. Returns the allocation (containers the plan does not
+  // manage are left out). Errors (nothing changed; the message names the pod, the container
+  // and the reason): AlreadyExists (uid known); InvalidArgument (empty uid, duplicate container
+  // names); ResourceExhausted (not enough CPUs, no NUMA alignment under the topology policy,
+  // memory or devices that do not fit, or a shared pool left below the shared requests).
   absl::StatusOr<PodAllocation> AllocatePod(const PodSpec& pod,
                                             const std::vector<int>& near_numa_nodes = {});
 

@@ -211,6 +211,15 @@ class Run {
   absl::StatusOr<RunReport> Go();
 
  private:
+  // Go's steps: the cluster and the pods; the event loop until nothing is left to happen;
+  // the report's totals.
+  absl::Status Prepare();
+  absl::Status RunEvents();
+  absl::Status HandleEvent(const Event& e);
+  // A kRebalance event: one round, and the next one while anything can still change.
+  absl::Status RebalanceRound();
+  void SummarisePods();
+  void SummariseTimeline();
   // The runs whose placements kubelet admits (nrt and baseline): NUMA-blind cache nodes, and
   // kubelet's topology manager and static CPU manager on each node.
   bool kubelet_admits() const { return which_ != Scheduler::kHuygens; }
@@ -276,6 +285,9 @@ class Run {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   int64_t now_us_ = 0;
+  size_t next_arrival_ = 0;  // arrivals_[next_arrival_] is the next pod to arrive
+  // Rebalancer rounds in a row that moved something while nothing else was left to happen.
+  int idle_moving_rounds_ = 0;
 
   // Cluster-wide counters, kept equal to the sum over ledgers.
   int64_t user_cpus_ = 0, held_ = 0, shared_cores_ = 0, fragmented_ = 0;
@@ -1156,6 +1168,18 @@ void Run::Sample(int64_t t_us) {
 }
 
 absl::StatusOr<RunReport> Run::Go() {
+  if (auto st = Prepare(); !st.ok()) return st;
+  if (auto st = RunEvents(); !st.ok()) return st;
+  if (auto st = CheckAll(); !st.ok()) return st;
+  Sample(now_us_);
+  report_.simulated_seconds = static_cast<double>(now_us_) / 1e6;
+  SummarisePods();
+  SummariseTimeline();
+  if (options_.progress) options_.progress(1.0);
+  return std::move(report_);
+}
+
+absl::Status Run::Prepare() {
   report_.scheduler = which_ == Scheduler::kHuygens
                           ? (options_.rebalance ? "huygens+rebalance" : "huygens")
                       : which_ == Scheduler::kNrt ? "nrt"
@@ -1188,23 +1212,23 @@ absl::StatusOr<RunReport> Run::Go() {
         group_ids.emplace(group, static_cast<int>(group_ids.size())).first->second;
     aligned_members_.push_back(static_cast<int>(i));
   }
-  const bool rebalancing = !kubelet_admits() && options_.rebalance.has_value();
-  if (rebalancing) {
+  if (!kubelet_admits() && options_.rebalance.has_value()) {
     if (options_.rebalance->interval_us <= 0) {
       return absl::InvalidArgumentError("rebalance: the interval must be positive");
     }
     events_.push({options_.rebalance->interval_us, seq_++, EventKind::kRebalance, -1});
   }
-  size_t next_arrival = 0;
+  return absl::OkStatus();
+}
+
+absl::Status Run::RunEvents() {
   uint64_t generation_at_idle = UINT64_MAX;
   size_t progress_mark = 0;
   int64_t ignore_wakeups_until = -1;  // a wakeup that found nothing to do is not repeated
-  // Rebalancer rounds in a row that moved something while nothing else was left to happen.
-  int idle_moving_rounds = 0;
   while (true) {
     std::optional<int64_t> t;
     bool from_wakeup = false;
-    if (next_arrival < arrivals_.size()) t = arrivals_[next_arrival].arrival_us;
+    if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_].arrival_us;
     if (!events_.empty() && (!t || events_.top().t < *t)) t = events_.top().t;
     // Queue wakeups: backoff expiries always; the periodic flush of unschedulable pods only when
     // the cluster changed since they last failed (otherwise they would fail the same way).
@@ -1216,42 +1240,20 @@ absl::StatusOr<RunReport> Run::Go() {
         from_wakeup = true;
       }
     }
-    if (!t) break;
+    if (!t) return absl::OkStatus();
     bool acted = false;
     now_us_ = std::max(now_us_, *t);
     Sample(now_us_);
-    while (next_arrival < arrivals_.size() && arrivals_[next_arrival].arrival_us <= now_us_) {
-      queue_.Add(pods_[next_arrival].pod, SimTime(now_us_));
-      ++next_arrival;
+    while (next_arrival_ < arrivals_.size() && arrivals_[next_arrival_].arrival_us <= now_us_) {
+      queue_.Add(pods_[next_arrival_].pod, SimTime(now_us_));
+      ++next_arrival_;
       acted = true;
     }
     while (!events_.empty() && events_.top().t <= now_us_) {
       const Event e = events_.top();
       events_.pop();
       acted = true;
-      if (e.kind == EventKind::kDeparture) {
-        if (auto st = Depart(e.pod); !st.ok()) return st;
-      } else if (e.kind == EventKind::kResize) {
-        if (auto st = Resize(e.pod, e.resize); !st.ok()) return st;
-      } else if (e.kind == EventKind::kRebalance) {
-        bool moved = false;
-        if (auto st = Rebalance(moved); !st.ok()) return st;
-        // Until nothing else is left to happen and the planner has reached its fixed point.
-        const bool busy = next_arrival < arrivals_.size() || !events_.empty();
-        idle_moving_rounds = busy || !moved ? 0 : idle_moving_rounds + 1;
-        if (idle_moving_rounds > kMaxIdleMovingRounds) {
-          return absl::InternalError(fmt::format(
-              "{} run: the rebalancer still moves pods after {} rounds with nothing else "
-              "happening (the planner reaches no fixed point)",
-              report_.scheduler, kMaxIdleMovingRounds));
-        }
-        if (busy || moved) {
-          events_.push({now_us_ + options_.rebalance->interval_us, seq_++, EventKind::kRebalance,
-                         -1});
-        }
-      } else {
-        queue_.Add(pods_[static_cast<size_t>(e.pod)].pod, SimTime(now_us_));
-      }
+      if (auto st = HandleEvent(e); !st.ok()) return st;
       if (options_.check_every_event) {
         if (auto st = CheckAll(); !st.ok()) return st;
       }
@@ -1265,15 +1267,48 @@ absl::StatusOr<RunReport> Run::Go() {
     }
     generation_at_idle = cache_.Generation();
     if (from_wakeup && !acted) ignore_wakeups_until = now_us_;
-    if (options_.progress && next_arrival >= progress_mark) {
-      options_.progress(static_cast<double>(next_arrival) /
+    if (options_.progress && next_arrival_ >= progress_mark) {
+      options_.progress(static_cast<double>(next_arrival_) /
                         static_cast<double>(std::max<size_t>(1, arrivals_.size())));
-      progress_mark = next_arrival + std::max<size_t>(1, arrivals_.size() / 200);
+      progress_mark = next_arrival_ + std::max<size_t>(1, arrivals_.size() / 200);
     }
   }
-  if (auto st = CheckAll(); !st.ok()) return st;
-  Sample(now_us_);
-  report_.simulated_seconds = static_cast<double>(now_us_) / 1e6;
+}
+
+absl::Status Run::HandleEvent(const Event& e) {
+  switch (e.kind) {
+    case EventKind::kDeparture:
+      return Depart(e.pod);
+    case EventKind::kResize:
+      return Resize(e.pod, e.resize);
+    case EventKind::kRebalance:
+      return RebalanceRound();
+    case EventKind::kRecreate:
+      break;
+  }
+  queue_.Add(pods_[static_cast<size_t>(e.pod)].pod, SimTime(now_us_));  // the pod comes back
+  return absl::OkStatus();
+}
+
+absl::Status Run::RebalanceRound() {
+  bool moved = false;
+  if (auto st = Rebalance(moved); !st.ok()) return st;
+  // Until nothing else is left to happen and the planner has reached its fixed point.
+  const bool busy = next_arrival_ < arrivals_.size() || !events_.empty();
+  idle_moving_rounds_ = busy || !moved ? 0 : idle_moving_rounds_ + 1;
+  if (idle_moving_rounds_ > kMaxIdleMovingRounds) {
+    return absl::InternalError(fmt::format(
+        "{} run: the rebalancer still moves pods after {} rounds with nothing else "
+        "happening (the planner reaches no fixed point)",
+        report_.scheduler, kMaxIdleMovingRounds));
+  }
+  if (busy || moved) {
+    events_.push({now_us_ + options_.rebalance->interval_us, seq_++, EventKind::kRebalance, -1});
+  }
+  return absl::OkStatus();
+}
+
+void Run::SummarisePods() {
   for (const PodRecord& rec : pods_) {
     if (rec.ever_ran || rec.failed) continue;
     ++report_.unschedulable;
@@ -1293,34 +1328,6 @@ absl::StatusOr<RunReport> Run::Go() {
     report_.fits_one_numa_single_ratio =
         static_cast<double>(fits_one_numa_single_) / static_cast<double>(fits_one_numa_);
   }
-  if (!report_.timeline.empty()) {
-    double util = 0, shared = 0, frag = 0;
-    for (const TimelineSample& s : report_.timeline) {
-      util += s.exclusive_utilisation;
-      shared += s.shared_sibling_cores;
-      frag += s.fragmented_cpus;
-      report_.exclusive_utilisation_peak =
-          std::max(report_.exclusive_utilisation_peak, s.exclusive_utilisation);
-      report_.shared_sibling_cores = std::max(report_.shared_sibling_cores, s.shared_sibling_cores);
-      report_.fragmented_cpus_peak = std::max(report_.fragmented_cpus_peak, s.fragmented_cpus);
-    }
-    const auto n = static_cast<double>(report_.timeline.size());
-    int64_t colocated = 0, aligned = 0;
-    double spread = 0;
-    for (const TimelineSample& s : report_.timeline) {
-      colocated += s.group_members_colocated;
-      aligned += s.group_members_aligned;
-      spread += s.numa_load_spread;
-    }
-    if (colocated > 0) {
-      report_.group_aligned_share = static_cast<double>(aligned) / static_cast<double>(colocated);
-    }
-    report_.group_members_colocated_mean = static_cast<double>(colocated) / n;
-    report_.numa_load_spread_mean = spread / n;
-    report_.exclusive_utilisation_mean = util / n;
-    report_.shared_sibling_cores_mean = shared / n;
-    report_.fragmented_cpus_mean = frag / n;
-  }
   std::sort(latencies_ns_.begin(), latencies_ns_.end());
   report_.p50_micros = Percentile(latencies_ns_, 0.50);
   report_.p90_micros = Percentile(latencies_ns_, 0.90);
@@ -1329,8 +1336,33 @@ absl::StatusOr<RunReport> Run::Go() {
   report_.attempts_per_second =
       total_ns_ > 0 ? static_cast<double>(report_.attempts) * 1e9 / static_cast<double>(total_ns_)
                     : 0;
-  if (options_.progress) options_.progress(1.0);
-  return std::move(report_);
+}
+
+void Run::SummariseTimeline() {
+  if (report_.timeline.empty()) return;
+  double util = 0, shared = 0, frag = 0, spread = 0;
+  int64_t colocated = 0, aligned = 0;
+  for (const TimelineSample& s : report_.timeline) {
+    util += s.exclusive_utilisation;
+    shared += s.shared_sibling_cores;
+    frag += s.fragmented_cpus;
+    colocated += s.group_members_colocated;
+    aligned += s.group_members_aligned;
+    spread += s.numa_load_spread;
+    report_.exclusive_utilisation_peak =
+        std::max(report_.exclusive_utilisation_peak, s.exclusive_utilisation);
+    report_.shared_sibling_cores = std::max(report_.shared_sibling_cores, s.shared_sibling_cores);
+    report_.fragmented_cpus_peak = std::max(report_.fragmented_cpus_peak, s.fragmented_cpus);
+  }
+  const auto n = static_cast<double>(report_.timeline.size());
+  if (colocated > 0) {
+    report_.group_aligned_share = static_cast<double>(aligned) / static_cast<double>(colocated);
+  }
+  report_.group_members_colocated_mean = static_cast<double>(colocated) / n;
+  report_.numa_load_spread_mean = spread / n;
+  report_.exclusive_utilisation_mean = util / n;
+  report_.shared_sibling_cores_mean = shared / n;
+  report_.fragmented_cpus_mean = frag / n;
 }
 
 int64_t SteadyNowNs() {
