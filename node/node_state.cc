@@ -8,9 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "alloc/merge.h"
 #include "alloc/waste.h"
-#include "base/status.h"
 #include "node/numa_ids.h"
 #include "node/placement.h"
 

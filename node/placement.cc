@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "alloc/cpu_plan.h"
-#include "alloc/merge.h"
+#include "alloc/kubelet_admission.h"
 #include "base/status.h"
 #include "node/numa_ids.h"
 
@@ -89,101 +89,30 @@ bool KubeletPlacesDevices(const NodeConfig& config, const PodSpec& pod) {
          !NodeDeviceRequests(config.devices, PodExtendedRequests(pod)).empty();
 }
 
-// Admits the pod as kubelet's topology manager does with the memory manager (`memory`, when
-// kubelet places the pod's memory; else nullptr) and the device manager (`devices`, the node's
-// device-plugin resources) as hint providers (the CPU manager runs `none` on Huygens' nodes):
-// scope pod merges the pod's hints once, scope container each container's in turn, and every
-// container takes its memory and devices right after its merge, its regular init containers'
-// devices first (kubelet's devicesToReuse). Fills out.memory / out.devices_free from their
-// starting values.
+// Admits the pod as kubelet's topology manager does (TopologyManagerAdmit) with the memory
+// manager (`memory`, when kubelet places the pod's memory; else nullptr) and the device manager
+// (`devices`, the node's device-plugin resources) as hint providers; the CPU manager runs
+// `none` on Huygens' nodes. Updates out.memory and out.devices_free from their starting values
+// and fills the rest of `out`. Errors: TopologyManagerAdmit's PodAdmission::error.
 absl::Status AdmitLikeKubelet(const MemoryManagerPolicy* memory, const NodeDevices& devices,
                               const CpuTopology& topo, const PodSpec& pod, TopologyPolicy tm,
                               TopologyScope scope, KubeletPlacement& out) {
-  const std::vector<int> ids = topo.NumaNodeIds();
-  const int limit = MemoryHintSetLimit(static_cast<int>(ids.size()));
-  MemoryManagerState& memory_state = out.memory;
-  NodeDevices& devices_free = out.devices_free;
-  NodeDevices reusable;  // devices of the pod's regular init containers
-  auto merge = [&](std::vector<std::map<std::string, ProviderHints>> providers,
-                   bool has_devices) -> absl::StatusOr<TopologyHint> {
-    absl::StatusOr<MergeResult> m = MergeHints(tm, {}, ids, {}, providers);
-    if (!m.ok()) return m.status();
-    if (!m->admit) {
-      const char* what = memory == nullptr ? "its devices have"
-                         : has_devices     ? "its memory and devices have"
-                                           : "its memory has";
-      return absl::ResourceExhaustedError(fmt::format(
-          "kubelet's topology manager ({}) would refuse it: {} no NUMA alignment "
-          "(TopologyAffinityError)",
-          ToString(tm), what));
-    }
-    return m->hint;
-  };
-  auto take_devices = [&](const std::string& container,
-                          const std::map<std::string, int64_t>& requests,
-                          const TopologyHint& hint, bool regular_init) -> absl::Status {
-    for (const auto& [resource, n] : requests) {
-      absl::StatusOr<DeviceTake> take =
-          TakeDevices(resource, devices_free[resource], reusable[resource], n, hint.numa_nodes);
-      if (!take.ok()) {
-        return absl::Status(take.status().code(),
-                            fmt::format("[devicemanager] {}", std::string(take.status().message())));
-      }
-      AddDevices(devices_free, resource, take->from_available, -1);
-      AddDevices(out.held, resource, take->from_available, +1);
-      if (regular_init) {
-        AddDevices(reusable, resource, take->from_available, +1);
-      } else {
-        AddDevices(reusable, resource, take->from_reusable, -1);
-      }
-      for (const auto* part : {&take->from_available, &take->from_reusable}) {
-        for (int numa : DeviceNumaNodes(*part)) {
-          std::vector<int>& where = out.devices_of[container];
-          if (std::find(where.begin(), where.end(), numa) == where.end()) {
-            where.insert(std::upper_bound(where.begin(), where.end(), numa), numa);
-          }
-        }
-      }
-    }
-    return absl::OkStatus();
-  };
-  std::optional<TopologyHint> pod_hint;
-  if (scope == TopologyScope::kPod) {
-    const std::map<std::string, int64_t> requests =
-        NodeDeviceRequests(devices, PodExtendedRequests(pod));
-    std::vector<std::map<std::string, ProviderHints>> providers;
-    if (memory != nullptr) providers.push_back(memory->PodHints(memory_state, pod, limit));
-    providers.push_back(DeviceProviderHints(ids, devices, devices_free, {}, requests, limit));
-    absl::StatusOr<TopologyHint> h = merge(std::move(providers), !requests.empty());
-    if (!h.ok()) return h.status();
-    pod_hint = *h;
+  const std::vector<int> ids = topo.NumaNodeIds();  // the config holds a view of it
+  const TopologyManagerConfig config{
+      .policy = tm, .scope = scope, .options = {}, .numa_nodes = ids, .distances = nullptr};
+  const KubeletHintProviders providers{.cpu_policy = nullptr,
+                                       .cpu_state = nullptr,
+                                       .memory_policy = memory,
+                                       .memory_state = &out.memory,
+                                       .devices = &devices,
+                                       .free_devices = &out.devices_free};
+  PodAdmission admitted = TopologyManagerAdmit(config, providers, pod, /*tell_cause=*/false);
+  if (!admitted.admitted()) return admitted.error;
+  for (ContainerAdmission& c : admitted.containers) {
+    if (memory != nullptr) out.mems_of[c.name] = std::move(c.memory_numa);
+    if (!c.device_numa.empty()) out.devices_of[c.name] = std::move(c.device_numa);
   }
-  for (const auto* list : {&pod.init_containers, &pod.containers}) {
-    for (const ContainerSpec& c : *list) {
-      const std::map<std::string, int64_t> requests =
-          NodeDeviceRequests(devices, c.extended_requests);
-      std::optional<TopologyHint> hint = pod_hint;
-      if (!hint) {
-        std::vector<std::map<std::string, ProviderHints>> providers;
-        if (memory != nullptr) {
-          providers.push_back(memory->ContainerHints(memory_state, pod, c.name, limit));
-        }
-        providers.push_back(
-            DeviceProviderHints(ids, devices, devices_free, reusable, requests, limit));
-        absl::StatusOr<TopologyHint> h = merge(std::move(providers), !requests.empty());
-        if (!h.ok()) return h.status();
-        hint = *h;
-      }
-      if (memory != nullptr) {
-        absl::StatusOr<std::vector<MemoryBlock>> blocks =
-            memory->Allocate(memory_state, pod, c.name, hint);
-        if (!blocks.ok()) return blocks.status();
-        out.mems_of[c.name] = MemoryManagerPolicy::MemoryNumaNodes(memory_state, pod.uid, c.name);
-      }
-      HUYGENS_RETURN_IF_ERROR(
-          take_devices(c.name, requests, *hint, c.init && !c.restartable));
-    }
-  }
+  out.held = std::move(admitted.devices);
   return absl::OkStatus();
 }
 

@@ -14,10 +14,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "alloc/hints.h"
 #include "alloc/device_manager.h"
+#include "alloc/kubelet_admission.h"
 #include "alloc/memory_manager.h"
-#include "alloc/merge.h"
 #include "alloc/static_policy.h"
 #include "alloc/take.h"
 #include "fmt/format.h"
@@ -228,8 +227,9 @@ class Run {
   // SimulationOptions::explain_pod: every node's verdict and scores for `pod`, before the
   // attempt; Attempt completes it with the outcome.
   absl::StatusOr<PodExplanation> Explain(const sched::PodPtr& pod);
-  // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`. Returns the
-  // rejection reason, or "" when admitted (and `held` and the pod's devices set).
+  // Baseline and NRT runs: kubelet admission of a pod the scheduler put on `node`
+  // (TopologyManagerAdmit, alloc/kubelet_admission.h). Returns the rejection reason, or "" when
+  // admitted (and `held` and the pod's devices set).
   // `memory_caused` / `device_caused`: the rejection is the memory manager's / the device
   // manager's (RunReport::memory_admission_rejected, device_admission_rejected).
   std::string Admit(int pod_index, int node, CpuSet& held, bool& memory_caused,
@@ -471,150 +471,29 @@ std::string Run::Admit(int pod_index, int node_idx, CpuSet& held, bool& memory_c
                        bool& device_caused) {
   NodeModel& node = nodes_[static_cast<size_t>(node_idx)];
   const GroupModel& g = groups_[static_cast<size_t>(node.group)];
-  const StaticPolicy& policy = *g.kubelet;
-  CpuManagerState& state = *node.kubelet_state;
   PodRecord& rec = pods_[static_cast<size_t>(pod_index)];
-  const PodSpec& pod = rec.pod->spec;
-  const TopologyScope scope = g.spec->topology_scope;
-  const TopologyPolicy tm_policy = g.spec->topology_policy;
-  std::vector<std::string> done;
-  // The hint providers besides the CPU manager: the device manager (groups with `devices`) and
-  // the memory manager (Static policy only).
-  const MemoryManagerPolicy* memory = g.kubelet_memory ? &*g.kubelet_memory : nullptr;
-  MemoryManagerState* memory_state = node.kubelet_memory ? &*node.kubelet_memory : nullptr;
-  const int memory_sets = MemoryHintSetLimit(static_cast<int>(g.numa_ids.size()));
-  const NodeDevices& devices = g.spec->devices;
-  NodeDevices reusable;  // devices of the pod's regular init containers (kubelet's devicesToReuse)
-  NodeDevices taken;     // devices taken so far, given back by undo
-  memory_caused = false;
-  device_caused = false;
-  auto undo = [&] {
-    for (const std::string& c : done) {
-      policy.RemoveContainer(state, pod.uid, c);
-      if (memory != nullptr) memory->RemoveContainer(*memory_state, pod.uid, c);
-    }
-    for (const auto& [resource, counts] : taken) {
-      for (const auto& [numa, n] : counts) node.kubelet_devices[resource][numa] += n;
-    }
-  };
-  auto container_spec = [&](const std::string& name) -> const ContainerSpec& {
-    for (const auto* list : {&pod.init_containers, &pod.containers}) {
-      for (const ContainerSpec& c : *list) {
-        if (c.name == name) return c;
-      }
-    }
-    return pod.containers.front();  // unreachable: every unit names a container of the pod
-  };
-  auto device_requests = [&](const std::string& container) {
-    return NodeDeviceRequests(devices, container.empty()
-                                           ? PodExtendedRequests(pod)
-                                           : container_spec(container).extended_requests);
-  };
-  // `container` "": the pod (scope pod). `with_memory` / `with_devices` false: without that
-  // provider (to tell which one caused a rejection).
-  auto merge = [&](int cpus, const std::string& container, bool with_memory,
-                   bool with_devices) -> absl::StatusOr<MergeResult> {
-    std::vector<std::map<std::string, ProviderHints>> providers = {
-        CpuProviderHints(policy.Topology(), policy.AvailableCpus(state),
-                         policy.ReusableCpus(state, pod), cpus)};
-    if (!devices.empty() && with_devices) {
-      providers.push_back(DeviceProviderHints(g.numa_ids, devices, node.kubelet_devices,
-                                              reusable, device_requests(container)));
-    }
-    if (memory != nullptr && with_memory) {
-      providers.push_back(container.empty()
-                              ? memory->PodHints(*memory_state, pod, memory_sets)
-                              : memory->ContainerHints(*memory_state, pod, container, memory_sets));
-    }
-    return MergeHints(tm_policy, {}, g.numa_ids, g.distances, providers);
-  };
-  // A merge that does not admit: TopologyAffinityError, the device manager's when the merge
-  // without its hints would have admitted, else the memory manager's when the CPU hints alone
-  // would have.
-  auto refuse = [&](int cpus, const std::string& container) -> std::string {
-    if (!devices.empty() && !device_requests(container).empty()) {
-      auto without = merge(cpus, container, /*with_memory=*/true, /*with_devices=*/false);
-      device_caused = without.ok() && without->admit;
-    }
-    if (memory != nullptr && !device_caused) {
-      auto cpu_only = merge(cpus, container, /*with_memory=*/false, /*with_devices=*/false);
-      memory_caused = cpu_only.ok() && cpu_only->admit;
-    }
-    return "TopologyAffinityError";
-  };
-  auto allocate = [&](const std::string& container,
-                      const MergeResult& merged) -> std::string {
-    std::optional<TopologyHint> affinity;
-    if (!merged.hint.numa_nodes.empty()) affinity = merged.hint;
-    auto cpus = policy.Allocate(state, pod, container, affinity);
-    if (!cpus.ok()) return "UnexpectedAdmissionError";
-    done.push_back(container);
-    if (memory != nullptr) {
-      // kubelet hands the memory manager the merged hint as it is (no affinity included).
-      auto blocks = memory->Allocate(*memory_state, pod, container, merged.hint);
-      if (!blocks.ok()) {
-        memory_caused = true;
-        return "UnexpectedAdmissionError";
-      }
-    }
-    const ContainerSpec& c = container_spec(container);
-    for (const auto& [resource, n] : device_requests(container)) {
-      auto take = TakeDevices(resource, node.kubelet_devices[resource], reusable[resource], n,
-                              merged.hint.numa_nodes);
-      if (!take.ok()) {
-        device_caused = true;
-        return "UnexpectedAdmissionError";
-      }
-      for (const auto& [numa, k] : take->from_available) {
-        node.kubelet_devices[resource][numa] -= k;
-        taken[resource][numa] += k;
-        if (c.init && !c.restartable) reusable[resource][numa] += k;
-      }
-      if (!(c.init && !c.restartable)) {
-        for (const auto& [numa, k] : take->from_reusable) reusable[resource][numa] -= k;
-      }
-    }
-    return "";
-  };
-  std::vector<std::string> order;
-  for (const ContainerSpec& c : pod.init_containers) order.push_back(c.name);
-  for (const ContainerSpec& c : pod.containers) order.push_back(c.name);
-  if (scope == TopologyScope::kPod) {
-    const std::vector<AdmissionUnit> units = AdmissionUnits(pod, scope);
-    const int cpus = units.empty() ? 0 : units.front().cpus;
-    auto merged = merge(cpus, "", /*with_memory=*/true, /*with_devices=*/true);
-    if (!merged.ok()) return "UnexpectedAdmissionError";
-    if (!merged->admit) return refuse(cpus, "");
-    for (const std::string& c : order) {
-      if (std::string why = allocate(c, *merged); !why.empty()) {
-        undo();
-        return why;
-      }
-    }
-  } else {
-    for (const AdmissionUnit& unit : AdmissionUnits(pod, scope)) {
-      auto merged = merge(unit.cpus, unit.container, /*with_memory=*/true, /*with_devices=*/true);
-      if (!merged.ok()) {
-        undo();
-        return "UnexpectedAdmissionError";
-      }
-      if (!merged->admit) {
-        std::string why = refuse(unit.cpus, unit.container);  // before undo: the same state
-        undo();
-        return why;
-      }
-      if (std::string why = allocate(unit.container, *merged); !why.empty()) {
-        undo();
-        return why;
-      }
-    }
-  }
-  rec.devices = std::move(taken);
+  // The stock kubelet: the CPU manager's static policy, the device manager (groups with
+  // `devices`) and the memory manager (Static policy only) as hint providers.
+  const TopologyManagerConfig config{.policy = g.spec->topology_policy,
+                                     .scope = g.spec->topology_scope,
+                                     .options = {},
+                                     .numa_nodes = g.numa_ids,
+                                     .distances = &g.distances};
+  const KubeletHintProviders providers{
+      .cpu_policy = &*g.kubelet,
+      .cpu_state = &*node.kubelet_state,
+      .memory_policy = g.kubelet_memory ? &*g.kubelet_memory : nullptr,
+      .memory_state = node.kubelet_memory ? &*node.kubelet_memory : nullptr,
+      .devices = &g.spec->devices,
+      .free_devices = &node.kubelet_devices};
+  PodAdmission admitted = TopologyManagerAdmit(config, providers, rec.pod->spec,
+                                               /*tell_cause=*/true);
+  memory_caused = admitted.cause == HintProvider::kMemoryManager;
+  device_caused = admitted.cause == HintProvider::kDeviceManager;
+  if (!admitted.admitted()) return admitted.reason;
+  rec.devices = std::move(admitted.devices);
   CpuSet::Builder b;
-  auto it = state.assignments.find(pod.uid);
-  if (it != state.assignments.end()) {
-    for (const auto& [name, cpus] : it->second) b.Add(cpus);
-  }
+  for (const ContainerAdmission& c : admitted.containers) b.Add(c.cpus);
   held = b.Build();
   return "";
 }
