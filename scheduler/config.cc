@@ -145,10 +145,11 @@ leaderElection:                  # kube-scheduler's names and defaults
   renewDeadline: 10s             # renewDeadline + retryPeriod must be below leaseDuration
   retryPeriod: 2s
 clientConnection: {qps: 50, burst: 100}  # client-side rate limit of API requests
-metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-address overrides)
+metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-address overrides;
+                                 # --bind-address replaces the host)
 extender:                        # kube-scheduler's HTTP extender protocol instead of a queue
   enabled: false
-  address: 0.0.0.0:8888
+  address: 0.0.0.0:8888          # (--bind-address replaces the host)
   # tls:                           # HTTPS, and only kube-scheduler's client certificate; default none
   #   certFile: /etc/huygens/tls/tls.crt        # the extender's certificate (PEM)
   #   keyFile: /etc/huygens/tls/tls.key         # its key

@@ -5,6 +5,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -37,6 +39,17 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
         fmt::format("address {:?}: port {:?} is not a number in 0..65535", address, port_text));
   }
   return std::make_pair(host, port);
+}
+
+absl::StatusOr<std::string> ReplaceHost(std::string_view address, std::string_view ip) {
+  auto hostport = ParseHostPort(address);
+  if (!hostport.ok()) return hostport.status();
+  std::string host(ip);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned char parsed[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, host.c_str(), parsed) == 1) return fmt::format("{}:{}", host, hostport->second);
+  if (::inet_pton(AF_INET6, host.c_str(), parsed) == 1) return fmt::format("[{}]:{}", host, hostport->second);
+  return absl::InvalidArgumentError(fmt::format("bind address {:?} is not an IPv4 or IPv6 address", ip));
 }
 
 struct HttpServer::Impl {

@@ -60,6 +60,12 @@ struct HttpServerOptions {
 // Errors: InvalidArgument naming the address when the port is missing or not in 0..65535.
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
 
+// `address` ("host:port") with its host replaced by the IP address `ip` (an IPv6 one with or
+// without brackets): ReplaceHost("0.0.0.0:9464", "10.0.0.7") is "10.0.0.7:9464",
+// ReplaceHost(":9464", "fd00::7") is "[fd00::7]:9464".
+// Errors: InvalidArgument naming `ip` when it is not an IPv4 or IPv6 address; ParseHostPort's.
+absl::StatusOr<std::string> ReplaceHost(std::string_view address, std::string_view ip);
+
 // The HTTP server: GET /metrics (registry, if given), GET /healthz, GET /readyz, and any extra
 // POST handlers. /healthz runs the health checks; /readyz runs the health checks and then the
 // readiness checks. Both answer 200 "ok" when all pass, else (/healthz 500, /readyz 503 Service

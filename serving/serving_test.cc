@@ -1,6 +1,11 @@
 #include "serving/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -10,6 +15,7 @@
 #include <thread>
 
 #include "base/version.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serving/build_info.h"
@@ -18,6 +24,7 @@ namespace huygens::serving {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // An independent reader of the text exposition format 0.0.4 (the subset we write): returns every
 // sample keyed by "name{l1=v1,l2=v2}" with label values unescaped, plus HELP and TYPE per family.
@@ -286,6 +293,95 @@ TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201);
   EXPECT_EQ(r->body, "got hello");
+}
+
+TEST(ReplaceHost, PutsTheIpInPlaceOfTheHostBracketingIpv6) {
+  EXPECT_EQ(*ReplaceHost("0.0.0.0:9464", "10.0.0.7"), "10.0.0.7:9464");
+  EXPECT_EQ(*ReplaceHost(":9464", "fd00::7"), "[fd00::7]:9464");
+  EXPECT_EQ(*ReplaceHost("[::]:0", "[fd00::7]"), "[fd00::7]:0");
+}
+
+TEST(ReplaceHost, RejectsWhatIsNotAnIpAddressNamingIt) {
+  for (std::string_view bad : {"$(POD_IP)", "localhost", "", "10.0.0.256"}) {
+    auto r = ReplaceHost("0.0.0.0:9464", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(fmt::format("{:?}", bad)));
+  }
+  EXPECT_FALSE(ReplaceHost("0.0.0.0", "10.0.0.7").ok()) << "no port";
+}
+
+// A TCP connection to `to`:port from the loopback address `from` (Linux routes all of 127/8 to
+// lo, so each address is another client of the same server). Sends time out after 10 s.
+class RawConnection {
+ public:
+  explicit RawConnection(int port, const std::string& from = "127.0.0.1", const std::string& to = "127.0.0.1")
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in local{.sin_family = AF_INET};
+    ::inet_pton(AF_INET, from.c_str(), &local.sin_addr);
+    sockaddr_in remote{.sin_family = AF_INET, .sin_port = htons(static_cast<uint16_t>(port))};
+    ::inet_pton(AF_INET, to.c_str(), &remote.sin_addr);
+    timeval timeout{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+    connected_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0 &&
+                 ::connect(fd_, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  // Sends all of `bytes`; false when the connection is closed (or a send times out).
+  bool Send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  struct Received {
+    std::string bytes;
+    bool closed = false;  // the server closed the connection (else `within` passed)
+  };
+  // What the server sends until it closes the connection, waiting at most `within`.
+  Received ReadUntilClosed(std::chrono::milliseconds within) {
+    Received r;
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    for (;;) {
+      const int64_t left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return r;
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) {
+        r.closed = true;
+        return r;
+      }
+      r.bytes.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+constexpr char kHealthzRequest[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+
+TEST(HttpServer, ListensOnlyOnItsBindAddress) {
+  auto address = ReplaceHost("0.0.0.0:0", "127.0.0.2");
+  ASSERT_TRUE(address.ok()) << address.status();
+  HttpServer server({.address = *address}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection bound(server.port(), "127.0.0.1", "127.0.0.2");
+  ASSERT_TRUE(bound.connected());
+  ASSERT_TRUE(bound.Send(kHealthzRequest));
+  EXPECT_THAT(bound.ReadUntilClosed(std::chrono::seconds(5)).bytes, StartsWith("HTTP/1.1 200"));
+  // The same port on another local address: nobody listens there (connection refused).
+  RawConnection other(server.port(), "127.0.0.1", "127.0.0.1");
+  EXPECT_FALSE(other.connected());
 }
 
 // A CA, a server certificate for 127.0.0.1 and two client certificates (common names
