@@ -140,12 +140,16 @@ int main(int argc, char** argv) {
   if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
   // The bound port on stdout, so that tests (and operators using port 0) can find it.
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
-  // Extender mode: kube-scheduler's extender protocol on its own address (more threads: filter
-  // and prioritize of the next pod arrive while a bind is in flight).
+  // Extender mode: kube-scheduler's extender protocol on its own address. kube-scheduler is one
+  // client with several calls at once (filter and prioritize of the next pod while binds are in
+  // flight): it may hold more connections than the default.
   std::unique_ptr<serving::HttpServer> extender;
   if (config.extender_enabled) {
     extender = std::make_unique<serving::HttpServer>(
-        serving::HttpServerOptions{.address = config.extender_address, .threads = 8, .tls = config.extender_tls},
+        serving::HttpServerOptions{.address = config.extender_address,
+                                   .max_body_bytes = config.extender_max_request_bytes,
+                                   .max_connections_per_client = 32,
+                                   .tls = config.extender_tls},
         nullptr);
     svc->ServeExtender(*extender);
     if (absl::Status s = extender->Start(); !s.ok()) return Fail(std::string(s.message()));
