@@ -326,6 +326,7 @@ podResourcesSocket: /var/lib/kubelet/pod-resources/kubelet.sock  # kubelet's pod
                                  # API: NUMA-affine devices for the NRT zones; "" = none
 checkpoint: /var/lib/huygens/agent-checkpoint.json     # the agent's own checkpoint
 metricsAddress: 0.0.0.0:9464     # /metrics, /healthz, /readyz; "" = no server
+                                 # (--bind-address replaces the host)
 traffic:                         # observed affinity: TCP traffic between this node's pods
   enabled: false                 # sample it and publish huygens.io/pod-traffic on the NRT (needs privileges)
   sampleInterval: 10s            # time between two samples of every pod's connections

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   app.footer(std::string("\nConfiguration file (--config, YAML; every field optional, unknown fields are "
                          "errors;\nthe values shown are the defaults, or examples where there is none):\n\n") +
              agent::kAgentConfigReference);
-  std::string config_path, kubeconfig, node_name, log_level = "info";
+  std::string config_path, kubeconfig, node_name, bind_address, log_level = "info";
   bool once = false;
   app.set_version_flag("--version", VersionLine("huygens-agent"), "Print the version and exit");
   app.add_option("--config", config_path,
@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
                  "kubeconfig file (default: the in-cluster service account)");
   app.add_option("--node-name", node_name,
                  "This node's name, overriding nodeName and $NODE_NAME");
+  app.add_option("--bind-address", bind_address,
+                 "IP address to serve on, replacing the host of metricsAddress (e.g. the pod's IP; "
+                 "default: its own host)");
   app.add_flag("--once", once,
                "Run one reconcile pass (set every cpuset, report statuses) and publish the "
                "NodeResourceTopology, then exit");
@@ -93,6 +96,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!node_name.empty()) config->node_name = node_name;
+  if (!bind_address.empty() && !config->metrics_address.empty()) {
+    auto bound = serving::ReplaceHost(config->metrics_address, bind_address);
+    if (!bound.ok()) {
+      spdlog::critical("--bind-address: {}", Msg(bound.status()));
+      return 2;
+    }
+    config->metrics_address = *std::move(bound);
+  }
   agent::KubeletConfig kubelet;
   if (!config->kubelet_config_path.empty()) {
     auto text = agent::ReadTextFile(config->kubelet_config_path);

@@ -38,11 +38,17 @@ TEST(AgentMain, VersionPrintsTheProgramAndItsVersion) {
 TEST(AgentMain, HelpExplainsEveryFlagAndListsEveryConfigurationField) {
   const Ran r = RunAgent({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--config", "--kubeconfig", "--node-name", "--once", "--log-level", "--version"}) {
+  for (const char* flag : {"--config", "--kubeconfig", "--node-name", "--bind-address", "--once", "--log-level", "--version"}) {
     // Each flag is listed with a description after it.
     EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string(flag) + "[^\n]* [A-Za-z]")) << flag;
   }
   EXPECT_THAT(r.output, HasSubstr(kAgentConfigReference)) << "the configuration reference is the footer";
+}
+
+TEST(AgentMain, ABindAddressThatIsNotAnIpExitsTwoNamingIt) {
+  const Ran r = RunAgent({"--bind-address", "$(POD_IP)", "--node-name", "n1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("bind address \"$(POD_IP)\" is not an IPv4 or IPv6 address"));
 }
 
 }  // namespace

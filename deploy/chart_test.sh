@@ -4,7 +4,8 @@
 # rendering (deploy/generate.sh --check); with the Prometheus operator's API present the chart
 # renders one PodMonitor per component and a PrometheusRule holding every alert of
 # files/*.rules.yaml, and each `job` an alert names is the job label of a PodMonitor's pods.
-# The agent gets the privileges of observed affinity only when agent.traffic.enabled.
+# The agent gets the privileges of observed affinity only when agent.traffic.enabled. Both
+# components serve on the pod's IP (bindAddress: podIP), on every address with bindAddress "".
 set -euo pipefail
 cd "$(dirname "$0")"
 helm=${HELM:-$(../testbed/build.sh | sed -n 3p)/helm}
@@ -46,4 +47,11 @@ default_agent=$("$helm" template huygens helm/huygens)
 traffic_agent=$("$helm" template huygens helm/huygens --set agent.traffic.enabled=true)
 grep -q '^ *hostPID: true' <<<"$traffic_agent" || fail "traffic without hostPID"
 grep -q 'add: \["SYS_ADMIN", "SYS_PTRACE"\]' <<<"$traffic_agent" || fail "traffic without its capabilities"
+# Each component's HTTP servers listen on its pod's IP, from the downward API, unless told otherwise.
+for mode in standalone extender; do
+  out=$("$helm" template huygens helm/huygens --set mode=$mode)
+  [ "$(grep -c -- '"--bind-address=$(POD_IP)"' <<<"$out")" = 2 ] || fail "$mode: a component not bound to its pod's IP"
+  [ "$(grep -c 'fieldPath: status.podIP' <<<"$out")" = 2 ] || fail "$mode: a component without POD_IP"
+done
+! "$helm" template huygens helm/huygens --set bindAddress= | grep -qE 'bind-address|POD_IP' || fail "bindAddress \"\" still binds"
 echo "chart_test: ok"

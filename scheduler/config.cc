@@ -145,10 +145,13 @@ leaderElection:                  # kube-scheduler's names and defaults
   renewDeadline: 10s             # renewDeadline + retryPeriod must be below leaseDuration
   retryPeriod: 2s
 clientConnection: {qps: 50, burst: 100}  # client-side rate limit of API requests
-metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-address overrides)
+metricsAddress: 0.0.0.0:10251    # /metrics, /healthz, /readyz (--metrics-address overrides;
+                                 # --bind-address replaces the host)
 extender:                        # kube-scheduler's HTTP extender protocol instead of a queue
   enabled: false
-  address: 0.0.0.0:8888
+  address: 0.0.0.0:8888          # (--bind-address replaces the host)
+  maxRequestBytes: 4Mi           # larger request bodies get 413 (64Ki to 1Gi); with
+                                 # nodeCacheCapable: false allow some 20Ki per node
   # tls:                           # HTTPS, and only kube-scheduler's client certificate; default none
   #   certFile: /etc/huygens/tls/tls.crt        # the extender's certificate (PEM)
   #   keyFile: /etc/huygens/tls/tls.key         # its key
@@ -257,13 +260,21 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
     }
   }
   if (auto v = root["extender"]) {
-    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address", "tls"}));
+    HUYGENS_RETURN_IF_ERROR(r.CheckMap(v, "extender", {"enabled", "address", "maxRequestBytes", "tls"}));
     if (auto e = v["enabled"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.extender_enabled, r.Bool(e, "extender.enabled"));
   }
     if (auto a = v["address"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.extender_address, r.String(a, "extender.address"));
   }
+    if (auto m = v["maxRequestBytes"]) {
+      int64_t bytes = 0;
+      HUYGENS_ASSIGN_OR_RETURN(bytes, r.Memory(m, "extender.maxRequestBytes"));
+      if (bytes < 64 * 1024 || bytes > (int64_t{1} << 30)) {
+        return r.Error(m, "extender.maxRequestBytes", "must be from 64Ki to 1Gi");
+      }
+      c.extender_max_request_bytes = static_cast<std::size_t>(bytes);
+    }
     if (auto t = v["tls"]) {
       HUYGENS_RETURN_IF_ERROR(
           r.CheckMap(t, "extender.tls", {"certFile", "keyFile", "clientCAFile", "allowedClientNames"}));

@@ -18,7 +18,7 @@
 //                    retryPeriod: 2s}
 //   clientConnection: {qps: 50, burst: 100}
 //   metricsAddress: 0.0.0.0:10251
-//   extender: {enabled: false, address: 0.0.0.0:8888}
+//   extender: {enabled: false, address: 0.0.0.0:8888, maxRequestBytes: 4Mi}
 // The leader election and client connection names are kube-scheduler's
 // (KubeSchedulerConfiguration), so an operator who knows it recognises them.
 //
@@ -30,6 +30,7 @@
 #define HUYGENS_SCHEDULER_CONFIG_H_
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,6 +96,11 @@ struct SchedulerConfig {
   std::string metrics_address = "0.0.0.0:10251";  // /metrics, /healthz, /readyz
   bool extender_enabled = false;                     // serve the extender protocol instead
   std::string extender_address = "0.0.0.0:8888";    // default 0.0.0.0:8888
+  // The largest extender request body read (serving::HttpServerOptions::max_body_bytes); a larger
+  // one is answered 413 unread. Default 4 MiB: kube-scheduler's largest with nodeCacheCapable
+  // (a Pod, which etcd keeps under 1.5 MiB, and up to 5,000 node names of up to 253 bytes) is
+  // under 3 MiB. nodeCacheCapable: false sends whole Nodes instead, some 10-20 KiB each.
+  std::size_t extender_max_request_bytes = std::size_t{4} << 20;
   // extender.tls: HTTPS with kube-scheduler's client certificate checked (kube-scheduler's
   // extender `enableHTTPS` + `tlsConfig`). Unset: plain HTTP (say why in your deployment).
   std::optional<serving::TlsOptions> extender_tls;

@@ -39,8 +39,8 @@ leaderElection: {leaderElect: false, resourceName: l, resourceNamespace: ns,
                  leaseDuration: 30s, renewDeadline: 20s, retryPeriod: 5s}
 clientConnection: {qps: 100, burst: 200}
 metricsAddress: 127.0.0.1:9000
-extender: {enabled: true, address: ":8889", tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt,
-                                                 allowedClientNames: [system:kube-scheduler]}}
+extender: {enabled: true, address: ":8889", maxRequestBytes: 16Mi,
+           tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt, allowedClientNames: [system:kube-scheduler]}}
 rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, observedMinBytesPerSecond: 0}
 )",
                                 "c.yaml");
@@ -67,6 +67,7 @@ rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, ob
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9000");
   EXPECT_TRUE(c->extender_enabled);
   EXPECT_EQ(c->extender_address, ":8889");
+  EXPECT_EQ(c->extender_max_request_bytes, 16u << 20);
   ASSERT_TRUE(c->extender_tls.has_value());
   EXPECT_EQ(c->extender_tls->cert_file, "s.crt");
   EXPECT_EQ(c->extender_tls->key_file, "s.key");
@@ -97,6 +98,7 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
   EXPECT_EQ(c->metrics_address, defaults.metrics_address);
   EXPECT_EQ(c->extender_enabled, defaults.extender_enabled);
   EXPECT_EQ(c->extender_address, defaults.extender_address);
+  EXPECT_EQ(c->extender_max_request_bytes, defaults.extender_max_request_bytes);
   EXPECT_FALSE(c->extender_tls.has_value());
   EXPECT_EQ(c->rebalancer.enabled, defaults.rebalancer.enabled);
   EXPECT_EQ(c->rebalancer.interval, defaults.rebalancer.interval);
@@ -109,7 +111,7 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
         "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
         "systemPoolNamespaces", "leaderElection", "leaderElect", "resourceName",
         "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
-        "qps", "burst", "metricsAddress", "extender", "enabled", "address", "tls", "certFile", "keyFile",
+        "qps", "burst", "metricsAddress", "extender", "enabled", "address", "maxRequestBytes", "tls", "certFile", "keyFile",
         "clientCAFile", "allowedClientNames", "rebalancer", "interval", "maxMovesPerNode",
         "balance", "observedMinBytesPerSecond"}) {
     EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
@@ -144,6 +146,7 @@ TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
       {"unknown TLS field", "extender: {tls: {certFile: s.crt, keyFile: s.key, caFile: x}}\n", "caFile"},
       {"client names without a CA", "extender: {tls: {certFile: a, keyFile: b, allowedClientNames: [x]}}\n",
        "extender.tls.allowedClientNames: needs clientCAFile"},
+      {"a request limit below 64 KiB", "extender: {maxRequestBytes: 1000}\n", "extender.maxRequestBytes"},
       {"no moves per interval", "rebalancer: {maxMovesPerNode: 0}\n", "rebalancer.maxMovesPerNode"},
       {"unknown rebalancer field", "rebalancer: {moves: 1}\n", "moves"},
       {"unknown apiVersion", "apiVersion: huygens.io/v2\nkind: SchedulerConfiguration\n",

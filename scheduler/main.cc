@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   app.footer(std::string("\nConfiguration file (--config, YAML; every field optional, unknown fields are "
                          "errors;\nthe values shown are the defaults, or examples where a field has none):\n\n") +
              scheduler::kSchedulerConfigReference);
-  std::string config_path, kubeconfig, context, server, identity, metrics_address, log_level = "info";
+  std::string config_path, kubeconfig, context, server, identity, metrics_address, bind_address,
+      log_level = "info";
   bool no_leader_elect = false;
   app.set_version_flag("--version", VersionLine("huygens-scheduler"), "Print the version and exit");
   app.add_option("--config", config_path,
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-address", metrics_address,
                  "host:port of /metrics, /healthz, /readyz, overriding metricsAddress; port 0 "
                  "picks a free port, printed on stdout");
+  app.add_option("--bind-address", bind_address,
+                 "IP address to serve on, replacing the host of metricsAddress and extender.address "
+                 "(e.g. the pod's IP; default: their own hosts)");
   app.add_flag("--no-leader-elect", no_leader_elect,
                "Schedule at once without a Lease (one instance only), overriding "
                "leaderElection.leaderElect");
@@ -85,6 +89,13 @@ int main(int argc, char** argv) {
     config = *std::move(loaded);
   }
   if (!metrics_address.empty()) config.metrics_address = metrics_address;
+  if (!bind_address.empty()) {
+    for (std::string* address : {&config.metrics_address, &config.extender_address}) {
+      auto bound = serving::ReplaceHost(*address, bind_address);
+      if (!bound.ok()) return Fail(std::string(bound.status().message()));
+      *address = *std::move(bound);
+    }
+  }
   if (no_leader_elect) config.leader_election.leader_elect = false;
 
   kube::RestConfig rest;
@@ -129,12 +140,16 @@ int main(int argc, char** argv) {
   if (absl::Status s = http.Start(); !s.ok()) return Fail(std::string(s.message()));
   // The bound port on stdout, so that tests (and operators using port 0) can find it.
   fmt::print("huygens-scheduler: serving on port {} as {}\n", http.port(), identity);
-  // Extender mode: kube-scheduler's extender protocol on its own address (more threads: filter
-  // and prioritize of the next pod arrive while a bind is in flight).
+  // Extender mode: kube-scheduler's extender protocol on its own address. kube-scheduler is one
+  // client with several calls at once (filter and prioritize of the next pod while binds are in
+  // flight): it may hold more connections than the default.
   std::unique_ptr<serving::HttpServer> extender;
   if (config.extender_enabled) {
     extender = std::make_unique<serving::HttpServer>(
-        serving::HttpServerOptions{.address = config.extender_address, .threads = 8, .tls = config.extender_tls},
+        serving::HttpServerOptions{.address = config.extender_address,
+                                   .max_body_bytes = config.extender_max_request_bytes,
+                                   .max_connections_per_client = 32,
+                                   .tls = config.extender_tls},
         nullptr);
     svc->ServeExtender(*extender);
     if (absl::Status s = extender->Start(); !s.ok()) return Fail(std::string(s.message()));

@@ -38,11 +38,17 @@ TEST(SchedulerMain, VersionPrintsTheProgramAndItsVersion) {
 TEST(SchedulerMain, HelpExplainsEveryFlagAndListsEveryConfigurationField) {
   const Ran r = RunScheduler({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--config", "--kubeconfig", "--context", "--master", "--identity", "--metrics-address", "--no-leader-elect", "--log-level", "--version"}) {
+  for (const char* flag : {"--config", "--kubeconfig", "--context", "--master", "--identity", "--metrics-address", "--bind-address", "--no-leader-elect", "--log-level", "--version"}) {
     // Each flag is listed with a description after it.
     EXPECT_THAT(r.output, ::testing::ContainsRegex(std::string(flag) + "[^\n]* [A-Za-z]")) << flag;
   }
   EXPECT_THAT(r.output, HasSubstr(kSchedulerConfigReference)) << "the configuration reference is the footer";
+}
+
+TEST(SchedulerMain, ABindAddressThatIsNotAnIpExitsOneNamingIt) {
+  const Ran r = RunScheduler({"--bind-address", "$(POD_IP)", "--master", "http://127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("bind address \"$(POD_IP)\" is not an IPv4 or IPv6 address"));
 }
 
 }  // namespace

@@ -5,13 +5,17 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <thread>
+#include <type_traits>
 
 #include "absl/base/internal/raw_logging.h"
 #include "fmt/format.h"
+#include "serving/http_connections.h"
 
 namespace huygens::serving {
 
@@ -39,13 +43,107 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view addre
   return std::make_pair(host, port);
 }
 
+absl::StatusOr<std::string> ReplaceHost(std::string_view address, std::string_view ip) {
+  auto hostport = ParseHostPort(address);
+  if (!hostport.ok()) return hostport.status();
+  std::string host(ip);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned char parsed[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, host.c_str(), parsed) == 1) return fmt::format("{}:{}", host, hostport->second);
+  if (::inet_pton(AF_INET6, host.c_str(), parsed) == 1) return fmt::format("[{}]:{}", host, hostport->second);
+  return absl::InvalidArgumentError(fmt::format("bind address {:?} is not an IPv4 or IPv6 address", ip));
+}
+
+namespace {
+
+// Connections idle between two requests are closed after this long; it also bounds how long
+// Stop() could wait for one, were its socket not shut down (kube-scheduler keeps one open to the
+// extender).
+constexpr std::chrono::seconds kKeepAliveIdle{1};
+constexpr int kMaxRequestsPerConnection = 100;
+constexpr std::chrono::seconds kWriteTimeout{10};
+
+// Answers a request whose body AnnouncedBody refuses.
+void Refuse(const RequestBody& body, httplib::Response& res) {
+  res.status = body.refusal_status;
+  res.set_header("Connection", "close");
+  res.set_content(body.refusal + "\n", "text/plain; charset=utf-8");
+}
+
+// An httplib server (Base: httplib::Server, or httplib::SSLServer for HTTPS) whose accepted
+// sockets go to a ConnectionPool instead of httplib's own connection loop; httplib parses, routes
+// and answers each request.
+template <class Base>
+class PooledServer final : public Base {
+ public:
+  template <class... BaseArgs>
+  explicit PooledServer(const ConnectionLimits& limits, BaseArgs&&... base_args)
+      : Base(std::forward<BaseArgs>(base_args)...),
+        pool_(limits, TlsContext(),
+              [this](httplib::Stream& stream, bool close_connection, bool& connection_closed,
+                     const std::function<void(httplib::Request&)>& setup_request) {
+                return this->process_request(stream, close_connection, connection_closed, setup_request);
+              }) {}
+
+  ConnectionPool& pool() { return pool_; }
+  // The listening socket (INVALID_SOCKET before binding and after stop()).
+  const std::atomic<socket_t>& listening_socket() const { return this->svr_sock_; }
+
+ private:
+  SSL_CTX* TlsContext() const {
+    if constexpr (std::is_same_v<Base, httplib::SSLServer>) {
+      return this->ssl_context();
+    } else {
+      return nullptr;
+    }
+  }
+  // Called on the listening thread (InlineTaskQueue) for each accepted socket.
+  bool process_and_close_socket(socket_t sock) override {
+    pool_.Admit(sock);
+    return true;
+  }
+
+  ConnectionPool pool_;
+};
+
+// httplib's task queue, running each task at once on the listening thread: a task only hands an
+// accepted socket to the ConnectionPool (PooledServer::process_and_close_socket).
+class InlineTaskQueue final : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+}  // namespace
+
 struct HttpServer::Impl {
-  explicit Impl(const std::optional<TlsOptions>& tls)
-      : server(tls ? std::make_unique<httplib::SSLServer>(
-                         tls->cert_file.c_str(), tls->key_file.c_str(),
-                         tls->client_ca_file.empty() ? nullptr : tls->client_ca_file.c_str())
-                   : std::make_unique<httplib::Server>()) {}
+  explicit Impl(const HttpServerOptions& options) {
+    const ConnectionLimits limits{.max_connections = std::max(1, options.max_connections),
+                                  .max_connections_per_client = std::max(1, options.max_connections_per_client),
+                                  .request_timeout = options.request_timeout,
+                                  .keep_alive_idle = kKeepAliveIdle,
+                                  .write_timeout = kWriteTimeout,
+                                  .max_header_bytes = kMaxHeaderBytes,
+                                  .max_body_bytes = options.max_body_bytes,
+                                  .max_requests_per_connection = kMaxRequestsPerConnection};
+    if (options.tls) {
+      const TlsOptions& tls = *options.tls;
+      auto ssl = std::make_unique<PooledServer<httplib::SSLServer>>(
+          limits, tls.cert_file.c_str(), tls.key_file.c_str(),
+          tls.client_ca_file.empty() ? nullptr : tls.client_ca_file.c_str());
+      pool = &ssl->pool();
+      listening = &ssl->listening_socket();
+      server = std::move(ssl);
+    } else {
+      auto plain = std::make_unique<PooledServer<httplib::Server>>(limits);
+      pool = &plain->pool();
+      listening = &plain->listening_socket();
+      server = std::move(plain);
+    }
+  }
   std::unique_ptr<httplib::Server> server;
+  ConnectionPool* pool = nullptr;  // server's
+  const std::atomic<socket_t>* listening = nullptr;  // server's
   std::thread listener;
   std::atomic<bool> listener_done{false};
   std::vector<std::pair<std::string, HealthCheck>> health;
@@ -54,7 +152,7 @@ struct HttpServer::Impl {
 };
 
 HttpServer::HttpServer(HttpServerOptions options, const MetricsRegistry* registry)
-    : options_(std::move(options)), registry_(registry), impl_(std::make_unique<Impl>(options_.tls)) {}
+    : options_(std::move(options)), registry_(registry), impl_(std::make_unique<Impl>(options_)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -133,18 +231,34 @@ absl::Status HttpServer::Start() {
         "the key does not match the certificate)",
         options_.address, options_.tls->cert_file, options_.tls->key_file, options_.tls->client_ca_file));
   }
-  if (options_.tls && !options_.tls->allowed_client_names.empty()) {
-    impl->server->set_pre_routing_handler(
-        [allowed = options_.tls->allowed_client_names](const httplib::Request& req, httplib::Response& res) {
-          const std::string name = PeerCommonName(req.ssl);
-          if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
-            return httplib::Server::HandlerResponse::Unhandled;
-          }
-          res.status = 403;
-          res.set_content(fmt::format("client certificate {:?} is not allowed here\n", name), "text/plain");
-          return httplib::Server::HandlerResponse::Handled;
-        });
-  }
+  // Before routing, which would read the body: the client's name (TLS), then the body's length.
+  std::vector<std::string> allowed_names;
+  if (options_.tls) allowed_names = options_.tls->allowed_client_names;
+  const std::size_t max_body_bytes = options_.max_body_bytes;
+  impl->server->set_pre_routing_handler([allowed = std::move(allowed_names), max_body_bytes](
+                                            const httplib::Request& req, httplib::Response& res) {
+    if (!allowed.empty()) {
+      const std::string name = PeerCommonName(req.ssl);
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        res.status = 403;
+        res.set_content(fmt::format("client certificate {:?} is not allowed here\n", name), "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    if (const RequestBody body = AnnouncedBody(req, max_body_bytes); body.refusal_status != 0) {
+      Refuse(body, res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // A client that waits for "100 Continue" before sending a body learns at once that it is refused.
+  impl->server->set_expect_100_continue_handler(
+      [max_body_bytes](const httplib::Request& req, httplib::Response& res) {
+        const RequestBody body = AnnouncedBody(req, max_body_bytes);
+        if (body.refusal_status == 0) return 100;
+        Refuse(body, res);
+        return body.refusal_status;
+      });
   const MetricsRegistry* registry = registry_;
   if (registry != nullptr) {
     impl->server->Get("/metrics", [registry](const httplib::Request&, httplib::Response& res) {
@@ -157,23 +271,28 @@ absl::Status HttpServer::Start() {
   impl->server->Get("/readyz", [impl](const httplib::Request& req, httplib::Response& res) {
     RunChecks("readyz", 503, {&impl->health, &impl->ready}, req, res);
   });
-  std::size_t threads = static_cast<std::size_t>(std::max(1, options_.threads));
   // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second process share the
   // port silently instead of failing to bind.
   impl->server->set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  impl->server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // cpp-httplib's stop() waits for each kept-alive connection to sit idle this long (default
-  // 5 s): kube-scheduler keeps one open to the extender, which held every SIGTERM for 5 s.
-  impl->server->set_keep_alive_timeout(1);
+  impl->server->new_task_queue = [] { return new InlineTaskQueue; };
+  // The connection pool keeps these; httplib only writes them in each response's Keep-Alive
+  // header, and checks a Content-Length against the payload limit again.
+  impl->server->set_keep_alive_timeout(kKeepAliveIdle.count());
+  impl->server->set_keep_alive_max_count(kMaxRequestsPerConnection);
+  impl->server->set_payload_max_length(options_.max_body_bytes);
   const auto& [host, port] = *hostport;
   int bound = port == 0 ? impl->server->bind_to_any_port(host)
                         : (impl->server->bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
     return absl::UnavailableError(fmt::format("serving: cannot bind {:?}", options_.address));
   }
+  // cpp-httplib listens with a backlog of 5: a burst of connections (slow clients' among them)
+  // would have the SYNs of a probe dropped, and retried only a second later. Listening again on
+  // a listening socket sets its backlog.
+  ::listen(impl->listening->load(), SOMAXCONN);
   port_ = bound;
   impl->started = true;
   impl->listener = std::thread([impl] {
@@ -190,6 +309,7 @@ void HttpServer::Stop() {
   if (!impl_->started) return;
   impl_->server->stop();
   if (impl_->listener.joinable()) impl_->listener.join();
+  impl_->pool->Stop();
 }
 
 }  // namespace huygens::serving

@@ -3,10 +3,20 @@
 //
 // HttpServer serves the registry and health endpoints on a "host:port" address (port 0 picks an
 // ephemeral port; port() reports the bound one). Checks and extra handlers are registered before
-// Start(); the server calls them from its worker threads, so they must be thread-safe.
+// Start(); the server calls them from its connection threads, so they must be thread-safe.
+//
+// Limits (HttpServerOptions; serving/http_connections.h says how they are kept): each
+// connection is served on a thread of its own, at most max_connections at once and
+// max_connections_per_client from one remote address (more are closed unread), so clients that
+// send slowly hold only their own connections, never the thread /healthz needs; a request must
+// arrive whole within request_timeout; its request line and headers may take kMaxHeaderBytes
+// and its body max_body_bytes, announced by Content-Length and refused (413, or 411 without a
+// Content-Length) before any of it is read.
 #ifndef HUYGENS_SERVING_HTTP_SERVER_H_
 #define HUYGENS_SERVING_HTTP_SERVER_H_
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,12 +56,26 @@ struct TlsOptions {
   std::vector<std::string> allowed_client_names;
 };
 
+// The most a request's line and headers may take, together.
+inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+
 struct HttpServerOptions {
   // "host:port"; port 0 binds an ephemeral port. Default "127.0.0.1:0" (tests never collide);
   // daemons pass their configured address.
   std::string address = "127.0.0.1:0";
-  // Worker threads. Default 4.
-  int threads = 4;
+  // The largest request body (POST, PUT, PATCH, DELETE) read, in bytes. A request must announce
+  // its body's length (Content-Length): a longer one is answered 413 Payload Too Large, one
+  // without (chunked) 411 Length Required, and its connection closed, without reading the body.
+  // Default 64 KiB.
+  std::size_t max_body_bytes = 64 * 1024;
+  // A request, its TLS handshake, request line, headers and body, must arrive within this time of
+  // its first byte (of the connection's accept, for its first request); else the connection is
+  // closed unanswered. Default 10 s.
+  std::chrono::milliseconds request_timeout{10000};
+  // Connections served at once (a thread each); one more is closed at once. Default 64.
+  int max_connections = 64;
+  // Connections served at once from one remote address; one more is closed at once. Default 8.
+  int max_connections_per_client = 8;
   // HTTPS instead of plain HTTP (the files are read once, at construction). Default none.
   std::optional<TlsOptions> tls;
 };
@@ -59,6 +83,12 @@ struct HttpServerOptions {
 // Parses "host:port" (host may be empty for all addresses, or [v6] in brackets).
 // Errors: InvalidArgument naming the address when the port is missing or not in 0..65535.
 absl::StatusOr<std::pair<std::string, int>> ParseHostPort(std::string_view address);
+
+// `address` ("host:port") with its host replaced by the IP address `ip` (an IPv6 one with or
+// without brackets): ReplaceHost("0.0.0.0:9464", "10.0.0.7") is "10.0.0.7:9464",
+// ReplaceHost(":9464", "fd00::7") is "[fd00::7]:9464".
+// Errors: InvalidArgument naming `ip` when it is not an IPv4 or IPv6 address; ParseHostPort's.
+absl::StatusOr<std::string> ReplaceHost(std::string_view address, std::string_view ip);
 
 // The HTTP server: GET /metrics (registry, if given), GET /healthz, GET /readyz, and any extra
 // POST handlers. /healthz runs the health checks; /readyz runs the health checks and then the
@@ -78,13 +108,14 @@ class HttpServer {
   void AddReadyCheck(std::string name, HealthCheck check);
   void HandlePost(std::string path, PostHandler handler);
 
-  // Binds and starts serving in a background thread.
+  // Binds and starts serving (a listening thread, and a thread per connection).
   // Errors: InvalidArgument (bad address; with TLS, a certificate, key or CA file that cannot be
   // read or does not match, naming the files), Unavailable (cannot bind).
   absl::Status Start();
   // The bound port (after Start()), 0 before.
   int port() const { return port_; }
-  // Stops serving and joins the thread; idempotent.
+  // Stops serving: closes the listening socket and every connection, and joins the threads once
+  // the requests being handled are answered. Idempotent.
   void Stop();
 
  private:

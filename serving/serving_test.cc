@@ -1,15 +1,25 @@
 #include "serving/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "base/version.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serving/build_info.h"
@@ -18,6 +28,7 @@ namespace huygens::serving {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // An independent reader of the text exposition format 0.0.4 (the subset we write): returns every
 // sample keyed by "name{l1=v1,l2=v2}" with label values unescaped, plus HELP and TYPE per family.
@@ -288,6 +299,251 @@ TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
   EXPECT_EQ(r->body, "got hello");
 }
 
+TEST(ReplaceHost, PutsTheIpInPlaceOfTheHostBracketingIpv6) {
+  EXPECT_EQ(*ReplaceHost("0.0.0.0:9464", "10.0.0.7"), "10.0.0.7:9464");
+  EXPECT_EQ(*ReplaceHost(":9464", "fd00::7"), "[fd00::7]:9464");
+  EXPECT_EQ(*ReplaceHost("[::]:0", "[fd00::7]"), "[fd00::7]:0");
+}
+
+TEST(ReplaceHost, RejectsWhatIsNotAnIpAddressNamingIt) {
+  for (std::string_view bad : {"$(POD_IP)", "localhost", "", "10.0.0.256"}) {
+    auto r = ReplaceHost("0.0.0.0:9464", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(fmt::format("{:?}", bad)));
+  }
+  EXPECT_FALSE(ReplaceHost("0.0.0.0", "10.0.0.7").ok()) << "no port";
+}
+
+// A TCP connection to `to`:port from the loopback address `from` (Linux routes all of 127/8 to
+// lo, so each address is another client of the same server). Sends time out after 10 s.
+class RawConnection {
+ public:
+  explicit RawConnection(int port, const std::string& from = "127.0.0.1", const std::string& to = "127.0.0.1")
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in local{.sin_family = AF_INET};
+    ::inet_pton(AF_INET, from.c_str(), &local.sin_addr);
+    sockaddr_in remote{.sin_family = AF_INET, .sin_port = htons(static_cast<uint16_t>(port))};
+    ::inet_pton(AF_INET, to.c_str(), &remote.sin_addr);
+    timeval timeout{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+    connected_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0 &&
+                 ::connect(fd_, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  // Sends all of `bytes`; false when the connection is closed (or a send times out).
+  bool Send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  struct Received {
+    std::string bytes;
+    bool closed = false;  // the server closed the connection (else `within` passed)
+  };
+  // What the server sends until it closes the connection, waiting at most `within`.
+  Received ReadUntilClosed(std::chrono::milliseconds within) {
+    Received r;
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    for (;;) {
+      const int64_t left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return r;
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) {
+        r.closed = true;
+        return r;
+      }
+      r.bytes.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+// Sends one byte on each of `connections` every `interval` until destroyed: slow clients that
+// never finish a request, each byte well within any per-read timeout.
+class Dripper {
+ public:
+  Dripper(std::vector<RawConnection*> connections, std::chrono::milliseconds interval)
+      : thread_([this, connections, interval] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!stop_) {
+            for (RawConnection* c : connections) c->Send("a");
+            wakeup_.wait_for(lock, interval, [this] { return stop_; });
+          }
+        }) {}
+  ~Dripper() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wakeup_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable wakeup_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+constexpr char kHealthzRequest[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+
+// This process's peak resident set size, in bytes (VmHWM).
+int64_t PeakRss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+TEST(HttpServer, ListensOnlyOnItsBindAddress) {
+  auto address = ReplaceHost("0.0.0.0:0", "127.0.0.2");
+  ASSERT_TRUE(address.ok()) << address.status();
+  HttpServer server({.address = *address}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection bound(server.port(), "127.0.0.1", "127.0.0.2");
+  ASSERT_TRUE(bound.connected());
+  ASSERT_TRUE(bound.Send(kHealthzRequest));
+  EXPECT_THAT(bound.ReadUntilClosed(std::chrono::seconds(5)).bytes, StartsWith("HTTP/1.1 200"));
+  // The same port on another local address: nobody listens there (connection refused).
+  RawConnection other(server.port(), "127.0.0.1", "127.0.0.1");
+  EXPECT_FALSE(other.connected());
+}
+
+TEST(HttpServer, AnOversizedBodyIsRefusedWith413WithoutBeingRead) {
+  HttpServer server({.max_body_bytes = 1 << 20}, nullptr);
+  std::atomic<int> handled{0};
+  server.HandlePost("/echo", [&](const std::string&) {
+    ++handled;
+    return HttpReply{};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  const int64_t peak_before = PeakRss();
+  constexpr std::size_t kBody = 256u << 20;
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send(fmt::format("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", kBody)));
+  // The client sends its body while the server answers; the server reads none of it and closes,
+  // so the sends fail once the kernel's buffers are full.
+  std::size_t sent = 0;
+  std::thread sender([&] {
+    const std::string chunk(1 << 20, 'x');
+    while (sent < kBody && c.Send(chunk)) sent += chunk.size();
+  });
+  const RawConnection::Received reply = c.ReadUntilClosed(std::chrono::seconds(10));
+  sender.join();
+  EXPECT_THAT(reply.bytes, StartsWith("HTTP/1.1 413"));
+  EXPECT_THAT(reply.bytes, HasSubstr("over this server's limit of 1048576 bytes"));
+  EXPECT_TRUE(reply.closed);
+  EXPECT_EQ(handled, 0);
+  EXPECT_LT(sent, kBody / 4) << "the server stopped taking the body";
+  EXPECT_LT(PeakRss() - peak_before, int64_t{64} << 20) << "the body was not buffered";
+}
+
+TEST(HttpServer, ABodyWithoutContentLengthIsRefusedWith411) {
+  HttpServer server({}, nullptr);
+  std::atomic<int> handled{0};
+  server.HandlePost("/echo", [&](const std::string&) {
+    ++handled;
+    return HttpReply{};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+  const RawConnection::Received reply = c.ReadUntilClosed(std::chrono::seconds(5));
+  EXPECT_THAT(reply.bytes, StartsWith("HTTP/1.1 411"));
+  EXPECT_TRUE(reply.closed);
+  EXPECT_EQ(handled, 0);
+}
+
+TEST(HttpServer, HeadersOverTheLimitAreRefused) {
+  HttpServer server({}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  // Each line is short enough for cpp-httplib; all of them are not.
+  std::string request = "GET /healthz HTTP/1.1\r\nHost: t\r\n";
+  while (request.size() <= kMaxHeaderBytes) request += "X-Filler: " + std::string(1000, 'a') + "\r\n";
+  request += "Connection: close\r\n\r\n";
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.connected());
+  c.Send(request);  // may fail part-way: the server stops reading at the limit
+  const RawConnection::Received reply = c.ReadUntilClosed(std::chrono::seconds(5));
+  EXPECT_THAT(reply.bytes, StartsWith("HTTP/1.1 400"));
+  EXPECT_TRUE(reply.closed);
+}
+
+TEST(HttpServer, SlowClientsDoNotStarveHealthz) {
+  HttpServer server({}, nullptr);
+  server.AddHealthCheck("ping", [] { return absl::OkStatus(); });
+  ASSERT_TRUE(server.Start().ok());
+  // Twice the connections one client may hold: half are served (each on its own thread), the
+  // others closed; each sends a header byte every 200 ms and never ends its request.
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  std::vector<RawConnection*> drip;
+  for (int i = 0; i < 16; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(server.port()));
+    slow.back()->Send("GET /healthz HTTP/1.1\r\nX-Slow: ");
+    drip.push_back(slow.back().get());
+  }
+  Dripper dripper(drip, std::chrono::milliseconds(200));
+  // A probe from another address (the kubelet's) is answered at once.
+  RawConnection probe(server.port(), "127.0.0.2");
+  ASSERT_TRUE(probe.connected());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(probe.Send(kHealthzRequest));
+  const RawConnection::Received reply = probe.ReadUntilClosed(std::chrono::seconds(5));
+  EXPECT_THAT(reply.bytes, StartsWith("HTTP/1.1 200"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(HttpServer, ARequestThatDoesNotArriveWithinTheTimeoutIsCutOff) {
+  HttpServer server({.request_timeout = std::chrono::milliseconds(300)}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection slow(server.port());
+  ASSERT_TRUE(slow.connected());
+  Dripper dripper({&slow}, std::chrono::milliseconds(50));
+  EXPECT_TRUE(slow.ReadUntilClosed(std::chrono::seconds(5)).closed);
+}
+
+TEST(HttpServer, ConnectionsOverTheClientAndServerLimitsAreClosedUnanswered) {
+  HttpServer server({.max_connections = 3, .max_connections_per_client = 2}, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  // Admitted in the order they connect: two of 127.0.0.1, one of 127.0.0.2 (all idle).
+  RawConnection first(server.port()), second(server.port()), other_client(server.port(), "127.0.0.2");
+  ASSERT_TRUE(first.connected() && second.connected() && other_client.connected());
+  RawConnection third(server.port());  // over 127.0.0.1's limit
+  ASSERT_TRUE(third.connected());
+  third.Send(kHealthzRequest);
+  RawConnection::Received refused = third.ReadUntilClosed(std::chrono::seconds(5));
+  EXPECT_TRUE(refused.closed);
+  EXPECT_EQ(refused.bytes, "");
+  RawConnection fourth(server.port(), "127.0.0.3");  // over the server's limit
+  ASSERT_TRUE(fourth.connected());
+  fourth.Send(kHealthzRequest);
+  refused = fourth.ReadUntilClosed(std::chrono::seconds(5));
+  EXPECT_TRUE(refused.closed);
+  EXPECT_EQ(refused.bytes, "");
+  // The admitted ones are served.
+  ASSERT_TRUE(other_client.Send(kHealthzRequest));
+  EXPECT_THAT(other_client.ReadUntilClosed(std::chrono::seconds(5)).bytes, StartsWith("HTTP/1.1 200"));
+}
+
 // A CA, a server certificate for 127.0.0.1 and two client certificates (common names
 // "system:kube-scheduler" and "intruder") signed by it, and a client certificate of another CA,
 // made with the openssl command in a fresh folder; PEM files DIR/<name>.{crt,key}.
@@ -370,6 +626,24 @@ TEST(HttpServer, TlsFilesThatDoNotLoadAreAnErrorNamingThem) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("server.crt"));
   HttpServer missing({.tls = TlsOptions{.cert_file = "/nonexistent.crt", .key_file = "/nonexistent.key"}}, nullptr);
   EXPECT_EQ(missing.Start().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(HttpServer, ATlsHandshakeThatDoesNotFinishWithinTheTimeoutIsCutOff) {
+  TlsFiles files;
+  ASSERT_TRUE(files.ok()) << "openssl failed";
+  HttpServer server({.request_timeout = std::chrono::milliseconds(300),
+                     .tls = TlsOptions{.cert_file = files.Path("server.crt"), .key_file = files.Path("server.key")}},
+                    nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection slow(server.port());
+  ASSERT_TRUE(slow.connected());
+  // A TLS record header announcing 16 KiB of handshake, whose bytes then come slowly.
+  ASSERT_TRUE(slow.Send(std::string("\x16\x03\x01\x40\x00", 5)));
+  Dripper dripper({&slow}, std::chrono::milliseconds(50));
+  EXPECT_TRUE(slow.ReadUntilClosed(std::chrono::seconds(5)).closed);
+  auto healthz = TlsGet(files, server.port(), "", "/healthz");  // a client that does not dawdle
+  ASSERT_TRUE(healthz) << httplib::to_string(healthz.error());
+  EXPECT_EQ(healthz->status, 200);
 }
 
 TEST(HttpServer, StopDoesNotWaitOutAClientsKeptAliveConnection) {

@@ -38,3 +38,20 @@ nodeSelector:
   {{- toYaml $sel | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/* The --bind-address argument of bindAddress for an args list, after a ", " (empty for every address). */}}
+{{- define "huygens.bindAddressArg" -}}
+{{- if eq .Values.bindAddress "podIP" -}}
+, "--bind-address=$(POD_IP)"
+{{- else if .Values.bindAddress -}}
+, {{ printf "--bind-address=%s" .Values.bindAddress | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The env entry POD_IP (status.podIP, the downward API) when bindAddress is podIP. */}}
+{{- define "huygens.podIpEnv" -}}
+{{- if eq .Values.bindAddress "podIP" -}}
+- name: POD_IP
+  valueFrom: {fieldRef: {fieldPath: status.podIP}}
+{{- end }}
+{{- end -}}

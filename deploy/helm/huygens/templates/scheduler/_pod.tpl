@@ -25,10 +25,11 @@ containers:
 - name: {{ $container }}
   image: {{ include "huygens.image" (list $root "huygens-scheduler") }}
   imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-  args: ["--config=/etc/huygens/config.yaml", "--identity=$(POD_NAME)", "--log-level={{ $values.logLevel }}"]
+  args: ["--config=/etc/huygens/config.yaml", "--identity=$(POD_NAME)", "--log-level={{ $values.logLevel }}"{{ include "huygens.bindAddressArg" $root }}]
   env:
   - name: POD_NAME
     valueFrom: {fieldRef: {fieldPath: metadata.name}}
+  {{- include "huygens.podIpEnv" $root | nindent 2 }}
   {{- include "huygens.apiServerEnv" $root | nindent 2 }}
   ports:
   - {name: metrics, containerPort: {{ $values.metricsPort }}}
