@@ -286,6 +286,15 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   HUYGENS_ASSIGN_OR_RETURN(NrtObject nrt, ReadNrt(object));
   HUYGENS_ASSIGN_OR_RETURN(CpuTopology topology, TopologyFromNrt(nrt));
   HUYGENS_ASSIGN_OR_RETURN(NrtPools pools, PoolsFromNrt(nrt));
+  // The pools must name CPUs of the machine the annotation describes, online ones.
+  for (auto [key, set] : {std::pair{"system", &pools.system}, std::pair{"exclusive", &pools.exclusive}}) {
+    const CpuSet outside = set->Difference(topology.OnlineCpus());
+    if (!outside.Empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "NodeResourceTopology {:?}: metadata.annotations[{:?}].{}: cpus {} are not online CPUs of {}", nrt.name,
+          kPoolsAnnotation, key, outside.ToString(), kCpuTopologyAnnotation));
+    }
+  }
   NodeConfig config;
   config.name = nrt.name;
   auto mode = ParseNodeMode(pools.mode);
@@ -323,9 +332,12 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   }
   if (devices_in_use != nullptr) devices_in_use->clear();
   HUYGENS_ASSIGN_OR_RETURN(config.devices, ZoneDevices(nrt, devices_in_use));
-  HUYGENS_ASSIGN_OR_RETURN(NodeState state,
-                           NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));
-  return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(std::move(state)));
+  absl::StatusOr<NodeState> state = NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config);
+  if (!state.ok()) {
+    return absl::Status(state.status().code(),
+                        fmt::format("NodeResourceTopology {:?}: {}", nrt.name, std::string(state.status().message())));
+  }
+  return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(*std::move(state)));
 }
 
 }  // namespace huygens::scheduler
