@@ -245,6 +245,10 @@ namespace {
 // (e.g. "nvidia.com/gpu", as NFD's topology-updater reports device-plugin resources from
 // kubelet's podresources API) other than Huygens' own, counted by its allocatable; into
 // `in_use` (when set) allocatable - available where the zone says what is available.
+// The most devices of one resource on one NUMA node (a bound, so that no sum of counts
+// overflows; real nodes have a few, SR-IOV a few hundred).
+constexpr int64_t kMaxNumaDevices = int64_t{1} << 20;
+
 absl::StatusOr<NodeDevices> ZoneDevices(const NrtObject& nrt, NodeDevices* in_use) {
   NodeDevices out;
   for (const NrtZone& zone : nrt.zones) {
@@ -254,15 +258,21 @@ absl::StatusOr<NodeDevices> ZoneDevices(const NrtObject& nrt, NodeDevices* in_us
       if (r.name.find('/') == std::string::npos || r.name.starts_with("huygens.io/")) continue;
       auto count = [&](std::string_view field, const std::string& value) -> absl::StatusOr<int64_t> {
         absl::StatusOr<int64_t> n = ParseMemoryBytes(value);
-        if (!n.ok() || *n < 0) {
+        if (!n.ok() || *n < 0 || *n > kMaxNumaDevices) {
           return absl::InvalidArgumentError(fmt::format(
-              "NodeResourceTopology {:?}: zone {:?}: resource {}: {} {:?} is not a device count",
-              nrt.name, zone.name, r.name, field, value));
+              "NodeResourceTopology {:?}: zone {:?}: resource {}: {} {:?} is not a device count in [0, {}]",
+              nrt.name, zone.name, r.name, field, value, kMaxNumaDevices));
         }
         return *n;
       };
       HUYGENS_ASSIGN_OR_RETURN(int64_t allocatable, count("allocatable", r.allocatable));
-      out[r.name][*numa] += allocatable;
+      int64_t& total = out[r.name][*numa];
+      total += allocatable;
+      if (total > kMaxNumaDevices) {  // the resource listed again, or the zone
+        return absl::InvalidArgumentError(fmt::format(
+            "NodeResourceTopology {:?}: zone {:?}: resource {}: more than {} on NUMA node {} (listed more than once)",
+            nrt.name, zone.name, r.name, kMaxNumaDevices, *numa));
+      }
       if (in_use == nullptr || !r.available.has_value()) continue;
       HUYGENS_ASSIGN_OR_RETURN(int64_t available, count("available", *r.available));
       if (allocatable > available) (*in_use)[r.name][*numa] += allocatable - available;
