@@ -35,6 +35,8 @@ class AgentTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     client_ = kube::testing::ClientFor(*server_, &clock_);
+    // The agent's Node, the owner of its NodeResourceTopology.
+    ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}}}).ok());
     dir_ = std::filesystem::path(::testing::TempDir()) /
            ("agent-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::remove_all(dir_);

@@ -13,8 +13,14 @@ namespace {
 
 using nlohmann::json;
 
-// The part of an NRT object the publisher owns: what it compares and writes. The pod traffic
-// annotation is owned when `own_pod_traffic`.
+// Whether the owner reference `ref` names a Node (core/v1).
+bool IsNodeOwner(const json& ref) {
+  return ref.is_object() && ref.value("apiVersion", json()) == "v1" && ref.value("kind", json()) == "Node";
+}
+
+// The part of an NRT object the publisher owns: what it compares and writes: the spec, Huygens'
+// annotations and the Node owner references. The pod traffic annotation is owned when
+// `own_pod_traffic`.
 json OwnedContent(const json& object, bool own_pod_traffic) {
   json content = json::object();
   for (const char* key : {"topologyPolicies", "attributes", "zones"}) {
@@ -30,7 +36,20 @@ json OwnedContent(const json& object, bool own_pod_traffic) {
       content["annotations"][key] = (*annotations)[key];
     }
   }
+  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
+    if (auto refs = m->find("ownerReferences"); refs != m->end() && refs->is_array()) {
+      for (const json& ref : *refs) {
+        if (IsNodeOwner(ref)) content["nodeOwners"].push_back(ref);
+      }
+    }
+  }
   return content;
+}
+
+// The owner reference of the Node `name` with `uid` (no controller, no blockOwnerDeletion: the
+// latter would need the right to update the Node's finalizers).
+json NodeOwnerReference(const std::string& name, const std::string& uid) {
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", name}, {"uid", uid}};
 }
 
 }  // namespace
@@ -73,6 +92,18 @@ absl::StatusOr<json> Publisher::BuildObject(const NodePublication& publication) 
 absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publication) {
   absl::StatusOr<json> object = BuildObject(publication);
   if (!object.ok()) return object.status();
+  if (!node_uid_.has_value()) {
+    absl::StatusOr<json> node = client_->Get(kube::Nodes(), "", options_.node_name);
+    const json uid = node.ok() ? node->value("metadata", json::object()).value("uid", json()) : json();
+    if (!uid.is_string() || uid.get<std::string>().empty()) {
+      return absl::Status(node.ok() ? absl::StatusCode::kFailedPrecondition : node.status().code(),
+                          fmt::format("its owner, Node {}: {}; not published until the Node can be read",
+                                      options_.node_name,
+                                      node.ok() ? "no metadata.uid" : std::string(node.status().message())));
+    }
+    node_uid_ = uid.get<std::string>();
+  }
+  (*object)["metadata"]["ownerReferences"] = json::array({NodeOwnerReference(options_.node_name, *node_uid_)});
   const bool own_pod_traffic = publication.pod_traffic.has_value();
   const json content = OwnedContent(*object, own_pod_traffic);
   if (last_written_.has_value() && *last_written_ == content) {
@@ -105,6 +136,16 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
     if (publication.pod_traffic == "" && updated["metadata"]["annotations"].is_object()) {
       updated["metadata"]["annotations"].erase(kPodTrafficAnnotation);
     }
+    // Our Node's reference replaces any Node owner (an NRT of an older agent has none; one of a
+    // Node deleted and registered again names the old uid); other owners are kept.
+    json owners = json::array();
+    if (const json refs = updated["metadata"].value("ownerReferences", json::array()); refs.is_array()) {
+      for (const json& ref : refs) {
+        if (!IsNodeOwner(ref)) owners.push_back(ref);
+      }
+    }
+    owners.push_back(NodeOwnerReference(options_.node_name, *node_uid_));
+    updated["metadata"]["ownerReferences"] = std::move(owners);
     stored = client_->Update(nrt, updated);
   }
   if (!stored.ok()) return stored.status();

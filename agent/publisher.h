@@ -10,7 +10,9 @@
 //     kubelet's pod resources API reports them (PodResourcesReader), the pools in
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
 //     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1), and the
-//     observed affinity in the huygens.io/pod-traffic annotation when it is given;
+//     observed affinity in the huygens.io/pod-traffic annotation when it is given; owned by the
+//     Node (metadata.ownerReferences: v1 Node, its name and uid, read from the API server once),
+//     so the garbage collector deletes it with the Node;
 //   - in isolated mode, Node status.capacity and status.allocatable
 //     `huygens.io/isolated-cpu` = the number of CPUs in the user pool; in allocatable mode
 //     `huygens.io/exclusive` = kExclusiveResourceCapacity (the opt-in of extender mode).
@@ -19,7 +21,9 @@
 // holds (the first call reads the server's copy, so a restarted agent that has nothing new to
 // say writes nothing), and the NRT at most once per `min_interval` on the injected clock: a
 // change inside the interval is kept pending and written by the first Publish call after it.
-// Other metadata on the NRT object (labels, foreign annotations, owner references) is kept.
+// Other metadata on the NRT object (labels, foreign annotations, owner references other than a
+// Node's) is kept; a Node owner reference that is not this Node's (none, written by an older
+// agent; an old uid, the Node was registered again) is replaced, which is itself a change.
 //
 // Thread-safety: not thread-safe; one owner calls it.
 #ifndef HUYGENS_AGENT_PUBLISHER_H_
@@ -99,8 +103,11 @@ class Publisher {
   // exclusive CPU outside the user pool, memory for a NUMA node the machine lacks).
   absl::StatusOr<nlohmann::json> BuildObject(const NodePublication& publication) const;
 
-  // Publishes the NRT for `publication` under the write discipline above. Errors: the
-  // BuildObject error, or the API error of the read or write (the next call tries again).
+  // Publishes the NRT for `publication` under the write discipline above. The first call that
+  // gets this far reads the Node for its uid (the owner reference); nothing is written before
+  // it is known. Errors: the BuildObject error; the Node's read error (NotFound when the Node
+  // does not exist) naming the Node; or the API error of the NRT's read or write. The next
+  // call tries again.
   absl::StatusOr<PublishResult> Publish(const NodePublication& publication);
 
   // When a deferred change becomes writable; nullopt when nothing is pending.
@@ -118,6 +125,7 @@ class Publisher {
   kube::Client* const client_;
   Clock* const clock_;
   const PublisherOptions options_;
+  std::optional<std::string> node_uid_;         // the Node's metadata.uid, once read
   std::optional<nlohmann::json> last_written_;  // the content the server holds, once known
   std::optional<Clock::TimePoint> last_write_time_;
   std::optional<Clock::TimePoint> pending_until_;

@@ -39,6 +39,15 @@ class PublisherTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     client_ = kube::testing::ClientFor(*server_, &clock_);
+    // The Nodes of the tests' publishers: each NRT is owned by its Node.
+    for (const char* name : {"amd", "off", "mem", "n1"}) {
+      ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}})
+                      .ok());
+    }
+  }
+  // The uid the server gave Node `name`.
+  std::string NodeUid(const std::string& name) const {
+    return server_->Get("nodes", "", name).value_or(json::object()).value("metadata", json::object()).value("uid", "");
   }
   int Writes() const {
     return server_->RequestCount("create", "noderesourcetopologies") +
@@ -303,6 +312,59 @@ TEST_F(PublisherTest, AFailedWriteIsReportedAndRetriedByTheNextCall) {
   EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
 }
 
+// The NRT is owned by its Node (v1 Node, name and uid), so the garbage collector deletes it with
+// the Node; an NRT an older agent wrote without the reference, or with a Node's old uid, gets it
+// on the next publication while other owners are kept.
+TEST_F(PublisherTest, TheNrtIsOwnedByItsNodeAndAnExistingOneIsGivenTheReference) {
+  const json owner = {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n1"}, {"uid", NodeUid("n1")}};
+  ASSERT_FALSE(NodeUid("n1").empty());
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  PublisherOptions options{.node_name = "n1", .topology = topology};
+  ASSERT_EQ(Publisher(client_.get(), &clock_, options).Publish({}).value(), PublishResult::kWritten);
+  auto owners = [&] {
+    return server_->Get(kNrtResource, "", "n1").value_or(json::object())["metadata"].value("ownerReferences",
+                                                                                           json::array());
+  };
+  EXPECT_EQ(owners(), json::array({owner}));
+
+  // As an older agent left it: no owner; another owner and a stale Node reference.
+  for (const json& before : {json::array(), json::array({{{"apiVersion", "example.com/v1"}, {"kind", "Keeper"},
+                                                          {"name", "k"}, {"uid", "k-uid"}},
+                                                         {{"apiVersion", "v1"}, {"kind", "Node"},
+                                                          {"name", "n1"}, {"uid", "old-uid"}}})}) {
+    json object = *server_->Get(kNrtResource, "", "n1");
+    object["metadata"]["ownerReferences"] = before;
+    ASSERT_TRUE(client_->Update(kube::NodeResourceTopologies(), object).ok());
+    const int writes = Writes();
+    Publisher restarted(client_.get(), &clock_, options);
+    EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kWritten) << before;
+    EXPECT_EQ(Writes(), writes + 1);
+    json want = json::array();
+    for (const json& ref : before) {
+      if (ref["kind"] != "Node") want.push_back(ref);
+    }
+    want.push_back(owner);
+    EXPECT_EQ(owners(), want);
+    EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kUnchanged);
+  }
+}
+
+// Without its Node (not registered yet, or deleted) nothing is published: an NRT without an
+// owner would outlive the Node. The error names the Node; once it exists the next call writes.
+TEST_F(PublisherTest, WithoutItsNodeTheNrtIsNotPublishedAndTheErrorNamesTheNode) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_, {.node_name = "late", .topology = topology});
+  absl::StatusOr<PublishResult> r = publisher.Publish({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("its owner, Node late: "));
+  EXPECT_EQ(Writes(), 0);
+  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "late"}}}}).ok());
+  EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+  EXPECT_EQ(server_->Get(kNrtResource, "", "late")->at("metadata").at("ownerReferences")[0].value("uid", ""),
+            NodeUid("late"));
+}
+
 struct ExtendedCase {
   const char* name;
   NodeMode mode;
@@ -313,10 +375,7 @@ class PublisherExtendedTest : public PublisherTest, public ::testing::WithParamI
 
 TEST_P(PublisherExtendedTest, TheModesExtendedResourceIsAdvertisedOnTheNodeOnce) {
   const ExtendedCase& c = GetParam();
-  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
-                                        {"metadata", {{"name", "n1"}}},
-                                        {"status", {{"capacity", {{"cpu", "64"}}}}}})
-                  .ok());
+  ASSERT_TRUE(server_->MergePatch("nodes", "", "n1", {{"status", {{"capacity", {{"cpu", "64"}}}}}}).ok());
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
   Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology, .mode = c.mode});
   EXPECT_EQ(publisher.PublishExtendedResources(c.resources).value(), true);
@@ -337,10 +396,7 @@ TEST_P(PublisherExtendedTest, TheModesExtendedResourceIsAdvertisedOnTheNodeOnce)
 TEST_F(PublisherTest, ANodeThatSaysTheCountInTheApiServersCanonicalFormIsNotPatchedAgain) {
   // kube-apiserver stores 1000 as "1k".
   const json said = {{kExclusiveResource, "1k"}};
-  ASSERT_TRUE(server_->Create("nodes", {{"apiVersion", "v1"}, {"kind", "Node"},
-                                        {"metadata", {{"name", "n1"}}},
-                                        {"status", {{"capacity", said}, {"allocatable", said}}}})
-                  .ok());
+  ASSERT_TRUE(server_->MergePatch("nodes", "", "n1", {{"status", {{"capacity", said}, {"allocatable", said}}}}).ok());
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
   Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
   EXPECT_EQ(publisher.PublishExtendedResources({{kExclusiveResource, 1000}}).value(), false);

@@ -55,13 +55,15 @@ function(huygens_benchmark name)
   target_compile_definitions(${name} PRIVATE HUYGENS_FIXTURES="${HUYGENS_FIXTURES_DIR}")
 endfunction()
 
-# huygens_fuzzer(NAME SOURCE LIBS libs... [SEEDS dir])
-# A libFuzzer target (clang only). CTest runs each fuzzer for a bounded time (label `fuzz`).
+# huygens_fuzzer(NAME SOURCE LIBS libs... [SEEDS dir] [SECONDS n] [RSS_MB n])
+# A libFuzzer target (clang only). CTest runs each fuzzer for a bounded time (label `fuzz`,
+# SECONDS, default 20) under an RSS limit (RSS_MB, default 2048: an input that takes more is a
+# finding).
 function(huygens_fuzzer name)
   if(NOT HUYGENS_BUILD_FUZZERS)
     return()
   endif()
-  cmake_parse_arguments(F "" "SEEDS;SECONDS" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(F "" "SEEDS;SECONDS;RSS_MB" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${F_SOURCES} ${F_UNPARSED_ARGUMENTS})
   target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
@@ -69,6 +71,9 @@ function(huygens_fuzzer name)
   add_dependencies(fuzzers ${name})
   if(NOT F_SECONDS)
     set(F_SECONDS 20)
+  endif()
+  if(NOT F_RSS_MB)
+    set(F_RSS_MB 2048)
   endif()
   set(corpus "${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus")
   set(seed_args "")
@@ -82,7 +87,7 @@ function(huygens_fuzzer name)
   endif()
   add_test(NAME ${name}
     COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
-      sh -c "mkdir -p '${corpus}' && exec \"$0\" -max_total_time=${F_SECONDS} -rss_limit_mb=2048 -print_final_stats=1 '${corpus}' ${seed_args}"
+      sh -c "mkdir -p '${corpus}' && exec \"$0\" -max_total_time=${F_SECONDS} -rss_limit_mb=${F_RSS_MB} -print_final_stats=1 '${corpus}' ${seed_args}"
       $<TARGET_FILE:${name}>)
   set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300)
 endfunction()
@@ -100,13 +105,14 @@ function(huygens_library name)
 endfunction()
 
 # huygens_folder_executables(PREFIX LIBS libs... [FUZZ_LIBS libs...] [LABELS labels...]
-#                            [TEST_LABELS test=label...] [SEED_ROOT dir])
+#                            [TEST_LABELS test=label...] [SEED_ROOT dir] [FUZZ_RSS_MB fuzz=mb...])
 # One executable per <x>_test.cc, <x>_bench.cc and <x>_fuzz.cc of the current folder, named
 # PREFIX_<x>_test and so on, linked with LIBS; fuzzers link FUZZ_LIBS instead when given (so the
 # instrumented clang build compiles only what the parsers need, not the test environments). Tests get LABELS (default `unit`), or the label
-# given for them in TEST_LABELS (`trace_run_test=trace`). A fuzzer's seeds are SEED_ROOT/<x>_fuzz.
+# given for them in TEST_LABELS (`trace_run_test=trace`). A fuzzer's seeds are SEED_ROOT/<x>_fuzz;
+# its RSS limit the one given in FUZZ_RSS_MB (`nrt_fuzz=512`), else huygens_fuzzer's default.
 function(huygens_folder_executables prefix)
-  cmake_parse_arguments(E "" "SEED_ROOT" "LIBS;FUZZ_LIBS;LABELS;TEST_LABELS" ${ARGN})
+  cmake_parse_arguments(E "" "SEED_ROOT" "LIBS;FUZZ_LIBS;LABELS;TEST_LABELS;FUZZ_RSS_MB" ${ARGN})
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   foreach(src ${tests})
     get_filename_component(name ${src} NAME_WE)
@@ -130,11 +136,16 @@ function(huygens_folder_executables prefix)
   file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_fuzz.cc)
   foreach(src ${fuzzers})
     get_filename_component(name ${src} NAME_WE)
+    set(options "")
     if(E_SEED_ROOT)
-      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${fuzz_libs} SEEDS ${E_SEED_ROOT}/${name})
-    else()
-      huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${fuzz_libs})
+      list(APPEND options SEEDS ${E_SEED_ROOT}/${name})
     endif()
+    foreach(pair ${E_FUZZ_RSS_MB})
+      if(pair MATCHES "^${name}=([0-9]+)$")
+        list(APPEND options RSS_MB ${CMAKE_MATCH_1})
+      endif()
+    endforeach()
+    huygens_fuzzer(${prefix}_${name} SOURCES ${src} LIBS ${fuzz_libs} ${options})
   endforeach()
 endfunction()
 

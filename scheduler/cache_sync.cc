@@ -223,8 +223,11 @@ void CacheSync::RebuildNode(const std::string& name) {
   NodeDevices devices_in_use;
   auto state = NodeStateFromNrt(t->second, numa_strategy_, held, &devices_in_use);
   if (!state.ok()) {
-    spdlog::error("node {}: {}", name, std::string(state.status().message()));
+    ReportInvalidNrt(name, std::string(state.status().message()));
     return;
+  }
+  if (invalid_nrts_.erase(name) > 0) {
+    spdlog::info("node {}: its NodeResourceTopology is valid again: back in scheduling", name);
   }
   node->cpu_state = *std::move(state);
   if (absl::Status s = cache_.AddNode(*std::move(node)); !s.ok()) {
@@ -252,6 +255,14 @@ void CacheSync::RebuildNode(const std::string& name) {
   spdlog::info("node {}: rebuilt from its Node and NodeResourceTopology ({} pods, {} of them with a Binding in flight)",
                name, cache_.FindNode(name)->pod_uids.size(), in_flight.size());
   queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
+}
+
+void CacheSync::ReportInvalidNrt(const std::string& name, const std::string& why) {
+  auto [entry, added] = invalid_nrts_.try_emplace(name, why);
+  if (!added && entry->second == why) return;  // said already
+  entry->second = why;
+  spdlog::error("node {}: left out of scheduling until its NodeResourceTopology is valid: {}", name, why);
+  if (on_invalid_nrt_) on_invalid_nrt_(nrts_.at(name), why);
 }
 
 // The devices the node's zones report in use beyond what the pods just placed hold (per
@@ -299,11 +310,9 @@ void CacheSync::ApplyZoneDevices(const std::string& name) {
   if (info == nullptr || info->cpu_state == nullptr) return;
   NodeDevices in_use;
   absl::StatusOr<NodeDevices> devices = DevicesFromNrt(nrts_.at(name), &in_use);
-  if (!devices.ok()) {
-    spdlog::error("node {}: {}", name, std::string(devices.status().message()));
-    return;
-  }
-  if (*devices != info->cpu_state->Config().devices) {
+  // An invalid publication takes the node out (the rebuild fails on it and says why); a device
+  // resource added, removed or resized rebuilds it.
+  if (!devices.ok() || *devices != info->cpu_state->Config().devices) {
     RebuildNode(name);
     return;
   }
@@ -424,17 +433,20 @@ void CacheSync::Apply(const Change& c) {
     case ChangeKind::kNrt: {
       if (c.deleted) {
         nrts_.erase(name);
+        invalid_nrts_.erase(name);
         if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
         return;
       }
       auto it = nrts_.find(name);
+      // After an invalid version every change is read in full (a change of zones alone may be
+      // the fix).
       // The observed affinity (read by the rebalancer from nrts()) does not shape the CPU state.
       auto shaping = [](const json& nrt) {
         json annotations = nrt["metadata"].value("annotations", json::object());
         if (annotations.is_object()) annotations.erase(kPodTrafficAnnotation);
         return annotations;
       };
-      if (it != nrts_.end() && shaping(it->second) == shaping(c.object) &&
+      if (it != nrts_.end() && !invalid_nrts_.contains(name) && shaping(it->second) == shaping(c.object) &&
           it->second.value("attributes", json()) == c.object.value("attributes", json())) {
         it->second = c.object;  // only counters or traffic changed: the CPU state is ours
         ApplyZoneDevices(name);

@@ -12,7 +12,10 @@
 // NodeResourceTopology are known (CPU state from the NRT: topology/nrt.h); every non-terminal
 // pod bound to a node is counted (with its huygens.io/allocation when it has one, whoever
 // scheduled it); CPUs the NRT lists as exclusive that no Huygens allocation holds (kubelet-bound
-// or other schedulers' pods, published by the agent) join the node's system pool. Pending pods
+// or other schedulers' pods, published by the agent) join the node's system pool. A node whose
+// NRT does not decode into a node state (NodeStateFromNrt: a field out of range, a topology that
+// is not consistent, pools outside the machine) is left out of the cache, or taken out, until a
+// valid version arrives; the other nodes are not touched. Pending pods
 // whose spec.schedulerName names a profile enter the queue (in extender mode: none, since
 // kube-scheduler asks for each pod).
 //
@@ -146,12 +149,21 @@ class ChangeFeed {
 // `mu` over every use (ready() excepted).
 class CacheSync {
  public:
+  // Told, on the scheduling thread under `mu`, of an NRT that leaves its node out of the cache:
+  // the object as received and why (the error, naming the object and the field). Called once
+  // per distinct reason while the NRT stays invalid. Must not call back into the CacheSync.
+  using InvalidNrtReporter = std::function<void(const nlohmann::json& nrt, const std::string& why)>;
+
   // `has_profile(schedulerName)`: whether a pending pod of that scheduler is ours. `clock` must
   // outlive the object. Extender mode queues no pod (kube-scheduler asks for each) and reads the
-  // allocation of any pending pod.
+  // allocation of any pending pod. `on_invalid_nrt` (may be empty): see InvalidNrtReporter.
   CacheSync(NumaStrategy numa_strategy, bool extender, std::function<bool(const std::string&)> has_profile,
-            Clock* clock)
-      : numa_strategy_(numa_strategy), extender_(extender), has_profile_(std::move(has_profile)), clock_(clock) {}
+            Clock* clock, InvalidNrtReporter on_invalid_nrt = nullptr)
+      : numa_strategy_(numa_strategy),
+        extender_(extender),
+        has_profile_(std::move(has_profile)),
+        clock_(clock),
+        on_invalid_nrt_(std::move(on_invalid_nrt)) {}
 
   // Applies one informer change to the objects, the cache and the queue (see the cache rules).
   // Bad objects are logged and skipped, and so is a pod older than the version stored
@@ -167,6 +179,10 @@ class CacheSync {
   const std::map<std::string, nlohmann::json>& pods() const { return pods_; }
   // NodeResourceTopology objects by node name, as last seen.
   const std::map<std::string, nlohmann::json>& nrts() const { return nrts_; }
+  // The nodes left out of the cache because their NRT as last seen is invalid: node name -> why
+  // (the error, naming the object and the field). An entry goes when a valid version arrives
+  // or the NRT is deleted.
+  const std::map<std::string, std::string>& invalid_nrts() const { return invalid_nrts_; }
   // One NumaAffinityGroup as last seen: the decoded group and its object (resourceVersion,
   // status).
   struct DeclaredGroup {
@@ -199,6 +215,9 @@ class CacheSync {
  private:
   absl::Status Place(const nlohmann::json& object);
   void RebuildNode(const std::string& name);
+  // Records that node `name`'s NRT is invalid for `why`: logs it and tells on_invalid_nrt_,
+  // once per distinct reason.
+  void ReportInvalidNrt(const std::string& name, const std::string& why);
   // Keeps the devices of pods the cache does not account out of the rebuilt node `name` (see
   // the definition); `devices_in_use` is NodeStateFromNrt's.
   void HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use);
@@ -213,10 +232,12 @@ class CacheSync {
   const bool extender_;
   const std::function<bool(const std::string&)> has_profile_;
   Clock* clock_;
+  const InvalidNrtReporter on_invalid_nrt_;
   sched::ClusterCache cache_;
   sched::SchedulingQueue queue_;
   std::map<std::string, nlohmann::json> nodes_;  // by name
   std::map<std::string, nlohmann::json> nrts_;   // by name
+  std::map<std::string, std::string> invalid_nrts_;  // node name -> why its NRT is invalid
   std::map<std::string, nlohmann::json> pods_;   // by uid
   std::map<std::string, DeclaredGroup> affinity_groups_;  // by namespace/name
   // The stored bound pods by spec.nodeName (pending pods are not indexed), so a rebuild reads

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "base/testing/fake_clock.h"
@@ -228,6 +229,86 @@ TEST(CacheSyncTest, DevicesTheZonesReportInUseBeyondThoseOfItsPodsAreKeptOutOfTh
   EXPECT_EQ(free_gpus(), (NumaDeviceCounts{{1, 3}}));
   EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ForeignDevices(), (NodeDevices{{"nvidia.com/gpu", {{1, 1}}}}));
   EXPECT_TRUE(sync.cache().FindNode("n0")->cpu_state->Validate().empty());
+}
+
+// A node whose NodeResourceTopology does not decode into a node state is taken out of the cache
+// and said once per reason (the object and the field named); the other nodes stay; a valid
+// version brings it back. Ids out of range, pools outside the machine and a bad zone alone
+// (a publication whose annotations did not change) are each enough.
+TEST(CacheSyncTest, ANodeWithAnInvalidNrtIsLeftOutAndSaidOnceUntilAValidOneArrives) {
+  const CpuTopology topo = huygens::testing::DualSocketHT();
+  huygens::testing::FakeClock clock;
+  std::vector<std::string> said;
+  CacheSync sync(
+      NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock,
+      [&](const nlohmann::json& nrt, const std::string& why) {
+        said.push_back(nrt["metadata"]["name"].get<std::string>() + ": " + why);
+      });
+  auto valid = [&](const std::string& name, uint64_t gpus = 1) {
+    NrtInput in;
+    in.node_name = name;
+    in.topology = &topo;
+    in.system_cpus = CpuSet{0, 12};
+    in.devices = {{1, {{"nvidia.com/gpu", {.allocatable = gpus, .available = gpus}}}}};
+    absl::StatusOr<nlohmann::json> nrt = BuildNrt(in);
+    EXPECT_TRUE(nrt.ok()) << nrt.status();
+    return nrt.value_or(nlohmann::json());
+  };
+  for (const char* name : {"n0", "n1"}) {
+    sync.Apply(Change{.kind = ChangeKind::kNode, .object = testing::NodeObject(name, topo.NumCpus())});
+    sync.Apply(Change{.kind = ChangeKind::kNrt, .object = valid(name)});
+    ASSERT_NE(sync.cache().FindNode(name), nullptr) << name;
+  }
+  auto annotations = [](nlohmann::json& nrt) -> nlohmann::json& { return nrt["metadata"]["annotations"]; };
+
+  // A core id beyond any machine (topology/json.cc bounds it).
+  nlohmann::json bad = valid("n0");
+  nlohmann::json topology_json = nlohmann::json::parse(annotations(bad)[kCpuTopologyAnnotation].get<std::string>());
+  topology_json["cpus"][1]["core"] = 1000000000;
+  annotations(bad)[kCpuTopologyAnnotation] = topology_json.dump();
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = bad});
+  EXPECT_EQ(sync.cache().FindNode("n0"), nullptr) << "a node with an invalid NRT stayed in the cache";
+  EXPECT_NE(sync.cache().FindNode("n1"), nullptr) << "another node was touched";
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_THAT(said[0], HasSubstr("n0: NodeResourceTopology \"n0\""));
+  EXPECT_THAT(said[0], HasSubstr(kCpuTopologyAnnotation));
+  EXPECT_THAT(said[0], HasSubstr("cpus[1].core: 1000000000 is outside [0, 8192)"));
+  EXPECT_EQ(sync.invalid_nrts().count("n0"), 1u);
+  // The same version again (a resync) is not said again.
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = bad});
+  EXPECT_EQ(said.size(), 1u);
+
+  // Pools that name CPUs the machine lacks: another reason, said.
+  bad = valid("n0");
+  nlohmann::json pools = nlohmann::json::parse(annotations(bad)[kPoolsAnnotation].get<std::string>());
+  pools["system"] = "0,12,99";
+  annotations(bad)[kPoolsAnnotation] = pools.dump();
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = bad});
+  EXPECT_EQ(sync.cache().FindNode("n0"), nullptr);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_THAT(said[1], HasSubstr("metadata.annotations[\"huygens.io/pools\"].system: cpus 99 are not online CPUs"));
+
+  // A valid version brings the node back.
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = valid("n0")});
+  ASSERT_NE(sync.cache().FindNode("n0"), nullptr) << "a valid NRT did not bring the node back";
+  EXPECT_TRUE(sync.invalid_nrts().empty());
+
+  // A publication whose zones alone changed, to a device count that is not one, takes the node
+  // out too (it was kept with its old devices); the zones' fix alone brings it back.
+  bad = valid("n0");
+  for (nlohmann::json& zone : bad["zones"]) {
+    for (nlohmann::json& r : zone["resources"]) {
+      if (r["name"] == "nvidia.com/gpu") r["allocatable"] = "lots";
+    }
+  }
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = bad});
+  EXPECT_EQ(sync.cache().FindNode("n0"), nullptr) << "an invalid zone left the node in the cache";
+  ASSERT_EQ(said.size(), 3u);
+  EXPECT_THAT(said[2], HasSubstr("zone \"node-1\": resource nvidia.com/gpu: allocatable \"lots\""));
+  sync.Apply(Change{.kind = ChangeKind::kNrt, .object = valid("n0", 2)});
+  ASSERT_NE(sync.cache().FindNode("n0"), nullptr) << "a fix of the zones alone did not bring the node back";
+  EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->DevicesFree().at("nvidia.com/gpu"), (NumaDeviceCounts{{1, 2}}));
+  EXPECT_NE(sync.cache().FindNode("n1"), nullptr);
 }
 
 }  // namespace

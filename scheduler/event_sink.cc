@@ -32,10 +32,14 @@ void EventSink::Post(const nlohmann::json& pod, const char* type, const char* re
   e.reason = reason;
   e.action = action;
   e.note = std::move(note);
-  e.reporting_instance = reporting_instance_;
+  Post(std::move(e));
+}
+
+void EventSink::Post(kube::EventRecord event) {
+  event.reporting_instance = reporting_instance_;
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_.size() >= kMaxQueued) return;  // shed events rather than memory under a storm
-  queue_.push_back(std::move(e));
+  queue_.push_back(std::move(event));
   cv_.notify_one();
 }
 
@@ -52,7 +56,7 @@ void EventSink::Run() {
     queue_.pop_front();
     lock.unlock();
     absl::Status s = recorder_.Record(e);
-    if (!s.ok()) spdlog::warn("event {} for pod {}/{}: {}", e.reason, e.ns, e.name, std::string(s.message()));
+    if (!s.ok()) spdlog::warn("event {} for {} {}/{}: {}", e.reason, e.kind, e.ns, e.name, std::string(s.message()));
     lock.lock();
   }
 }

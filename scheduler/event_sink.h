@@ -46,6 +46,9 @@ class EventSink {
   // recorder cuts it to the API's limit without splitting a character, kube::EventObject).
   void Post(const nlohmann::json& pod, const char* type, const char* reason, const char* action,
             std::string note);
+  // Queues `event` as it is (any regarding object: its api_version, kind, ns, name and uid);
+  // its reporting_instance is set to the sink's.
+  void Post(kube::EventRecord event);
 
  private:
   void Run();

@@ -245,6 +245,10 @@ namespace {
 // (e.g. "nvidia.com/gpu", as NFD's topology-updater reports device-plugin resources from
 // kubelet's podresources API) other than Huygens' own, counted by its allocatable; into
 // `in_use` (when set) allocatable - available where the zone says what is available.
+// The most devices of one resource on one NUMA node (a bound, so that no sum of counts
+// overflows; real nodes have a few, SR-IOV a few hundred).
+constexpr int64_t kMaxNumaDevices = int64_t{1} << 20;
+
 absl::StatusOr<NodeDevices> ZoneDevices(const NrtObject& nrt, NodeDevices* in_use) {
   NodeDevices out;
   for (const NrtZone& zone : nrt.zones) {
@@ -254,15 +258,21 @@ absl::StatusOr<NodeDevices> ZoneDevices(const NrtObject& nrt, NodeDevices* in_us
       if (r.name.find('/') == std::string::npos || r.name.starts_with("huygens.io/")) continue;
       auto count = [&](std::string_view field, const std::string& value) -> absl::StatusOr<int64_t> {
         absl::StatusOr<int64_t> n = ParseMemoryBytes(value);
-        if (!n.ok() || *n < 0) {
+        if (!n.ok() || *n < 0 || *n > kMaxNumaDevices) {
           return absl::InvalidArgumentError(fmt::format(
-              "NodeResourceTopology {:?}: zone {:?}: resource {}: {} {:?} is not a device count",
-              nrt.name, zone.name, r.name, field, value));
+              "NodeResourceTopology {:?}: zone {:?}: resource {}: {} {:?} is not a device count in [0, {}]",
+              nrt.name, zone.name, r.name, field, value, kMaxNumaDevices));
         }
         return *n;
       };
       HUYGENS_ASSIGN_OR_RETURN(int64_t allocatable, count("allocatable", r.allocatable));
-      out[r.name][*numa] += allocatable;
+      int64_t& total = out[r.name][*numa];
+      total += allocatable;
+      if (total > kMaxNumaDevices) {  // the resource listed again, or the zone
+        return absl::InvalidArgumentError(fmt::format(
+            "NodeResourceTopology {:?}: zone {:?}: resource {}: more than {} on NUMA node {} (listed more than once)",
+            nrt.name, zone.name, r.name, kMaxNumaDevices, *numa));
+      }
       if (in_use == nullptr || !r.available.has_value()) continue;
       HUYGENS_ASSIGN_OR_RETURN(int64_t available, count("available", *r.available));
       if (allocatable > available) (*in_use)[r.name][*numa] += allocatable - available;
@@ -286,6 +296,15 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   HUYGENS_ASSIGN_OR_RETURN(NrtObject nrt, ReadNrt(object));
   HUYGENS_ASSIGN_OR_RETURN(CpuTopology topology, TopologyFromNrt(nrt));
   HUYGENS_ASSIGN_OR_RETURN(NrtPools pools, PoolsFromNrt(nrt));
+  // The pools must name CPUs of the machine the annotation describes, online ones.
+  for (auto [key, set] : {std::pair{"system", &pools.system}, std::pair{"exclusive", &pools.exclusive}}) {
+    const CpuSet outside = set->Difference(topology.OnlineCpus());
+    if (!outside.Empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "NodeResourceTopology {:?}: metadata.annotations[{:?}].{}: cpus {} are not online CPUs of {}", nrt.name,
+          kPoolsAnnotation, key, outside.ToString(), kCpuTopologyAnnotation));
+    }
+  }
   NodeConfig config;
   config.name = nrt.name;
   auto mode = ParseNodeMode(pools.mode);
@@ -323,9 +342,12 @@ absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const json& ob
   }
   if (devices_in_use != nullptr) devices_in_use->clear();
   HUYGENS_ASSIGN_OR_RETURN(config.devices, ZoneDevices(nrt, devices_in_use));
-  HUYGENS_ASSIGN_OR_RETURN(NodeState state,
-                           NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config));
-  return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(std::move(state)));
+  absl::StatusOr<NodeState> state = NodeState::Create(std::make_shared<const CpuTopology>(std::move(topology)), config);
+  if (!state.ok()) {
+    return absl::Status(state.status().code(),
+                        fmt::format("NodeResourceTopology {:?}: {}", nrt.name, std::string(state.status().message())));
+  }
+  return std::shared_ptr<const NodeState>(std::make_shared<NodeState>(*std::move(state)));
 }
 
 }  // namespace huygens::scheduler

@@ -58,15 +58,19 @@ absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);
 // devices kubelet gave to any container; a resource without `available`, v1alpha1, counts
 // none; only counts > 0): the caller subtracts what its own pods hold to find the devices of
 // pods it does not account (CacheSync, NodeState::HoldForeignDevices).
-// The devices of NodeStateFromNrt alone (NodeConfig::devices, and `in_use` when given), for a
-// publication whose zones changed but nothing else. Errors: NodeStateFromNrt's for the
-// object and for the devices.
-absl::StatusOr<NodeDevices> DevicesFromNrt(const nlohmann::json& nrt, NodeDevices* in_use);
-
+// Errors: InvalidArgument naming the object and the field: ReadNrt's, TopologyFromNrt's and
+// PoolsFromNrt's; pools `system` or `exclusive` naming CPUs that are not online CPUs of the
+// huygens.io/cpu-topology machine; an unknown mode, a bad capacity factor, memory or device
+// figure; NodeState::Create's, prefixed by the object. Never throws.
 absl::StatusOr<std::shared_ptr<const NodeState>> NodeStateFromNrt(const nlohmann::json& nrt,
                                                                   NumaStrategy numa_strategy,
                                                                   const CpuSet& huygens_held,
                                                                   NodeDevices* devices_in_use = nullptr);
+
+// The devices of NodeStateFromNrt alone (NodeConfig::devices, and `in_use` when given), for a
+// publication whose zones changed but nothing else. Errors: NodeStateFromNrt's for the
+// object and for the devices.
+absl::StatusOr<NodeDevices> DevicesFromNrt(const nlohmann::json& nrt, NodeDevices* in_use);
 
 }  // namespace huygens::scheduler
 

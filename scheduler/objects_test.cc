@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,6 +75,32 @@ TEST(NodeStateFromNrt, DeviceResourcesOfTheZonesBecomeTheNodesDevices) {
               ::testing::AllOf(::testing::HasSubstr("node-1"),
                                ::testing::HasSubstr("nvidia.com/gpu"),
                                ::testing::HasSubstr("not a device count")));
+}
+
+// Device counts are bounded, so that no sum of them overflows: a count beyond the bound, or a
+// resource listed again in its zone whose counts add up beyond it, is an error naming the zone
+// and the resource (three "4E" entries overflowed int64; the fuzzer keeps them as the seed
+// scheduler/fuzz_seeds/nrt_fuzz/huygens-gpus-listed-thrice-4E.json).
+TEST(NodeStateFromNrt, DeviceCountsBeyondTheBoundOrListedAgainBeyondItAreErrors) {
+  const CpuTopology topo = testing::DualSocketHT();
+  auto with_gpus = [&](std::vector<const char*> counts) {
+    nlohmann::json nrt = PublishedNrt(topo, {});
+    for (const char* c : counts) {
+      nrt["zones"][1]["resources"].push_back(
+          {{"name", "nvidia.com/gpu"}, {"capacity", c}, {"allocatable", c}, {"available", "0"}});
+    }
+    return NodeStateFromNrt(nrt, NumaStrategy::kMostAllocated, CpuSet{});
+  };
+  ASSERT_TRUE(with_gpus({"1048576"}).ok()) << with_gpus({"1048576"}).status();
+  absl::StatusOr<std::shared_ptr<const NodeState>> state = with_gpus({"4E", "4E", "4E"});
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(std::string(state.status().message()),
+              ::testing::HasSubstr("zone \"node-1\": resource nvidia.com/gpu: allocatable \"4E\" is not a device "
+                                   "count in [0, 1048576]"));
+  state = with_gpus({"1048576", "1"});
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(std::string(state.status().message()),
+              ::testing::HasSubstr("zone \"node-1\": resource nvidia.com/gpu: more than 1048576 on NUMA node 1"));
 }
 
 TEST(NodeStateFromNrt, AFactorOutsideZeroToOneIsAnErrorNamingTheZoneAndAttribute) {

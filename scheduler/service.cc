@@ -14,6 +14,7 @@
 #include "scheduler/scheduling_loop.h"
 #include "scheduler/service_metrics.h"
 #include "spdlog/spdlog.h"
+#include "topology/nrt.h"
 
 namespace huygens::scheduler {
 
@@ -46,6 +47,25 @@ struct SchedulerService::Impl {
   std::atomic<bool> started{false};
 };
 
+namespace {
+
+// A Warning event on the NRT that leaves its node out of the cache (CacheSync::InvalidNrtReporter).
+void PostInvalidNrt(EventSink& events, const nlohmann::json& nrt, const std::string& why) {
+  const nlohmann::json& meta = nrt.value("metadata", nlohmann::json::object());
+  kube::EventRecord e;
+  e.api_version = nrt.value("apiVersion", kNrtApiVersion);
+  e.kind = kNrtKind;
+  e.name = meta.is_object() ? meta.value("name", "") : "";
+  e.uid = meta.is_object() ? meta.value("uid", "") : "";
+  e.type = "Warning";
+  e.reason = "InvalidNodeResourceTopology";
+  e.action = "Caching";
+  e.note = fmt::format("{}; node {} is left out of scheduling until its NodeResourceTopology is valid", why, e.name);
+  events.Post(std::move(e));
+}
+
+}  // namespace
+
 SchedulerService::SchedulerService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube::Client* client,
@@ -65,7 +85,8 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
                                              [raw] { return raw->elector == nullptr || raw->elector->HoldsLease(); });
   impl->state = std::make_unique<CacheSync>(
       impl->options.config.numa_strategy, extender,
-      [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock);
+      [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock,
+      [raw](const nlohmann::json& nrt, const std::string& why) { PostInvalidNrt(*raw->events, nrt, why); });
   for (const ProfileConfig& p : impl->profiles) {
     auto s = sched::Scheduler::Create(&impl->state->cache(), p.profile,
                                       std::make_unique<ApiBind>(impl->writer.get()));

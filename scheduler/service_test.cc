@@ -344,6 +344,62 @@ TEST_F(ServiceTest, TheEventSinkFoldsARepeatedEventIntoTheFirstEventsSeries) {
   EXPECT_EQ(events[0]["series"]["count"], 3);
 }
 
+// A node whose NodeResourceTopology is invalid costs that node only: a Warning event on the NRT
+// names it and the offending field, the other nodes go on scheduling, and a valid NRT brings the
+// node back.
+TEST_F(ServiceTest, AnInvalidNrtLeavesItsNodeOutWithAnEventNamingTheFieldAndTheOthersSchedule) {
+  ASSERT_TRUE(AddMachine(*server_, "good", 4));
+  auto shape = sim::ShapeForCpuCount(16);
+  ASSERT_TRUE(shape.ok());
+  NrtInput in;
+  in.node_name = "bad";
+  in.topology = shape->topology.get();
+  in.policy = "single-numa-node";
+  absl::StatusOr<nlohmann::json> valid = BuildNrt(in);
+  ASSERT_TRUE(valid.ok()) << valid.status();
+  nlohmann::json bad = *valid;
+  nlohmann::json topology_json =
+      nlohmann::json::parse(bad["metadata"]["annotations"][kCpuTopologyAnnotation].get<std::string>());
+  topology_json["cpus"][1]["core"] = 1000000000;
+  bad["metadata"]["annotations"][kCpuTopologyAnnotation] = topology_json.dump();
+  ASSERT_TRUE(testing::CreateReadyNode(*server_, testing::NodeObject("bad", 16)));
+  ASSERT_TRUE(server_->Create(testing::kNrtResource, bad).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("small", 2)).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("large", 8)).ok());  // fits "bad" alone
+  CaptureLog();
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  auto invalid_event = [&] {
+    for (const auto& e : server_->List("events.events.k8s.io")) {
+      if (e.value("reason", "") == "InvalidNodeResourceTopology") return e;
+    }
+    return nlohmann::json();
+  };
+  ASSERT_TRUE(Eventually([&] { return !invalid_event().is_null() && Bound() == 1; })) << log_.str();
+  const nlohmann::json event = invalid_event();
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["regarding"]["kind"], "NodeResourceTopology");
+  EXPECT_EQ(event["regarding"]["name"], "bad");
+  EXPECT_EQ(event["regarding"]["uid"], server_->Get(testing::kNrtResource, "", "bad")->at("metadata").at("uid"));
+  EXPECT_THAT(event.value("note", ""), HasSubstr("NodeResourceTopology \"bad\""));
+  EXPECT_THAT(event.value("note", ""), HasSubstr("cpus[1].core: 1000000000 is outside [0, 8192)"));
+  EXPECT_THAT(event.value("note", ""), HasSubstr("node bad is left out of scheduling"));
+  EXPECT_TRUE(Logged("node bad: left out of scheduling until its NodeResourceTopology is valid: "
+                     "NodeResourceTopology \"bad\""));
+  EXPECT_EQ(server_->Get("pods", "default", "small")->at("spec").value("nodeName", ""), "good");
+  EXPECT_EQ(server_->Get("pods", "default", "large")->at("spec").value("nodeName", ""), "");
+
+  // The agent publishes a valid NRT: the node is back and takes the pod that fits it alone.
+  ASSERT_TRUE(server_->MergePatch(testing::kNrtResource, "", "bad",
+                                  {{"metadata", {{"annotations", (*valid)["metadata"]["annotations"]}}}})
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 2; })) << log_.str();
+  service->Stop();
+  EXPECT_EQ(server_->Get("pods", "default", "large")->at("spec").value("nodeName", ""), "bad");
+}
+
 TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
   ASSERT_TRUE(AddMachine(*server_, "small", 4));
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("big", 8)).ok());
