@@ -1,293 +1,220 @@
 #include "agent/config.h"
 
-#include <charconv>
 #include <cstdint>
-#include <set>
+#include <limits>
 #include <utility>
 
-#include "fmt/format.h"
 #include "base/config_kind.h"
-#include "base/duration.h"
+#include "base/status.h"
+#include "base/yaml_reader.h"
+#include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 
 namespace huygens::agent {
 namespace {
 
-absl::Status FieldError(std::string_view field, std::string_view problem) {
-  return absl::InvalidArgumentError(fmt::format("agent config: {}: {}", field, problem));
+// A duration of at least 1ms, in whole milliseconds.
+absl::StatusOr<std::chrono::milliseconds> PositiveMillis(const YamlReader& r,
+                                                         const YAML::Node& node,
+                                                         const std::string& field) {
+  int64_t micros = 0;
+  HUYGENS_ASSIGN_OR_RETURN(micros, r.Duration(node, field));
+  if (micros < 1000) return r.Error(node, field, "must be at least 1ms");
+  return std::chrono::milliseconds(micros / 1000);
 }
 
-// Checks that `node` is a mapping whose keys are all in `known`.
-absl::Status CheckKeys(const YAML::Node& node, std::string_view where,
-                       const std::set<std::string>& known) {
-  if (!node.IsMap()) return FieldError(where, "expected a mapping");
-  for (const auto& kv : node) {
-    if (!kv.first.IsScalar()) return FieldError(where, "a key is not a string");
-    const std::string key = kv.first.Scalar();
-    if (!known.contains(key)) {
-      return FieldError(where.empty() ? key : fmt::format("{}.{}", where, key), "unknown key");
-    }
-  }
-  return absl::OkStatus();
+// A string that must not be empty.
+absl::StatusOr<std::string> NonEmpty(const YamlReader& r, const YAML::Node& node,
+                                     const std::string& field) {
+  std::string s;
+  HUYGENS_ASSIGN_OR_RETURN(s, r.String(node, field));
+  if (s.empty()) return r.Error(node, field, "is empty");
+  return s;
 }
 
-absl::StatusOr<std::string> Scalar(const YAML::Node& node, std::string_view field) {
-  if (!node.IsScalar()) return FieldError(field, "expected a string");
-  return node.Scalar();
-}
-
-// A list of non-empty names (namespaces) at `field`.
-absl::StatusOr<std::vector<std::string>> Names(const YAML::Node& list, std::string_view field) {
-  if (!list.IsSequence()) return FieldError(field, "expected a list of strings");
+// A list of non-empty names (namespaces).
+absl::StatusOr<std::vector<std::string>> Names(const YamlReader& r, const YAML::Node& list,
+                                               const std::string& field) {
+  HUYGENS_RETURN_IF_ERROR(r.CheckSequence(list, field));
   std::vector<std::string> names;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string item = fmt::format("{}[{}]", field, i);
-    auto v = Scalar(list[i], item);
-    if (!v.ok()) return v.status();
-    if (v->empty()) return FieldError(item, "is empty");
-    names.push_back(*std::move(v));
+    std::string name;
+    HUYGENS_ASSIGN_OR_RETURN(name, NonEmpty(r, list[i], fmt::format("{}[{}]", field, i)));
+    names.push_back(std::move(name));
   }
   return names;
 }
 
-absl::StatusOr<bool> Bool(const YAML::Node& node, std::string_view field) {
-  if (!node.IsScalar()) return FieldError(field, "expected true or false");
-  const std::string& s = node.Scalar();
-  if (s == "true") return true;
-  if (s == "false") return false;
-  return FieldError(field, fmt::format("{:?} is not true or false", s));
+// A name that `parse` (ParseNodeMode, ParseTopologyPolicy, ...) knows; `known` ends the error.
+template <typename T>
+absl::StatusOr<T> Named(const YamlReader& r, const YAML::Node& node, const std::string& field,
+                        std::optional<T> (*parse)(const std::string&), std::string_view known) {
+  std::string s;
+  HUYGENS_ASSIGN_OR_RETURN(s, r.String(node, field));
+  std::optional<T> value = parse(s);
+  if (!value) return r.Error(node, field, fmt::format("{:?} is not {}", s, known));
+  return *value;
 }
 
-absl::StatusOr<std::chrono::milliseconds> PositiveDuration(const YAML::Node& node,
-                                                           std::string_view field) {
-  auto text = Scalar(node, field);
-  if (!text.ok()) return text.status();
-  auto micros = ParseDuration(*text);
-  if (!micros.ok()) return FieldError(field, fmt::format("{:?} is not a duration", *text));
-  if (*micros < 1000) return FieldError(field, "must be at least 1ms");
-  return std::chrono::milliseconds(*micros / 1000);
+std::optional<PodSourceKind> ParsePodSourceKind(const std::string& s) {
+  if (s == "watch") return PodSourceKind::kWatch;
+  if (s == "kubelet") return PodSourceKind::kKubelet;
+  return std::nullopt;
 }
 
-absl::Status ParseRuntime(const YAML::Node& node, RuntimeConfig& out) {
-  if (auto s = CheckKeys(node, "runtime",
-                         {"endpoint", "timeout", "fallbackToCgroupfs", "cgroupRoot",
-});
-      !s.ok()) {
-    return s;
+absl::Status ParseRuntime(const YamlReader& r, const YAML::Node& node, RuntimeConfig& out) {
+  HUYGENS_RETURN_IF_ERROR(
+      r.CheckMap(node, "runtime", {"endpoint", "timeout", "fallbackToCgroupfs", "cgroupRoot"}));
+  if (auto v = node["endpoint"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.endpoint, NonEmpty(r, v, "runtime.endpoint"));
   }
-  if (node["endpoint"]) {
-    auto v = Scalar(node["endpoint"], "runtime.endpoint");
-    if (!v.ok()) return v.status();
-    if (v->empty()) return FieldError("runtime.endpoint", "is empty");
-    out.endpoint = *v;
+  if (auto v = node["timeout"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.timeout, PositiveMillis(r, v, "runtime.timeout"));
   }
-  if (node["timeout"]) {
-    auto v = PositiveDuration(node["timeout"], "runtime.timeout");
-    if (!v.ok()) return v.status();
-    out.timeout = *v;
+  if (auto v = node["fallbackToCgroupfs"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.fallback_to_cgroupfs, r.Bool(v, "runtime.fallbackToCgroupfs"));
   }
-  if (node["fallbackToCgroupfs"]) {
-    auto v = Bool(node["fallbackToCgroupfs"], "runtime.fallbackToCgroupfs");
-    if (!v.ok()) return v.status();
-    out.fallback_to_cgroupfs = *v;
-  }
-  if (node["cgroupRoot"]) {
-    auto v = Scalar(node["cgroupRoot"], "runtime.cgroupRoot");
-    if (!v.ok()) return v.status();
-    if (v->empty() || (*v)[0] != '/') return FieldError("runtime.cgroupRoot", "must be an absolute path");
-    out.cgroup_root = *v;
+  if (auto v = node["cgroupRoot"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.cgroup_root, r.String(v, "runtime.cgroupRoot"));
+    if (!out.cgroup_root.starts_with('/')) {
+      return r.Error(v, "runtime.cgroupRoot", "must be an absolute path");
+    }
   }
   return absl::OkStatus();
 }
 
-absl::Status ParsePodSource(const YAML::Node& node, AgentConfig& out) {
-  if (auto s = CheckKeys(node, "podSource", {"kind", "kubeletUrl"}); !s.ok()) return s;
-  if (node["kind"]) {
-    auto v = Scalar(node["kind"], "podSource.kind");
-    if (!v.ok()) return v.status();
-    if (*v == "watch") {
-      out.pod_source = PodSourceKind::kWatch;
-    } else if (*v == "kubelet") {
-      out.pod_source = PodSourceKind::kKubelet;
-    } else {
-      return FieldError("podSource.kind", fmt::format("{:?} is not watch or kubelet", *v));
-    }
+absl::Status ParsePodSource(const YamlReader& r, const YAML::Node& node, AgentConfig& out) {
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(node, "podSource", {"kind", "kubeletUrl"}));
+  if (auto v = node["kind"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.pod_source, Named(r, v, "podSource.kind", ParsePodSourceKind,
+                                                   "watch or kubelet"));
   }
-  if (node["kubeletUrl"]) {
-    auto v = Scalar(node["kubeletUrl"], "podSource.kubeletUrl");
-    if (!v.ok()) return v.status();
-    if (!v->starts_with("http://") && !v->starts_with("https://")) {
-      return FieldError("podSource.kubeletUrl", fmt::format("{:?} is not an http(s) URL", *v));
+  if (auto v = node["kubeletUrl"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.kubelet_pods_url, r.String(v, "podSource.kubeletUrl"));
+    if (!out.kubelet_pods_url.starts_with("http://") &&
+        !out.kubelet_pods_url.starts_with("https://")) {
+      return r.Error(v, "podSource.kubeletUrl",
+                     fmt::format("{:?} is not an http(s) URL", out.kubelet_pods_url));
     }
-    out.kubelet_pods_url = *v;
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseCapacity(const YAML::Node& node, CapacitySourceConfig& out) {
-  if (auto s = CheckKeys(node, "capacity", {"file", "url"}); !s.ok()) return s;
-  if (node["file"]) {
-    auto v = Scalar(node["file"], "capacity.file");
-    if (!v.ok()) return v.status();
-    out.file = *v;
+absl::Status ParseCapacity(const YamlReader& r, const YAML::Node& node,
+                           CapacitySourceConfig& out) {
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(node, "capacity", {"file", "url"}));
+  if (auto v = node["file"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.file, r.String(v, "capacity.file"));
   }
-  if (node["url"]) {
-    auto v = Scalar(node["url"], "capacity.url");
-    if (!v.ok()) return v.status();
-    if (!v->starts_with("http://")) {
-      return FieldError("capacity.url", fmt::format("{:?} is not a local http:// URL", *v));
+  if (auto v = node["url"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.url, r.String(v, "capacity.url"));
+    if (!out.url.starts_with("http://")) {
+      return r.Error(v, "capacity.url", fmt::format("{:?} is not a local http:// URL", out.url));
     }
-    out.url = *v;
   }
   if (!out.file.empty() && !out.url.empty()) {
-    return FieldError("capacity", "set file or url, not both");
+    return r.Error(node, "capacity", "set file or url, not both");
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseTraffic(const YAML::Node& node, TrafficConfig& out) {
-  if (auto s = CheckKeys(node, "traffic", {"enabled", "sampleInterval", "window", "topPairs"});
-      !s.ok()) {
-    return s;
+absl::Status ParseTraffic(const YamlReader& r, const YAML::Node& node, TrafficConfig& out) {
+  HUYGENS_RETURN_IF_ERROR(
+      r.CheckMap(node, "traffic", {"enabled", "sampleInterval", "window", "topPairs"}));
+  if (auto v = node["enabled"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.enabled, r.Bool(v, "traffic.enabled"));
   }
-  if (node["enabled"]) {
-    auto v = Bool(node["enabled"], "traffic.enabled");
-    if (!v.ok()) return v.status();
-    out.enabled = *v;
+  if (auto v = node["sampleInterval"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.sample_interval, PositiveMillis(r, v, "traffic.sampleInterval"));
   }
-  for (auto [key, field] : {std::pair{"sampleInterval", &out.sample_interval},
-                            std::pair{"window", &out.window}}) {
-    if (!node[key]) continue;
-    auto v = PositiveDuration(node[key], fmt::format("traffic.{}", key));
-    if (!v.ok()) return v.status();
-    *field = *v;
+  if (auto v = node["window"]) {
+    HUYGENS_ASSIGN_OR_RETURN(out.window, PositiveMillis(r, v, "traffic.window"));
   }
-  if (node["topPairs"]) {
-    auto v = Scalar(node["topPairs"], "traffic.topPairs");
-    if (!v.ok()) return v.status();
-    int n = 0;
-    const auto [end, error] = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (error != std::errc() || end != v->data() + v->size() || n < 1) {
-      return FieldError("traffic.topPairs", fmt::format("{:?} is not an integer >= 1", *v));
-    }
-    out.top_pairs = n;
+  if (auto v = node["topPairs"]) {
+    int64_t pairs = 0;
+    HUYGENS_ASSIGN_OR_RETURN(
+        pairs, r.Int(v, "traffic.topPairs", 1, std::numeric_limits<int>::max()));
+    out.top_pairs = static_cast<int>(pairs);
   }
   if (out.window < out.sample_interval) {
-    return FieldError("traffic.window", "must be at least traffic.sampleInterval");
+    const YAML::Node window = node["window"];
+    return r.Error(window ? window : node, "traffic.window",
+                   "must be at least traffic.sampleInterval");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<AgentConfig> ParseRoot(const YAML::Node& root, const GetEnv& getenv) {
-  AgentConfig c;
-  if (!root.IsNull()) {
-    if (auto s = CheckKeys(root, "",
-                           {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig",
-                            "mode", "systemNamespaces", "cpuPolicyNoneNamespaces", "topologyPolicy", "topologyScope",
-                            "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
-                            "kubeletCheckpoint", "kubeletMemoryCheckpoint",
-                            "podResourcesSocket", "checkpoint", "metricsAddress", "traffic"});
-        !s.ok()) {
-      return s;
-    }
-    if (auto problem = CheckConfigKind(root, kAgentConfigurationKind)) {
-      return FieldError(problem->field, problem->message);
-    }
-    if (root["nodeName"]) {
-      auto v = Scalar(root["nodeName"], "nodeName");
-      if (!v.ok()) return v.status();
-      c.node_name = *v;
-    }
-    if (root["systemCpus"]) {
-      auto v = Scalar(root["systemCpus"], "systemCpus");
-      if (!v.ok()) return v.status();
-      auto set = CpuSet::Parse(*v);
-      if (!set.ok()) return FieldError("systemCpus", std::string(set.status().message()));
-      c.system_cpus = *set;
-    }
-    if (root["kubeletConfig"]) {
-      auto v = Scalar(root["kubeletConfig"], "kubeletConfig");
-      if (!v.ok()) return v.status();
-      c.kubelet_config_path = *v;
-    }
-    if (c.system_cpus.has_value() && !c.kubelet_config_path.empty()) {
-      return FieldError("systemCpus", "set systemCpus or kubeletConfig, not both");
-    }
-    if (root["mode"]) {
-      auto v = Scalar(root["mode"], "mode");
-      if (!v.ok()) return v.status();
-      auto mode = ParseNodeMode(*v);
-      if (!mode) return FieldError("mode", fmt::format("{:?} is not allocatable or isolated", *v));
-      c.mode = *mode;
-    }
-    if (root["systemNamespaces"]) {
-      auto names = Names(root["systemNamespaces"], "systemNamespaces");
-      if (!names.ok()) return names.status();
-      for (std::string& ns : *names) {
-        if (ns != "kube-system") c.system_namespaces.push_back(std::move(ns));
-      }
-    }
-    if (root["cpuPolicyNoneNamespaces"]) {
-      auto names = Names(root["cpuPolicyNoneNamespaces"], "cpuPolicyNoneNamespaces");
-      if (!names.ok()) return names.status();
-      c.cpu_policy_none_namespaces = *std::move(names);
-    }
-    if (root["topologyPolicy"]) {
-      auto v = Scalar(root["topologyPolicy"], "topologyPolicy");
-      if (!v.ok()) return v.status();
-      auto p = ParseTopologyPolicy(*v);
-      if (!p) return FieldError("topologyPolicy", fmt::format("{:?} is not a topology policy", *v));
-      c.topology_policy = *p;
-    }
-    if (root["topologyScope"]) {
-      auto v = Scalar(root["topologyScope"], "topologyScope");
-      if (!v.ok()) return v.status();
-      auto p = ParseTopologyScope(*v);
-      if (!p) return FieldError("topologyScope", fmt::format("{:?} is not container or pod", *v));
-      c.topology_scope = *p;
-    }
-    if (root["runtime"]) {
-      if (auto s = ParseRuntime(root["runtime"], c.runtime); !s.ok()) return s;
-    }
-    if (root["podSource"]) {
-      if (auto s = ParsePodSource(root["podSource"], c); !s.ok()) return s;
-    }
-    if (root["resyncPeriod"]) {
-      auto v = PositiveDuration(root["resyncPeriod"], "resyncPeriod");
-      if (!v.ok()) return v.status();
-      c.resync_period = *v;
-    }
-    if (root["nrtMinInterval"]) {
-      auto v = PositiveDuration(root["nrtMinInterval"], "nrtMinInterval");
-      if (!v.ok()) return v.status();
-      c.nrt_min_interval = *v;
-    }
-    if (root["capacity"]) {
-      if (auto s = ParseCapacity(root["capacity"], c.capacity); !s.ok()) return s;
-    }
-    if (root["traffic"]) {
-      if (auto s = ParseTraffic(root["traffic"], c.traffic); !s.ok()) return s;
-    }
-    for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
-                              std::pair{"kubeletMemoryCheckpoint",
-                                        &c.kubelet_memory_checkpoint_path},
-                              std::pair{"podResourcesSocket", &c.pod_resources_socket},
-                              std::pair{"checkpoint", &c.checkpoint_path},
-                              std::pair{"metricsAddress", &c.metrics_address}}) {
-      if (!root[key]) continue;
-      auto v = Scalar(root[key], key);
-      if (!v.ok()) return v.status();
-      *field = *v;
-    }
-    if (c.checkpoint_path.empty()) return FieldError("checkpoint", "is empty");
+absl::Status ParseRoot(const YamlReader& r, const YAML::Node& root, AgentConfig& c) {
+  HUYGENS_RETURN_IF_ERROR(r.CheckMap(
+      root, "(top level)",
+      {"apiVersion", "kind", "nodeName", "systemCpus", "kubeletConfig", "mode",
+       "systemNamespaces", "cpuPolicyNoneNamespaces", "topologyPolicy", "topologyScope",
+       "runtime", "podSource", "resyncPeriod", "nrtMinInterval", "capacity",
+       "kubeletCheckpoint", "kubeletMemoryCheckpoint", "podResourcesSocket", "checkpoint",
+       "metricsAddress", "traffic"}));
+  if (auto problem = CheckConfigKind(root, kAgentConfigurationKind)) {
+    return r.Error(root[problem->field], problem->field, problem->message);
   }
-  if (c.node_name.empty()) {
-    if (auto env = getenv("NODE_NAME"); env.has_value()) c.node_name = *env;
+  if (auto v = root["nodeName"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.node_name, r.String(v, "nodeName"));
   }
-  if (c.node_name.empty()) {
-    return FieldError("nodeName", "not set and NODE_NAME is not set either");
+  if (auto v = root["systemCpus"]) {
+    std::string text;
+    HUYGENS_ASSIGN_OR_RETURN(text, r.String(v, "systemCpus"));
+    absl::StatusOr<CpuSet> set = CpuSet::Parse(text);
+    if (!set.ok()) return r.Error(v, "systemCpus", Msg(set.status()));
+    c.system_cpus = *set;
   }
-  return c;
+  if (auto v = root["kubeletConfig"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.kubelet_config_path, r.String(v, "kubeletConfig"));
+  }
+  if (c.system_cpus.has_value() && !c.kubelet_config_path.empty()) {
+    return r.Error(root["systemCpus"], "systemCpus", "set systemCpus or kubeletConfig, not both");
+  }
+  if (auto v = root["mode"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.mode,
+                             Named(r, v, "mode", ParseNodeMode, "allocatable or isolated"));
+  }
+  if (auto v = root["systemNamespaces"]) {
+    std::vector<std::string> names;
+    HUYGENS_ASSIGN_OR_RETURN(names, Names(r, v, "systemNamespaces"));
+    for (std::string& ns : names) {
+      if (ns != "kube-system") c.system_namespaces.push_back(std::move(ns));
+    }
+  }
+  if (auto v = root["cpuPolicyNoneNamespaces"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.cpu_policy_none_namespaces,
+                             Names(r, v, "cpuPolicyNoneNamespaces"));
+  }
+  if (auto v = root["topologyPolicy"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.topology_policy, Named(r, v, "topologyPolicy",
+                                                      ParseTopologyPolicy, "a topology policy"));
+  }
+  if (auto v = root["topologyScope"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.topology_scope, Named(r, v, "topologyScope", ParseTopologyScope,
+                                                     "container or pod"));
+  }
+  if (auto v = root["runtime"]) HUYGENS_RETURN_IF_ERROR(ParseRuntime(r, v, c.runtime));
+  if (auto v = root["podSource"]) HUYGENS_RETURN_IF_ERROR(ParsePodSource(r, v, c));
+  if (auto v = root["resyncPeriod"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.resync_period, PositiveMillis(r, v, "resyncPeriod"));
+  }
+  if (auto v = root["nrtMinInterval"]) {
+    HUYGENS_ASSIGN_OR_RETURN(c.nrt_min_interval, PositiveMillis(r, v, "nrtMinInterval"));
+  }
+  if (auto v = root["capacity"]) HUYGENS_RETURN_IF_ERROR(ParseCapacity(r, v, c.capacity));
+  if (auto v = root["traffic"]) HUYGENS_RETURN_IF_ERROR(ParseTraffic(r, v, c.traffic));
+  for (auto [key, field] : {std::pair{"kubeletCheckpoint", &c.kubelet_checkpoint_path},
+                            std::pair{"kubeletMemoryCheckpoint", &c.kubelet_memory_checkpoint_path},
+                            std::pair{"podResourcesSocket", &c.pod_resources_socket},
+                            std::pair{"checkpoint", &c.checkpoint_path},
+                            std::pair{"metricsAddress", &c.metrics_address}}) {
+    if (auto v = root[key]) {
+      HUYGENS_ASSIGN_OR_RETURN(*field, r.String(v, key));
+    }
+  }
+  if (c.checkpoint_path.empty()) return r.Error(root["checkpoint"], "checkpoint", "is empty");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -334,13 +261,19 @@ traffic:                         # observed affinity: TCP traffic between this n
   topPairs: 32                   # publish at most this many pairs, highest rates first
 )";
 
-absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv) {
-  try {
-    const YAML::Node root = YAML::Load(std::string(yaml));
-    return ParseRoot(root, getenv);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(fmt::format("agent config: not valid YAML: {}", e.what()));
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const std::string& file_name,
+                                             const GetEnv& getenv) {
+  const YamlReader r(file_name);
+  HUYGENS_ASSIGN_OR_RETURN(const YAML::Node root, r.Load(yaml));
+  AgentConfig c;
+  if (root && !root.IsNull()) HUYGENS_RETURN_IF_ERROR(ParseRoot(r, root, c));
+  if (c.node_name.empty()) {
+    if (auto env = getenv("NODE_NAME"); env.has_value()) c.node_name = *env;
   }
+  if (c.node_name.empty()) {
+    return r.Error(root["nodeName"], "nodeName", "not set and NODE_NAME is not set either");
+  }
+  return c;
 }
 
 CpuSet ResolveSystemCpus(const AgentConfig& config, const KubeletConfig& kubelet) {

@@ -159,13 +159,18 @@ extern const char kAgentConfigReference[];
 // Reads an environment variable; nullopt when unset.
 using GetEnv = std::function<std::optional<std::string>(const char*)>;
 
-// Parses the YAML text of a config file. Missing keys take their defaults; node_name defaults
-// to `getenv("NODE_NAME")`. Errors (InvalidArgument, naming the field, e.g.
-// `agent config: runtime.timeout: "2x" is not a duration`): not YAML or not a mapping; an
-// unknown key; an apiVersion or kind other than the above; a value of the wrong type; a bad cpu-list, mode, policy, scope, pod source; a non-positive duration; both systemCpus and kubeletConfig; both capacity.file
-// and capacity.url; a capacity.url that is not http://; a traffic.topPairs that is not an integer >= 1; a
-// traffic.window shorter than traffic.sampleInterval; no node name at all.
-absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const GetEnv& getenv);
+// Parses the YAML text of the config file `file_name` (used in errors only). Missing keys take
+// their defaults; node_name defaults to `getenv("NODE_NAME")`. Errors: InvalidArgument
+// "FILE:LINE:COL: FIELD: message" as base/yaml_reader.h writes them, like the scheduler's
+// config (e.g. `agent.yaml:3:12: runtime.timeout: "2x" is not a duration ...`; "FILE: FIELD:
+// message" where there is no place to point at): not YAML or not a map; an unknown key; an
+// apiVersion or kind other than the above; a value of the wrong type; a bad cpu-list, mode,
+// policy, scope, pod source; a duration below 1ms; both systemCpus and kubeletConfig; both
+// capacity.file and capacity.url; a capacity.url that is not http://; a traffic.topPairs that
+// is not an integer >= 1; a traffic.window shorter than traffic.sampleInterval; no node name at
+// all.
+absl::StatusOr<AgentConfig> ParseAgentConfig(std::string_view yaml, const std::string& file_name,
+                                             const GetEnv& getenv);
 
 // The system pool: `config.system_cpus`, else kubelet's `reservedSystemCPUs` (`kubelet`, parsed
 // from config.kubelet_config_path; default-constructed when there is none), else none.

@@ -6,6 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include "base/status.h"
+
 namespace huygens::agent {
 namespace {
 
@@ -20,7 +22,7 @@ GetEnv Env(std::map<std::string, std::string> vars) {
 }
 
 TEST(AgentConfig, AnEmptyFileTakesEveryDefaultAndTheNodeNameFromTheEnvironment) {
-  auto c = ParseAgentConfig("", Env({{"NODE_NAME", "worker-1"}}));
+  auto c = ParseAgentConfig("", "agent.yaml", Env({{"NODE_NAME", "worker-1"}}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->node_name, "worker-1");
   EXPECT_FALSE(c->system_cpus.has_value());
@@ -76,7 +78,7 @@ traffic:
   window: 1m
   topPairs: 8
 )";
-  auto c = ParseAgentConfig(yaml, Env({{"NODE_NAME", "ignored"}}));
+  auto c = ParseAgentConfig(yaml, "agent.yaml", Env({{"NODE_NAME", "ignored"}}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->node_name, "n7");
   EXPECT_EQ(c->system_cpus, CpuSet::Parse("0-1,64-65").value());
@@ -104,7 +106,7 @@ traffic:
 }
 
 TEST(AgentConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
-  auto c = ParseAgentConfig(kAgentConfigReference, Env({}));
+  auto c = ParseAgentConfig(kAgentConfigReference, "agent.yaml", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   const AgentConfig defaults;
   EXPECT_EQ(c->mode, defaults.mode);
@@ -146,7 +148,7 @@ struct BadCase {
 class AgentConfigErrors : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(AgentConfigErrors, NameTheFieldAndTheProblem) {
-  auto c = ParseAgentConfig(GetParam().yaml, Env({{"NODE_NAME", "n1"}}));
+  auto c = ParseAgentConfig(GetParam().yaml, "agent.yaml", Env({{"NODE_NAME", "n1"}}));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr(GetParam().error));
@@ -155,11 +157,11 @@ TEST_P(AgentConfigErrors, NameTheFieldAndTheProblem) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, AgentConfigErrors,
     ::testing::Values(
-        BadCase{"NotYaml", "a: [1", "not valid YAML"},
-        BadCase{"NotAMapping", "- 1\n- 2", "expected a mapping"},
-        BadCase{"UnknownKey", "nodname: n1", "nodname: unknown key"},
+        BadCase{"NotYaml", "a: [1", "YAML syntax error"},
+        BadCase{"NotAMapping", "- 1\n- 2", "(top level): expected a map"},
+        BadCase{"UnknownKey", "nodname: n1", "(top level).nodname: unknown field"},
         BadCase{"UnknownNestedKey", "runtime: {endpoint: x, timout: 1s}",
-                "runtime.timout: unknown key"},
+                "runtime.timout: unknown field"},
         BadCase{"BadCpuList", "systemCpus: \"0-\"", "systemCpus:"},
         BadCase{"BothSystemSources", "systemCpus: \"0\"\nkubeletConfig: /k.yaml",
                 "not both"},
@@ -172,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadBool", "runtime: {fallbackToCgroupfs: maybe}", "runtime.fallbackToCgroupfs"},
         BadCase{"RelativeCgroupRoot", "runtime: {cgroupRoot: sys/fs}", "runtime.cgroupRoot"},
         BadCase{"CgroupDriverIsDetected", "runtime: {cgroupDriver: systemd}",
-                "runtime.cgroupDriver: unknown key"},
+                "runtime.cgroupDriver: unknown field"},
         BadCase{"BadPodSource", "podSource: {kind: informer}", "podSource.kind"},
         BadCase{"BadKubeletUrl", "podSource: {kubeletUrl: 10255}", "podSource.kubeletUrl"},
         BadCase{"BothCapacitySources", "capacity: {file: /a, url: http://127.0.0.1/b}",
@@ -181,28 +183,41 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NamespaceNotAList", "systemNamespaces: monitoring", "systemNamespaces"},
         BadCase{"OptOutNamespaceEmpty", "cpuPolicyNoneNamespaces: [batch, \"\"]",
                 "cpuPolicyNoneNamespaces[1]: is empty"},
-        BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a string"},
+        BadCase{"NodeNameNotAString", "nodeName: [a]", "nodeName: expected a scalar"},
         BadCase{"EmptyCheckpoint", "checkpoint: \"\"", "checkpoint: is empty"},
-        BadCase{"UnknownTrafficKey", "traffic: {interval: 5s}", "traffic.interval: unknown key"},
+        BadCase{"UnknownTrafficKey", "traffic: {interval: 5s}", "traffic.interval: unknown field"},
         BadCase{"BadTrafficSwitch", "traffic: {enabled: yes}", "traffic.enabled"},
         BadCase{"BadSampleInterval", "traffic: {sampleInterval: 0s}",
                 "traffic.sampleInterval: must be at least 1ms"},
         BadCase{"ZeroTopPairs", "traffic: {topPairs: 0}",
-                "traffic.topPairs: \"0\" is not an integer >= 1"},
+                "traffic.topPairs: 0 is out of range [1, "},
         BadCase{"TextTopPairs", "traffic: {topPairs: many}", "traffic.topPairs"},
         BadCase{"WindowShorterThanASample", "traffic: {sampleInterval: 20s, window: 10s}",
                 "traffic.window: must be at least traffic.sampleInterval"},
         BadCase{"UnknownApiVersion", "apiVersion: huygens.io/v2\nkind: AgentConfiguration",
-                "agent config: apiVersion: \"huygens.io/v2\" is not supported"},
+                "agent.yaml:1:13: apiVersion: \"huygens.io/v2\" is not supported"},
         BadCase{"TheSchedulersKind", "apiVersion: huygens.io/v1alpha1\nkind: SchedulerConfiguration",
-                "agent config: kind: \"SchedulerConfiguration\" is not supported (this file is for "
-                "another Huygens component; expected AgentConfiguration)"}),
+                "agent.yaml:2:7: kind: \"SchedulerConfiguration\" is not supported (this file is "
+                "for another Huygens component; expected AgentConfiguration)"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 TEST(AgentConfig, WithoutANodeNameAnywhereItIsAnError) {
-  auto c = ParseAgentConfig("mode: allocatable", Env({}));
+  auto c = ParseAgentConfig("mode: allocatable", "agent.yaml", Env({}));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("nodeName"));
+}
+
+TEST(AgentConfig, ErrorsNameTheFileLineColumnAndFieldLikeTheSchedulers) {
+  const char* yaml =
+      "nodeName: n1\n"
+      "traffic:\n"
+      "  enabled: true\n"
+      "  window: [30s]\n";
+  auto c = ParseAgentConfig(yaml, "/etc/huygens/agent.yaml", Env({}));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Msg(c.status()),
+            "/etc/huygens/agent.yaml:4:11: traffic.window: expected a duration such as 90s or 10m");
 }
 
 TEST(ResolveSystemCpus, AnExplicitListWins) {
@@ -224,19 +239,19 @@ TEST(ResolveSystemCpus, AKubeletConfigWithoutTheKeyMeansNoSystemCpus) {
 }
 
 TEST(AgentConfig, TheKubeletMemoryCheckpointHasKubeletsPathAndCanBeTurnedOff) {
-  auto c = ParseAgentConfig("nodeName: n1\n", Env({}));
+  auto c = ParseAgentConfig("nodeName: n1\n", "agent.yaml", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->kubelet_memory_checkpoint_path, "/var/lib/kubelet/memory_manager_state");
-  c = ParseAgentConfig("nodeName: n1\nkubeletMemoryCheckpoint: \"\"\n", Env({}));
+  c = ParseAgentConfig("nodeName: n1\nkubeletMemoryCheckpoint: \"\"\n", "agent.yaml", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->kubelet_memory_checkpoint_path, "");
 }
 
 TEST(AgentConfig, ThePodResourcesSocketHasKubeletsPathAndCanBeTurnedOff) {
-  auto c = ParseAgentConfig("nodeName: n1\n", Env({}));
+  auto c = ParseAgentConfig("nodeName: n1\n", "agent.yaml", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
-  c = ParseAgentConfig("nodeName: n1\npodResourcesSocket: \"\"\n", Env({}));
+  c = ParseAgentConfig("nodeName: n1\npodResourcesSocket: \"\"\n", "agent.yaml", Env({}));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->pod_resources_socket, "");
 }

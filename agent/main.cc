@@ -86,11 +86,14 @@ int main(int argc, char** argv) {
     }
     yaml = *text;
   }
-  auto config = agent::ParseAgentConfig(yaml, [&](const char* name) -> std::optional<std::string> {
-    if (std::string_view(name) == "NODE_NAME" && !node_name.empty()) return node_name;
-    const char* v = std::getenv(name);
-    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
-  });
+  // Without --config the only possible error is a missing node name; it names the flag.
+  const std::string config_name = config_path.empty() ? "(no --config)" : config_path;
+  auto config = agent::ParseAgentConfig(
+      yaml, config_name, [&](const char* name) -> std::optional<std::string> {
+        if (std::string_view(name) == "NODE_NAME" && !node_name.empty()) return node_name;
+        const char* v = std::getenv(name);
+        return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+      });
   if (!config.ok()) {
     spdlog::critical("{}", Msg(config.status()));
     return 2;

@@ -84,22 +84,35 @@ const nlohmann::json* Find(const nlohmann::json& obj, std::string_view key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
-absl::StatusOr<int> ReadInt(const nlohmann::json& j, std::string_view path) {
+absl::StatusOr<const nlohmann::json*> Required(const nlohmann::json& obj, std::string_view path,
+                                               std::string_view key) {
+  const nlohmann::json* value = Find(obj, key);
+  if (value == nullptr) return FieldError(Child(path, key), "missing");
+  return value;
+}
+
+absl::StatusOr<int64_t> ReadInt64(const nlohmann::json& j, std::string_view path) {
   if (j.is_number_unsigned()) {
     const auto v = j.get<uint64_t>();
-    if (v > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return FieldError(path, fmt::format("integer {} is too large", v));
     }
-    return static_cast<int>(v);
+    return static_cast<int64_t>(v);
   }
-  if (j.is_number_integer()) {
-    const auto v = j.get<int64_t>();
-    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
-      return FieldError(path, fmt::format("integer {} is out of range", v));
-    }
-    return static_cast<int>(v);
-  }
+  if (j.is_number_integer()) return j.get<int64_t>();
   return TypeError(j, path, "an integer");
+}
+
+absl::StatusOr<int> ReadInt(const nlohmann::json& j, std::string_view path) {
+  int64_t v = 0;
+  HUYGENS_ASSIGN_OR_RETURN(v, ReadInt64(j, path));
+  if (v > std::numeric_limits<int>::max()) {
+    return FieldError(path, fmt::format("integer {} is too large", v));
+  }
+  if (v < std::numeric_limits<int>::min()) {
+    return FieldError(path, fmt::format("integer {} is out of range", v));
+  }
+  return static_cast<int>(v);
 }
 
 absl::StatusOr<uint64_t> ReadUint64(const nlohmann::json& j, std::string_view path) {

@@ -1,8 +1,8 @@
 // Reading fields of an nlohmann::json document with errors that name the field path.
 //
 // Used by every JSON reader of the house (topology JSON, NodeResourceTopology, the pod codec,
-// the `huygens allocate` protocol, the scheduler's config); topology/json_fields.h adds the
-// cpu-list field on top. A path is written the way a person would point at the field: `cpus[3].numa`,
+// the `huygens allocate` protocol, the scheduler's objects, the huygens.io/allocation annotation,
+// the agent's checkpoint); topology/json_fields.h adds the cpu-list field on top. A path is written the way a person would point at the field: `cpus[3].numa`,
 // `numaNodes[0].distances.1`. Every reader returns InvalidArgument "<path>: <problem>", e.g.
 // `cpus[3].numa: expected an integer, got string`.
 //
@@ -46,6 +46,29 @@ absl::Status CheckKnownKeys(const nlohmann::json& obj, std::string_view path,
 
 // The member `key` of `obj`, or nullptr when absent. REQUIRES: obj is an object.
 const nlohmann::json* Find(const nlohmann::json& obj, std::string_view key);
+// The member `key` of `obj` (the object at `path`); "<path>.<key>: missing" when absent.
+// REQUIRES: obj is an object.
+absl::StatusOr<const nlohmann::json*> Required(const nlohmann::json& obj, std::string_view path,
+                                               std::string_view key);
+
+// The member `key` of `obj` (the object at `path`) read by `read`, one of the Read* below or
+// any function of (value, path) returning an absl::StatusOr: "<path>.<key>: missing" when
+// absent, else `read`'s errors. REQUIRES: obj is an object.
+template <typename Read>
+auto ReadRequired(const nlohmann::json& obj, std::string_view path, std::string_view key,
+                  Read read) -> decltype(read(obj, path)) {
+  const nlohmann::json* value = nullptr;
+  HUYGENS_ASSIGN_OR_RETURN(value, Required(obj, path, key));
+  return read(*value, Child(path, key));
+}
+// The same for an optional member: `fallback` when absent.
+template <typename Read, typename T>
+auto ReadOptional(const nlohmann::json& obj, std::string_view path, std::string_view key,
+                  Read read, T fallback) -> decltype(read(obj, path)) {
+  const nlohmann::json* value = Find(obj, key);
+  if (value == nullptr) return fallback;
+  return read(*value, Child(path, key));
+}
 
 // Lenient access for documents whose optional parts may be absent (Kubernetes objects): the
 // member `key` of `j`, or a null value when `j` is not an object or has no such member. The
@@ -56,6 +79,7 @@ std::string StringOrEmpty(const nlohmann::json& j, std::string_view key);
 
 // Integers must be JSON integers (1, not 1.0 or "1") within the target type's range.
 absl::StatusOr<int> ReadInt(const nlohmann::json& j, std::string_view path);
+absl::StatusOr<int64_t> ReadInt64(const nlohmann::json& j, std::string_view path);
 absl::StatusOr<uint64_t> ReadUint64(const nlohmann::json& j, std::string_view path);
 absl::StatusOr<bool> ReadBool(const nlohmann::json& j, std::string_view path);
 absl::StatusOr<std::string> ReadString(const nlohmann::json& j, std::string_view path);

@@ -1,79 +1,55 @@
 #include "node/allocation.h"
 
 #include <algorithm>
-#include <cstdint>
-#include <limits>
 #include <set>
 #include <utility>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include "base/status.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "topology/json_fields.h"
 
 namespace huygens {
 namespace {
 
+using json_fields::Child;
+using json_fields::Element;
+using json_fields::FieldError;
+using json_fields::ReadBool;
+using json_fields::ReadCpuList;
+using json_fields::ReadOptional;
+using json_fields::ReadRequired;
 using nlohmann::json;
 
-absl::Status FieldError(std::string_view field, std::string_view what) {
-  return absl::InvalidArgumentError(
-      fmt::format("{}: {}: {}", kAllocationAnnotation, field, what));
+// The NUMA node ids of `numaNodes`: integers >= 0, sorted, none twice.
+absl::StatusOr<std::vector<int>> ReadNumaNodes(const json& list, std::string_view path) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(list, path));
+  std::vector<int> ids;
+  for (size_t i = 0; i < list.size(); ++i) {
+    int id = 0;
+    HUYGENS_ASSIGN_OR_RETURN(id, json_fields::ReadInt(list[i], Element(path, i)));
+    if (id < 0) return FieldError(Element(path, i), fmt::format("NUMA node id {} is negative", id));
+    ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
+    return FieldError(path, "repeats a NUMA node id");
+  }
+  return ids;
 }
 
-// A JSON value's kind, for messages.
-std::string KindOf(const json& v) { return v.type_name(); }
-
-absl::StatusOr<bool> OptionalBool(const json& obj, const char* key, std::string_view where,
-                                  bool fallback) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return fallback;
-  if (!it->is_boolean()) {
-    return FieldError(fmt::format("{}.{}", where, key),
-                      fmt::format("expected a boolean, got {}", KindOf(*it)));
-  }
-  return it->get<bool>();
-}
-
-absl::StatusOr<CpuSet> RequiredCpuList(const json& obj, const char* key, std::string_view where) {
-  const std::string field = fmt::format("{}.{}", where, key);
-  auto it = obj.find(key);
-  if (it == obj.end()) return FieldError(field, "missing");
-  if (!it->is_string()) {
-    return FieldError(field, fmt::format("expected a cpu-list string, got {}", KindOf(*it)));
-  }
-  auto set = CpuSet::Parse(it->get_ref<const std::string&>());
-  if (!set.ok()) return FieldError(field, std::string(set.status().message()));
-  return *std::move(set);
-}
-
-absl::StatusOr<ContainerAllocation> ParseContainer(const json& c, size_t index) {
-  const std::string where = fmt::format("containers[{}]", index);
-  if (!c.is_object()) {
-    return FieldError(where, fmt::format("expected an object, got {}", KindOf(c)));
-  }
+absl::StatusOr<ContainerAllocation> ReadContainer(const json& c, std::string_view path) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(c, path));
   ContainerAllocation out;
-  auto name = c.find("name");
-  if (name == c.end()) return FieldError(where + ".name", "missing");
-  if (!name->is_string() || name->get_ref<const std::string&>().empty()) {
-    return FieldError(where + ".name", "expected a non-empty string");
-  }
-  out.name = name->get<std::string>();
-  auto cpuset = RequiredCpuList(c, "cpuset", where);
-  if (!cpuset.ok()) return cpuset.status();
-  out.cpuset = *std::move(cpuset);
-  auto mems = RequiredCpuList(c, "mems", where);
-  if (!mems.ok()) return mems.status();
-  out.mems = *std::move(mems);
-  auto init = OptionalBool(c, "init", where, false);
-  if (!init.ok()) return init.status();
-  auto restartable = OptionalBool(c, "restartable", where, false);
-  if (!restartable.ok()) return restartable.status();
-  auto exclusive = OptionalBool(c, "exclusive", where, true);
-  if (!exclusive.ok()) return exclusive.status();
-  out.init = *init;
-  out.restartable = *restartable;
-  out.exclusive = *exclusive;
+  HUYGENS_ASSIGN_OR_RETURN(out.name, ReadRequired(c, path, "name", json_fields::ReadString));
+  if (out.name.empty()) return FieldError(Child(path, "name"), "is empty");
+  HUYGENS_ASSIGN_OR_RETURN(out.cpuset, ReadRequired(c, path, "cpuset", ReadCpuList));
+  HUYGENS_ASSIGN_OR_RETURN(out.mems, ReadRequired(c, path, "mems", ReadCpuList));
+  HUYGENS_ASSIGN_OR_RETURN(out.init, ReadOptional(c, path, "init", ReadBool, false));
+  HUYGENS_ASSIGN_OR_RETURN(out.restartable, ReadOptional(c, path, "restartable", ReadBool, false));
+  HUYGENS_ASSIGN_OR_RETURN(out.exclusive, ReadOptional(c, path, "exclusive", ReadBool, true));
   if (out.restartable && !out.init) {
-    return FieldError(where + ".restartable", "true requires \"init\":true");
+    return FieldError(Child(path, "restartable"), "true requires \"init\":true");
   }
   return out;
 }
@@ -135,65 +111,42 @@ std::string AllocationToJson(const PodAllocation& allocation) {
   return out.dump();
 }
 
-absl::StatusOr<PodAllocation> AllocationFromJson(std::string_view text, std::string pod_uid) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return FieldError("value", "not valid JSON");
-  if (!doc.is_object()) {
-    return FieldError("value", fmt::format("expected a JSON object, got {}", KindOf(doc)));
-  }
-  auto version = doc.find("version");
-  if (version == doc.end()) return FieldError("version", "missing");
-  if (!version->is_number_integer()) {
-    return FieldError("version", fmt::format("expected an integer, got {}", version->dump()));
-  }
-  if (version->get<int64_t>() != kAllocationVersion) {
-    return FieldError("version", fmt::format("{} is not supported (this reader knows {})",
-                                             version->dump(), kAllocationVersion));
+absl::StatusOr<PodAllocation> AllocationFromJsonValue(const json& value, std::string_view path,
+                                                     std::string pod_uid) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(value, path));
+  int version = 0;
+  HUYGENS_ASSIGN_OR_RETURN(version, ReadRequired(value, path, "version", json_fields::ReadInt));
+  if (version != kAllocationVersion) {
+    return FieldError(Child(path, "version"),
+                      fmt::format("{} is not supported (this reader knows {})", version,
+                                  kAllocationVersion));
   }
   PodAllocation out;
   out.pod_uid = std::move(pod_uid);
-  auto node = doc.find("node");
-  if (node == doc.end()) return FieldError("node", "missing");
-  if (!node->is_string()) {
-    return FieldError("node", fmt::format("expected a string, got {}", KindOf(*node)));
-  }
-  out.node = node->get<std::string>();
-
-  auto numa = doc.find("numaNodes");
-  if (numa == doc.end()) return FieldError("numaNodes", "missing");
-  if (!numa->is_array()) {
-    return FieldError("numaNodes", fmt::format("expected an array, got {}", KindOf(*numa)));
-  }
-  for (size_t i = 0; i < numa->size(); ++i) {
-    const json& id = (*numa)[i];
-    const std::string field = fmt::format("numaNodes[{}]", i);
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-        id.get<int64_t>() > std::numeric_limits<int>::max()) {
-      return FieldError(field, fmt::format("expected a NUMA node id >= 0, got {}", id.dump()));
-    }
-    out.numa_nodes.push_back(static_cast<int>(id.get<int64_t>()));
-  }
-  std::sort(out.numa_nodes.begin(), out.numa_nodes.end());
-  if (std::adjacent_find(out.numa_nodes.begin(), out.numa_nodes.end()) != out.numa_nodes.end()) {
-    return FieldError("numaNodes", "repeats a NUMA node id");
-  }
-
-  auto containers = doc.find("containers");
-  if (containers == doc.end()) return FieldError("containers", "missing");
-  if (!containers->is_array()) {
-    return FieldError("containers",
-                      fmt::format("expected an array, got {}", KindOf(*containers)));
-  }
+  HUYGENS_ASSIGN_OR_RETURN(out.node, ReadRequired(value, path, "node", json_fields::ReadString));
+  HUYGENS_ASSIGN_OR_RETURN(out.numa_nodes, ReadRequired(value, path, "numaNodes", ReadNumaNodes));
+  const json* containers = nullptr;
+  HUYGENS_ASSIGN_OR_RETURN(containers, json_fields::Required(value, path, "containers"));
+  const std::string containers_path = Child(path, "containers");
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(*containers, containers_path));
   std::set<std::string, std::less<>> names;
   for (size_t i = 0; i < containers->size(); ++i) {
-    auto c = ParseContainer((*containers)[i], i);
-    if (!c.ok()) return c.status();
-    if (!names.insert(c->name).second) {
-      return FieldError(fmt::format("containers[{}].name", i),
-                        fmt::format("{:?} appears twice", c->name));
+    const std::string one = Element(containers_path, i);
+    ContainerAllocation c;
+    HUYGENS_ASSIGN_OR_RETURN(c, ReadContainer((*containers)[i], one));
+    if (!names.insert(c.name).second) {
+      return FieldError(Child(one, "name"), fmt::format("{:?} appears twice", c.name));
     }
-    out.containers.push_back(*std::move(c));
+    out.containers.push_back(std::move(c));
   }
+  return out;
+}
+
+absl::StatusOr<PodAllocation> AllocationFromJson(std::string_view text, std::string pod_uid) {
+  json value;
+  HUYGENS_ASSIGN_OR_RETURN(value, json_fields::ParseJson(text, kAllocationAnnotation));
+  absl::StatusOr<PodAllocation> out = AllocationFromJsonValue(value, "", std::move(pod_uid));
+  if (!out.ok()) return FieldError(kAllocationAnnotation, Msg(out.status()));
   return out;
 }
 

@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/wire_names.h"
+#include "nlohmann/json_fwd.hpp"
 #include "cpuset/cpuset.h"
 
 namespace huygens {
@@ -80,7 +81,7 @@ std::string AllocationToJson(const PodAllocation& allocation);
 std::string DescribeAllocation(const PodAllocation& allocation);
 
 // Parses an annotation value for the pod `pod_uid`.
-// Errors (InvalidArgument), each naming the field, e.g.
+// Errors (InvalidArgument), in base/json_fields.h's form prefixed by the annotation, e.g.
 //   `huygens.io/allocation: containers[1].cpuset: cpu-list "4-": ...`,
 //   `huygens.io/allocation: version: 2 is not supported (this reader knows 1)`:
 // not JSON / not an object; version missing, not an integer or not 1; node missing or not a
@@ -89,6 +90,13 @@ std::string DescribeAllocation(const PodAllocation& allocation);
 // mems missing or not a cpu-list; init/restartable/exclusive not a boolean; restartable without
 // init.
 absl::StatusOr<PodAllocation> AllocationFromJson(std::string_view json, std::string pod_uid);
+
+// The same, from an annotation value already parsed as part of a larger document (the agent's
+// checkpoint), at `path` in it: errors name the field under `path` without the annotation
+// prefix (`pods[0].allocation.containers[1].cpuset: ...`).
+absl::StatusOr<PodAllocation> AllocationFromJsonValue(const nlohmann::json& value,
+                                                      std::string_view path,
+                                                      std::string pod_uid);
 
 }  // namespace huygens
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/status.h"
+
 namespace huygens {
 namespace {
 
@@ -63,7 +65,7 @@ TEST(Allocation, ErrorsNameTheField) {
     const char* error;
   };
   const Case cases[] = {
-      {"{", "value: not valid JSON"},
+      {"{", "huygens.io/allocation: [json.exception.parse_error"},
       {R"({"node":"n","numaNodes":[],"containers":[]})", "version: missing"},
       {R"({"version":2,"node":"n","numaNodes":[],"containers":[]})", "version: 2 is not supported"},
       {R"({"version":1,"numaNodes":[],"containers":[]})", "node: missing"},
@@ -72,7 +74,7 @@ TEST(Allocation, ErrorsNameTheField) {
       {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4-","mems":"0"}]})",
        "containers[0].cpuset"},
       {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0","init":1}]})",
-       "containers[0].init: expected a boolean"},
+       "containers[0].init: expected true or false"},
       {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0","restartable":true}]})",
        "containers[0].restartable"},
       {R"({"version":1,"node":"n","numaNodes":[],"containers":[{"name":"a","cpuset":"4","mems":"0"},{"name":"a","cpuset":"5","mems":"0"}]})",
@@ -84,6 +86,16 @@ TEST(Allocation, ErrorsNameTheField) {
     EXPECT_THAT(std::string(a.status().message()), HasSubstr(c.error)) << c.text;
     EXPECT_THAT(std::string(a.status().message()), HasSubstr("huygens.io/allocation"));
   }
+}
+
+TEST(Allocation, ErrorsReadLikeEveryJsonReaderAfterTheAnnotationsName) {
+  auto a = AllocationFromJson(
+      R"({"version":1,"node":"n","numaNodes":[0],"containers":[{"name":"a","cpuset":"4","mems":"0","exclusive":"no"}]})",
+      "u");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Msg(a.status()),
+            "huygens.io/allocation: containers[0].exclusive: expected true or false, got string");
 }
 
 }  // namespace

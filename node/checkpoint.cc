@@ -10,12 +10,18 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include "base/json_fields.h"
+#include "base/status.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
 
 namespace huygens {
 namespace {
 
+using json_fields::Child;
+using json_fields::Element;
+using json_fields::FieldError;
+using json_fields::ReadRequired;
 using nlohmann::json;
 
 uint64_t Fnv1a64(std::string_view data) {
@@ -57,43 +63,126 @@ json SpecToJson(const PodSpec& p) {
   return j;
 }
 
-// Throws nlohmann::json exceptions on a wrong type or missing key; the caller converts them.
-ContainerSpec ContainerFromJson(const json& j, bool init) {
+// The fields of a container or pod spec, as SpecToJson writes them; unknown keys are ignored.
+absl::StatusOr<ContainerSpec> ContainerFromJson(const json& j, std::string_view path, bool init) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(j, path));
   ContainerSpec c;
-  c.name = j.at("name").get<std::string>();
-  c.cpu_request_milli = j.at("cpuRequestMilli").get<int64_t>();
-  c.cpu_limit_milli = j.at("cpuLimitMilli").get<int64_t>();
-  c.memory_request_bytes = j.at("memoryRequestBytes").get<int64_t>();
-  c.memory_limit_bytes = j.at("memoryLimitBytes").get<int64_t>();
-  c.isolated_cpus = j.at("isolatedCpus").get<int64_t>();
-  c.restartable = j.at("restartable").get<bool>();
   c.init = init;
+  HUYGENS_ASSIGN_OR_RETURN(c.name, ReadRequired(j, path, "name", json_fields::ReadString));
+  for (auto [key, field] : {std::pair{"cpuRequestMilli", &c.cpu_request_milli},
+                            std::pair{"cpuLimitMilli", &c.cpu_limit_milli},
+                            std::pair{"memoryRequestBytes", &c.memory_request_bytes},
+                            std::pair{"memoryLimitBytes", &c.memory_limit_bytes},
+                            std::pair{"isolatedCpus", &c.isolated_cpus}}) {
+    HUYGENS_ASSIGN_OR_RETURN(*field, ReadRequired(j, path, key, json_fields::ReadInt64));
+  }
+  HUYGENS_ASSIGN_OR_RETURN(c.restartable,
+                           ReadRequired(j, path, "restartable", json_fields::ReadBool));
   return c;
 }
 
-template <typename T>
-std::optional<T> Named(const json& j, const char* key,
-                       std::optional<T> (*parse)(const std::string&)) {
-  if (!j.contains(key)) return std::nullopt;
-  auto v = parse(j.at(key).get<std::string>());
-  if (!v) throw std::invalid_argument(fmt::format("{}: unknown value", key));
-  return v;
+absl::StatusOr<std::vector<ContainerSpec>> ContainersFromJson(const json& list,
+                                                              std::string_view path, bool init) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(list, path));
+  std::vector<ContainerSpec> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    ContainerSpec c;
+    HUYGENS_ASSIGN_OR_RETURN(c, ContainerFromJson(list[i], Element(path, i), init));
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
-PodSpec SpecFromJson(const json& j, std::string uid) {
+// An optional policy name (`parse` is ParseCpuPolicy, ...); nullopt when absent.
+template <typename T>
+absl::StatusOr<std::optional<T>> PolicyFromJson(const json& j, std::string_view path,
+                                                const char* key,
+                                                std::optional<T> (*parse)(const std::string&)) {
+  const json* v = json_fields::Find(j, key);
+  if (v == nullptr) return std::nullopt;
+  const std::string field = Child(path, key);
+  std::string name;
+  HUYGENS_ASSIGN_OR_RETURN(name, json_fields::ReadString(*v, field));
+  std::optional<T> policy = parse(name);
+  if (!policy) return FieldError(field, fmt::format("{:?} is not a known value", name));
+  return policy;
+}
+
+absl::StatusOr<PodSpec> SpecFromJson(const json& j, std::string_view path, std::string uid) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(j, path));
   PodSpec p;
   p.uid = std::move(uid);
-  p.namespace_name = j.at("namespace").get<std::string>();
-  p.name = j.at("name").get<std::string>();
-  p.pod_cpu_request_milli = j.at("podCpuRequestMilli").get<int64_t>();
-  p.pod_cpu_limit_milli = j.at("podCpuLimitMilli").get<int64_t>();
-  p.affinity_group = j.at("affinityGroup").get<std::string>();
-  for (const json& c : j.at("initContainers")) p.init_containers.push_back(ContainerFromJson(c, true));
-  for (const json& c : j.at("containers")) p.containers.push_back(ContainerFromJson(c, false));
-  p.cpu_policy = Named<CpuPolicy>(j, "cpuPolicy", ParseCpuPolicy);
-  p.topology_policy = Named<TopologyPolicy>(j, "topologyPolicy", ParseTopologyPolicy);
-  p.bind_policy = Named<BindPolicy>(j, "bindPolicy", ParseBindPolicy);
+  for (auto [key, field] : {std::pair{"namespace", &p.namespace_name}, std::pair{"name", &p.name},
+                            std::pair{"affinityGroup", &p.affinity_group}}) {
+    HUYGENS_ASSIGN_OR_RETURN(*field, ReadRequired(j, path, key, json_fields::ReadString));
+  }
+  for (auto [key, field] : {std::pair{"podCpuRequestMilli", &p.pod_cpu_request_milli},
+                            std::pair{"podCpuLimitMilli", &p.pod_cpu_limit_milli}}) {
+    HUYGENS_ASSIGN_OR_RETURN(*field, ReadRequired(j, path, key, json_fields::ReadInt64));
+  }
+  const auto containers = [](bool init) {
+    return [init](const json& list, std::string_view at) {
+      return ContainersFromJson(list, at, init);
+    };
+  };
+  HUYGENS_ASSIGN_OR_RETURN(p.init_containers,
+                           ReadRequired(j, path, "initContainers", containers(true)));
+  HUYGENS_ASSIGN_OR_RETURN(p.containers, ReadRequired(j, path, "containers", containers(false)));
+  HUYGENS_ASSIGN_OR_RETURN(p.cpu_policy, PolicyFromJson(j, path, "cpuPolicy", ParseCpuPolicy));
+  HUYGENS_ASSIGN_OR_RETURN(p.topology_policy,
+                           PolicyFromJson(j, path, "topologyPolicy", ParseTopologyPolicy));
+  HUYGENS_ASSIGN_OR_RETURN(p.bind_policy, PolicyFromJson(j, path, "bindPolicy", ParseBindPolicy));
   return p;
+}
+
+// One entry of "pods": its uid, spec and allocation.
+absl::StatusOr<std::pair<PodSpec, PodAllocation>> PodFromJson(const json& j,
+                                                              std::string_view path) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(j, path));
+  std::string uid;
+  HUYGENS_ASSIGN_OR_RETURN(uid, ReadRequired(j, path, "uid", json_fields::ReadString));
+  const json* spec = nullptr;
+  HUYGENS_ASSIGN_OR_RETURN(spec, json_fields::Required(j, path, "spec"));
+  const json* allocation = nullptr;
+  HUYGENS_ASSIGN_OR_RETURN(allocation, json_fields::Required(j, path, "allocation"));
+  std::pair<PodSpec, PodAllocation> pod;
+  HUYGENS_ASSIGN_OR_RETURN(pod.first, SpecFromJson(*spec, Child(path, "spec"), uid));
+  HUYGENS_ASSIGN_OR_RETURN(
+      pod.second, AllocationFromJsonValue(*allocation, Child(path, "allocation"), std::move(uid)));
+  return pod;
+}
+
+// The content of a parsed file: the checksum over the rest, then kind, version, node and pods.
+// Errors name the field (the caller adds "checkpoint: "); DataLoss for a checksum mismatch.
+absl::StatusOr<NodeCheckpoint> ContentFromJson(json& doc) {
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectObject(doc, ""));
+  std::string stored;
+  HUYGENS_ASSIGN_OR_RETURN(stored, ReadRequired(doc, "", "checksum", json_fields::ReadString));
+  doc.erase("checksum");
+  if (const std::string computed = ChecksumOf(doc); computed != stored) {
+    return absl::DataLossError(
+        fmt::format("checksum: file says {}, content gives {}", stored, computed));
+  }
+  std::string kind;
+  HUYGENS_ASSIGN_OR_RETURN(kind, ReadRequired(doc, "", "kind", json_fields::ReadString));
+  if (kind != "huygens-node-state") return FieldError("kind", "not huygens-node-state");
+  int version = 0;
+  HUYGENS_ASSIGN_OR_RETURN(version, ReadRequired(doc, "", "version", json_fields::ReadInt));
+  if (version != kCheckpointVersion) {
+    return FieldError("version", fmt::format("{} is not supported (this reader knows {})",
+                                             version, kCheckpointVersion));
+  }
+  NodeCheckpoint cp;
+  HUYGENS_ASSIGN_OR_RETURN(cp.node, ReadRequired(doc, "", "node", json_fields::ReadString));
+  const json* pods = nullptr;
+  HUYGENS_ASSIGN_OR_RETURN(pods, json_fields::Required(doc, "", "pods"));
+  HUYGENS_RETURN_IF_ERROR(json_fields::ExpectArray(*pods, "pods"));
+  for (size_t i = 0; i < pods->size(); ++i) {
+    std::pair<PodSpec, PodAllocation> pod;
+    HUYGENS_ASSIGN_OR_RETURN(pod, PodFromJson((*pods)[i], Element("pods", i)));
+    cp.pods.push_back(std::move(pod));
+  }
+  return cp;
 }
 
 absl::Status SysError(std::string_view what, const std::string& path) {
@@ -126,48 +215,11 @@ std::string EncodeCheckpoint(const NodeCheckpoint& cp) {
 }
 
 absl::StatusOr<NodeCheckpoint> DecodeCheckpoint(std::string_view bytes) {
-  json doc = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError("checkpoint: not a JSON object");
-  }
-  auto sum = doc.find("checksum");
-  if (sum == doc.end() || !sum->is_string()) {
-    return absl::InvalidArgumentError("checkpoint: checksum: missing or not a string");
-  }
-  const std::string stored = sum->get<std::string>();
-  doc.erase("checksum");
-  if (const std::string computed = ChecksumOf(doc); computed != stored) {
-    return absl::DataLossError(
-        fmt::format("checkpoint: checksum: file says {}, content gives {}", stored, computed));
-  }
-  NodeCheckpoint cp;
-  std::string field = "kind";
-  try {
-    if (doc.at("kind").get<std::string>() != "huygens-node-state") {
-      return absl::InvalidArgumentError("checkpoint: kind: not huygens-node-state");
-    }
-    field = "version";
-    if (doc.at("version").get<int>() != kCheckpointVersion) {
-      return absl::InvalidArgumentError(fmt::format(
-          "checkpoint: version: {} is not supported (this reader knows {})",
-          doc.at("version").dump(), kCheckpointVersion));
-    }
-    field = "node";
-    cp.node = doc.at("node").get<std::string>();
-    const json& pods = doc.at("pods");
-    for (size_t i = 0; i < pods.size(); ++i) {
-      field = fmt::format("pods[{}]", i);
-      const std::string uid = pods[i].at("uid").get<std::string>();
-      PodSpec spec = SpecFromJson(pods[i].at("spec"), uid);
-      auto alloc = AllocationFromJson(pods[i].at("allocation").dump(), uid);
-      if (!alloc.ok()) {
-        return absl::InvalidArgumentError(
-            fmt::format("checkpoint: {}.allocation: {}", field, std::string(alloc.status().message())));
-      }
-      cp.pods.emplace_back(std::move(spec), *std::move(alloc));
-    }
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(fmt::format("checkpoint: {}: {}", field, e.what()));
+  json doc;
+  HUYGENS_ASSIGN_OR_RETURN(doc, json_fields::ParseJson(bytes, "checkpoint"));
+  absl::StatusOr<NodeCheckpoint> cp = ContentFromJson(doc);
+  if (!cp.ok()) {
+    return absl::Status(cp.status().code(), fmt::format("checkpoint: {}", Msg(cp.status())));
   }
   return cp;
 }

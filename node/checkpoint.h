@@ -45,7 +45,11 @@ struct NodeCheckpoint {
 NodeCheckpoint CheckpointOf(const NodeState& node);
 
 // The file bytes (with checksum) / the content of file bytes. Decode errors are
-// InvalidArgument naming the field; DataLoss for a checksum mismatch.
+// InvalidArgument "checkpoint: <field path>: <problem>" as base/json_fields.h writes them (e.g.
+// `checkpoint: pods[0].spec.containers[1].cpuLimitMilli: expected an integer, got string`,
+// `checkpoint: pods[0].allocation.containers[0].cpuset: ...`), "checkpoint: <parser message>"
+// for bytes that are not JSON; DataLoss "checkpoint: checksum: ..." for a checksum mismatch.
+// Unknown keys are ignored.
 std::string EncodeCheckpoint(const NodeCheckpoint& checkpoint);
 absl::StatusOr<NodeCheckpoint> DecodeCheckpoint(std::string_view bytes);
 

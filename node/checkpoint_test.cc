@@ -8,12 +8,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/status.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
 #include "topology/testing/machines.h"
 
 namespace huygens {
@@ -90,7 +94,8 @@ TEST(Checkpoint, DetectsCorruptionAndNamesTheField) {
   std::string edited = good;
   edited.replace(edited.find("\"node\":\"n1\""), 11, "\"node\":\"n9\"");
   const std::vector<Case> cases = {
-      {"truncated", good.substr(0, good.size() / 2), "not a JSON object"},
+      {"truncated", good.substr(0, good.size() / 2), "checkpoint: [json.exception.parse_error"},
+      {"not an object", "[]", "checkpoint: expected an object, got array"},
       {"an edited value", edited, "checksum: file says"},
       {"no checksum", R"({"kind":"huygens-node-state","version":1})", "checksum: missing"},
   };
@@ -99,6 +104,38 @@ TEST(Checkpoint, DetectsCorruptionAndNamesTheField) {
     ASSERT_FALSE(cp.ok()) << c.name;
     EXPECT_THAT(std::string(cp.status().message()), HasSubstr(c.error)) << c.name;
   }
+}
+
+// `bytes` edited by `edit` and sealed again with the checksum docs/checkpoint.md describes
+// (FNV-1a 64 over the compact payload), as a hand-edited but well-sealed file would be.
+std::string EditedAndSealed(const std::string& bytes,
+                            const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json doc = nlohmann::json::parse(bytes);
+  doc.erase("checksum");
+  edit(doc);
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : doc.dump()) h = (h ^ c) * 1099511628211ull;
+  doc["checksum"] = fmt::format("fnv1a64:{:016x}", h);
+  return doc.dump();
+}
+
+TEST(Checkpoint, ErrorsNameTheFieldPathLikeEveryJsonReader) {
+  const std::string good = EncodeCheckpoint(StateA());
+  auto cp = DecodeCheckpoint(EditedAndSealed(good, [](nlohmann::json& doc) {
+    doc["pods"][0]["spec"]["containers"][0]["memoryLimitBytes"] = "1Mi";
+  }));
+  ASSERT_FALSE(cp.ok());
+  EXPECT_EQ(cp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Msg(cp.status()),
+            "checkpoint: pods[0].spec.containers[0].memoryLimitBytes: expected an integer, got "
+            "string");
+  // The allocation is read in place, under the same path.
+  cp = DecodeCheckpoint(EditedAndSealed(good, [](nlohmann::json& doc) {
+    doc["pods"][0]["allocation"]["containers"][0]["cpuset"] = "4-";
+  }));
+  ASSERT_FALSE(cp.ok());
+  EXPECT_THAT(std::string(cp.status().message()),
+              ::testing::StartsWith("checkpoint: pods[0].allocation.containers[0].cpuset: "));
 }
 
 TEST(CheckpointFile, MovesACorruptFileAsideWithTheInjectedTime) {
