@@ -181,6 +181,82 @@ class Install : public ::testing::Test {
   std::unique_ptr<FakeApiServer> server_;
   std::uintmax_t mark_ = 0;
   int metrics_port_ = 0;
+  // After a run: every call of the scheduler and the agent was allowed, their roles hold exactly
+  // what they used, and what neither needs is denied.
+  void ExpectRolesHoldExactlyWhatWasUsed(const std::string& agent_kubeconfig) {
+    // Every call was allowed, and the roles hold exactly what was used.
+    ExpectNothingRefused(kSchedulerUser);
+    ExpectNothingRefused(kAgentUser);
+    for (const auto& [user, ns, sa, kubeconfig] :
+         {std::tuple{kSchedulerUser, "huygens-system", "huygens-scheduler", scheduler_kubeconfig_},
+          std::tuple{kAgentUser, "huygens-system", "huygens-agent", agent_kubeconfig}}) {
+      auto granted = testing::GrantedPermissions(kubeconfig, ns);
+      ASSERT_TRUE(granted.ok()) << granted.status();
+      // A watch is audited when its stream ends, a moment after the process is gone.
+      std::set<Permission> used;
+      testing::WaitFor([&] {
+        used = Used(user);
+        return std::includes(used.begin(), used.end(), granted->begin(), granted->end());
+      }, std::chrono::seconds(10));
+      for (const Permission& p : *granted) {
+        // Rules for a path a clean run does not take, each with the reason it is needed.
+        static const std::map<std::pair<std::string, Permission>, const char*> kFailurePaths = {
+            {{"huygens-scheduler", {"", "pods", "get"}}, "a Binding answered 409: did an earlier attempt of ours land?"},
+            {{"huygens-agent", {"events.k8s.io", "events", "patch"}},
+             "the same event again within 6 minutes counts in the first one's series (kube/event_recorder.h)"},
+        };
+        if (kFailurePaths.contains({sa, p}) && !used.contains(p)) continue;
+        EXPECT_TRUE(used.contains(p)) << sa << " holds " << testing::ToString(p) << " but never used it";
+      }
+      for (const Permission& p : used) {
+        if (std::get<0>(p) == "authorization.k8s.io") continue;  // GrantedPermissions' own review
+        EXPECT_TRUE(granted->contains(p)) << sa << " used " << testing::ToString(p) << " without a rule";
+      }
+    }
+
+    // And what neither component needs is denied (kubectl auth can-i, impersonating each).
+    for (const auto& [as, what] : std::vector<std::pair<std::string, std::string>>{
+             {kSchedulerUser, "delete pods"},
+             {kSchedulerUser, "update nodes"},
+             {kSchedulerUser, "get secrets -n huygens-system"},
+             {kSchedulerUser, "update leases/kube-scheduler -n kube-system"},
+             {kSchedulerUser, "create noderesourcetopologies.topology.node.k8s.io"},
+             {kAgentUser, "create pods/binding"},
+             {kAgentUser, "delete noderesourcetopologies.topology.node.k8s.io"},
+             {kAgentUser, "update nodes"},
+             {kAgentUser, "get secrets -n huygens-system"}}) {
+      std::string output;
+      EXPECT_NE(bed_.Kubectl(fmt::format("kubectl auth can-i {} --as={}", what, as), kSource, &output), 0)
+          << as << " may " << what << ": " << output;
+    }
+  }
+
+  // The admission policy confines the agent of agent-node (its token in `agent_kubeconfig`).
+  void ExpectTheAdmissionPolicyConfinesTheAgent(const std::string& agent_kubeconfig) {
+    // What RBAC cannot say, the admission policy does: agent-node's agent may not touch another
+    // node's pods, NRT or Node, nor anything of its own pods but the allocation status.
+    auto config = kube::LoadKubeconfig(agent_kubeconfig);
+    ASSERT_TRUE(config.ok()) << config.status();
+    auto rest = kube::RestClient::Create(*config);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    kube::Client as_agent(std::move(*rest));
+    const json status_patch = {{"metadata", {{"annotations", {{"huygens.io/allocation-status", R"({"state":"applied"})"}}}}}};
+    auto elsewhere = as_agent.MergePatch(kube::Pods(), "default", "p0", status_patch);
+    ASSERT_FALSE(elsewhere.ok()) << "agent-node's agent patched p0 of another node";
+    EXPECT_THAT(std::string(elsewhere.status().message()), ::testing::HasSubstr("may not change pod p0"));
+    auto label = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", json{{"metadata", {{"labels", {{"x", "y"}}}}}});
+    ASSERT_FALSE(label.ok()) << "the agent changed a label";
+    EXPECT_THAT(std::string(label.status().message()), ::testing::HasSubstr("only a pod's huygens.io/allocation-status"));
+    auto own = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", status_patch);
+    EXPECT_TRUE(own.ok()) << own.status();
+    auto other_nrt = as_agent.Get(kube::NodeResourceTopologies(), "", "n1");
+    ASSERT_TRUE(other_nrt.ok()) << other_nrt.status();
+    (*other_nrt)["metadata"]["annotations"]["huygens.io/pools"] = R"({"exclusive":""})";
+    auto nrt_write = as_agent.Update(kube::NodeResourceTopologies(), *other_nrt);
+    ASSERT_FALSE(nrt_write.ok()) << "agent-node's agent rewrote n1's NodeResourceTopology";
+    EXPECT_THAT(std::string(nrt_write.status().message()), ::testing::HasSubstr("may not write the NodeResourceTopology n1"));
+  }
+
   std::string scheduler_kubeconfig_;  // the last StartScheduler's
 };
 
@@ -326,74 +402,8 @@ TEST_F(Install, AsDocumentedWithLeastPrivilege) {
   })) << testing::Slurp(work_ / "scheduler.log");
   EXPECT_EQ(scheduler->Stop(), 0) << "clean exit on SIGTERM (releases the Lease)";
 
-  // Every call was allowed, and the roles hold exactly what was used.
-  ExpectNothingRefused(kSchedulerUser);
-  ExpectNothingRefused(kAgentUser);
-  for (const auto& [user, ns, sa, kubeconfig] :
-       {std::tuple{kSchedulerUser, "huygens-system", "huygens-scheduler", scheduler_kubeconfig_},
-        std::tuple{kAgentUser, "huygens-system", "huygens-agent", *agent_kubeconfig}}) {
-    auto granted = testing::GrantedPermissions(kubeconfig, ns);
-    ASSERT_TRUE(granted.ok()) << granted.status();
-    // A watch is audited when its stream ends, a moment after the process is gone.
-    std::set<Permission> used;
-    testing::WaitFor([&] {
-      used = Used(user);
-      return std::includes(used.begin(), used.end(), granted->begin(), granted->end());
-    }, std::chrono::seconds(10));
-    for (const Permission& p : *granted) {
-      // Rules for a path a clean run does not take, each with the reason it is needed.
-      static const std::map<std::pair<std::string, Permission>, const char*> kFailurePaths = {
-          {{"huygens-scheduler", {"", "pods", "get"}}, "a Binding answered 409: did an earlier attempt of ours land?"},
-          {{"huygens-agent", {"events.k8s.io", "events", "patch"}},
-           "the same event again within 6 minutes counts in the first one's series (kube/event_recorder.h)"},
-      };
-      if (kFailurePaths.contains({sa, p}) && !used.contains(p)) continue;
-      EXPECT_TRUE(used.contains(p)) << sa << " holds " << testing::ToString(p) << " but never used it";
-    }
-    for (const Permission& p : used) {
-      if (std::get<0>(p) == "authorization.k8s.io") continue;  // GrantedPermissions' own review
-      EXPECT_TRUE(granted->contains(p)) << sa << " used " << testing::ToString(p) << " without a rule";
-    }
-  }
-
-  // And what neither component needs is denied (kubectl auth can-i, impersonating each).
-  for (const auto& [as, what] : std::vector<std::pair<std::string, std::string>>{
-           {kSchedulerUser, "delete pods"},
-           {kSchedulerUser, "update nodes"},
-           {kSchedulerUser, "get secrets -n huygens-system"},
-           {kSchedulerUser, "update leases/kube-scheduler -n kube-system"},
-           {kSchedulerUser, "create noderesourcetopologies.topology.node.k8s.io"},
-           {kAgentUser, "create pods/binding"},
-           {kAgentUser, "delete noderesourcetopologies.topology.node.k8s.io"},
-           {kAgentUser, "update nodes"},
-           {kAgentUser, "get secrets -n huygens-system"}}) {
-    std::string output;
-    EXPECT_NE(bed_.Kubectl(fmt::format("kubectl auth can-i {} --as={}", what, as), kSource, &output), 0)
-        << as << " may " << what << ": " << output;
-  }
-
-  // What RBAC cannot say, the admission policy does: agent-node's agent may not touch another
-  // node's pods, NRT or Node, nor anything of its own pods but the allocation status.
-  auto config = kube::LoadKubeconfig(*agent_kubeconfig);
-  ASSERT_TRUE(config.ok()) << config.status();
-  auto rest = kube::RestClient::Create(*config);
-  ASSERT_TRUE(rest.ok()) << rest.status();
-  kube::Client as_agent(std::move(*rest));
-  const json status_patch = {{"metadata", {{"annotations", {{"huygens.io/allocation-status", R"({"state":"applied"})"}}}}}};
-  auto elsewhere = as_agent.MergePatch(kube::Pods(), "default", "p0", status_patch);
-  ASSERT_FALSE(elsewhere.ok()) << "agent-node's agent patched p0 of another node";
-  EXPECT_THAT(std::string(elsewhere.status().message()), ::testing::HasSubstr("may not change pod p0"));
-  auto label = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", json{{"metadata", {{"labels", {{"x", "y"}}}}}});
-  ASSERT_FALSE(label.ok()) << "the agent changed a label";
-  EXPECT_THAT(std::string(label.status().message()), ::testing::HasSubstr("only a pod's huygens.io/allocation-status"));
-  auto own = as_agent.MergePatch(kube::Pods(), "default", "on-agent-node", status_patch);
-  EXPECT_TRUE(own.ok()) << own.status();
-  auto other_nrt = as_agent.Get(kube::NodeResourceTopologies(), "", "n1");
-  ASSERT_TRUE(other_nrt.ok()) << other_nrt.status();
-  (*other_nrt)["metadata"]["annotations"]["huygens.io/pools"] = R"({"exclusive":""})";
-  auto nrt_write = as_agent.Update(kube::NodeResourceTopologies(), *other_nrt);
-  ASSERT_FALSE(nrt_write.ok()) << "agent-node's agent rewrote n1's NodeResourceTopology";
-  EXPECT_THAT(std::string(nrt_write.status().message()), ::testing::HasSubstr("may not write the NodeResourceTopology n1"));
+  ExpectRolesHoldExactlyWhatWasUsed(*agent_kubeconfig);
+  ExpectTheAdmissionPolicyConfinesTheAgent(*agent_kubeconfig);
 }
 
 // A kube::Client that talks to the testbed's apiserver with `kubeconfig`'s credentials.

@@ -44,5 +44,6 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
   CXX=clang++ CC=clang cmake -G Ninja -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHUYGENS_BUILD_FUZZERS=ON -DHUYGENS_BUILD_TESTS=OFF -DHUYGENS_BUILD_BENCHMARKS=OFF >/dev/null
   ninja -C build-fuzz -j "$(nproc)" fuzzers
-  ctest --test-dir build-fuzz -L fuzz --output-on-failure
+  # One fuzzer per core: each is single-threaded and runs for a fixed time.
+  ctest --test-dir build-fuzz -L fuzz --output-on-failure -j "$(nproc)"
 fi
