@@ -147,6 +147,7 @@ class Placer {
   const PodSpec& pod_;
   const std::vector<ContainerCpuPlan> plans_;
   const MemoryManagerPolicy* memory_policy_;
+  const CpuSet free_;  // the node's shared pool: the CPUs exclusive containers may take
   ExclusiveRequest request_;
   int64_t pod_shared_milli_ = 0;
   int pod_level_ = 0;           // PodLevelExclusiveCpus
@@ -159,7 +160,8 @@ class Placer {
   std::optional<std::vector<int>> kubelet_numa_nodes_;
   std::optional<std::vector<int>> pod_numa_nodes_;  // the pod's one NUMA decision
   std::vector<int> away_from_devices_;  // NUMA nodes without free devices (see below)
-  MemoryManagerState memory_;                          // scratch, committed with the pod
+  // Scratch, committed with the pod: kubelet's (Static) or PlaceMemoryBesideCpus' (None).
+  MemoryManagerState memory_;
   std::map<std::string, std::vector<int>> mems_of_;    // container -> memory NUMA nodes
 };
 
@@ -169,7 +171,8 @@ Placer::Placer(const NodeState& node, const PodSpec& pod,
       config_(node.Config()),
       pod_(pod),
       plans_(PlanPod(pod, config_.mode)),
-      memory_policy_(node.MemoryPolicy()) {
+      memory_policy_(node.MemoryPolicy()),
+      free_(node.SharedPool()) {
   for (const ContainerCpuPlan& p : plans_) pod_shared_milli_ += p.shared_milli;
   request_.bind_policy = pod.bind_policy.value_or(config_.default_bind_policy);
   request_.topology_policy = pod.topology_policy.value_or(config_.topology_policy);
@@ -184,7 +187,6 @@ Placer::Placer(const NodeState& node, const PodSpec& pod,
   });
   place_memory_ = memory_policy_ != nullptr && MemoryManagerPlacesPod(pod);
   hint_limit_ = MemoryHintSetLimit(node.Topology().NumNumaNodes());
-  if (place_memory_) memory_ = *node.Memory();
 }
 
 // PlacePod's algorithm. Every container of the pod (init containers in order, then app
@@ -327,10 +329,9 @@ absl::Status Placer::DecidePodNumaNodes() {
   ExclusiveRequest whole_pod = request_;
   whole_pod.num_cpus = pod_level_;
   const ExclusiveAllocator& allocator = node_.Allocator();
-  const CpuSet free = node_.SharedPool();
   absl::StatusOr<ExclusiveAllocation> whole = absl::UnknownError("not placed");
-  if (std::optional<ExclusiveRequest> r = Away(whole_pod)) whole = allocator.Allocate(free, *r);
-  if (!whole.ok()) whole = allocator.Allocate(free, whole_pod);
+  if (std::optional<ExclusiveRequest> r = Away(whole_pod)) whole = allocator.Allocate(free_, *r);
+  if (!whole.ok()) whole = allocator.Allocate(free_, whole_pod);
   if (whole.ok()) {
     pod_numa_nodes_ = whole->numa_nodes;
   } else if (config_.topology_scope == TopologyScope::kPod) {
@@ -344,10 +345,9 @@ absl::Status Placer::DecidePodNumaNodes() {
 // first, each regular init container then inside their CPUs where it fits.
 absl::StatusOr<ExclusivePass> Placer::PlaceInEitherOrder(const ExclusiveRequest& r) const {
   const ExclusiveAllocator& allocator = node_.Allocator();
-  const CpuSet free = node_.SharedPool();
-  absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans_, r, free, false);
+  absl::StatusOr<ExclusivePass> pass = PlaceExclusive(allocator, plans_, r, free_, false);
   if (exclusive_init_ && (!pass.ok() || pass->taken.Size() > pod_level_)) {
-    absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans_, r, free, true);
+    absl::StatusOr<ExclusivePass> other = PlaceExclusive(allocator, plans_, r, free_, true);
     if (other.ok() && (!pass.ok() || other->taken.Size() < pass->taken.Size())) {
       pass = std::move(other);
     }
@@ -462,7 +462,7 @@ absl::StatusOr<ExclusivePass> Placer::PlaceMemoryWithCpus(ExclusivePass pass) {
 }
 
 absl::StatusOr<PodAllocation> Placer::Assemble(const ExclusivePass& pass) const {
-  const CpuSet free = node_.SharedPool().Difference(pass.taken);
+  const CpuSet free = free_.Difference(pass.taken);
   PodAllocation out;
   out.pod_uid = pod_.uid;
   out.node = config_.name;
