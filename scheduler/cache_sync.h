@@ -170,6 +170,13 @@ class CacheSync {
   // (kube::ResourceVersionNumber of both) or whose uid was deleted (the last kDeletedUids):
   // the takeover fence stores pods read directly, ahead of the informer or behind it, whose
   // older versions must not take the cache back nor bring a deleted pod back.
+  // A pod is its uid: a version whose namespace/name is stored under another uid (deleted and
+  // re-created, which a relist reports as an update) deletes the uid seen at the earlier
+  // resourceVersion (its CPUs, assume and queue entry released) and the later one is applied as
+  // new, as kube-scheduler v1.35 does (its cache and queue key pods by uid).
+  // A pending pod being deleted (metadata.deletionTimestamp) is never queued, and one queued or
+  // reserved leaves the queue and releases its reservation (kube-scheduler v1.35's
+  // skipPodSchedule; the API server refuses its Binding). A bound one counts until it is gone.
   void Apply(const Change& c);
 
   sched::ClusterCache& cache() { return cache_; }
@@ -224,6 +231,13 @@ class CacheSync {
   // Follows a publication of node `name` whose zones alone changed (see the definition).
   void ApplyZoneDevices(const std::string& name);
   void ApplyPod(const nlohmann::json& object, bool deleted);
+  // Takes pod `uid` out of the objects, the cache and the queue, its CPUs freed; `deleted`: the
+  // uid is remembered as deleted (a terminal pod is not).
+  void DropPod(const std::string& uid, bool deleted);
+  // When `object`'s namespace/name is stored under another uid (deleted and re-created; a relist
+  // reports that as an update), drops the uid seen at the earlier resourceVersion as deleted.
+  // Returns false when that is `object`'s own (it must not be stored).
+  bool SettleRecreated(const std::string& uid, const nlohmann::json& object);
   // pods_ and its index by node (spec.nodeName), kept together.
   void StorePod(const std::string& uid, const nlohmann::json& object);
   void ErasePod(const std::string& uid);
@@ -239,6 +253,7 @@ class CacheSync {
   std::map<std::string, nlohmann::json> nrts_;   // by name
   std::map<std::string, std::string> invalid_nrts_;  // node name -> why its NRT is invalid
   std::map<std::string, nlohmann::json> pods_;   // by uid
+  std::map<std::string, std::string> uid_by_key_;  // namespace/name -> the uid pods_ holds
   std::map<std::string, DeclaredGroup> affinity_groups_;  // by namespace/name
   // The stored bound pods by spec.nodeName (pending pods are not indexed), so a rebuild reads
   // its own pods only.

@@ -104,6 +104,12 @@ void SchedulingLoop::ScheduleNext() {
     return;
   }
   const json& object = stored->second;
+  // A pod being deleted is not scheduled (kube-scheduler v1.35's skipPodSchedule): CacheSync
+  // released any reservation of it, and the API server would refuse its Binding.
+  if (PodIsBeingDeleted(object)) {
+    queue.Done(uid);
+    return;
+  }
   const Clock::TimePoint start = p_.clock->Now();
   const std::string key = popped->pod->spec.namespace_name + "/" + popped->pod->spec.name;
   auto observe = [&](const char* result) {
@@ -179,6 +185,11 @@ void SchedulingLoop::SettleBinds() {
       continue;
     }
     p_.writer->Event(PodReference(pod), "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
+    if (auto stored = p_.state->pods().find(pod.Uid());
+        stored != p_.state->pods().end() && PodIsBeingDeleted(stored->second)) {
+      p_.state->queue().Done(pod.Uid());  // never scheduled again (ScheduleNext)
+      continue;
+    }
     // Requeued as last seen: a version that arrived while the Binding was out was not queued
     // (CacheSync::ApplyPod), and the next Binding must carry its resourceVersion, or it loses
     // the race again, for ever.

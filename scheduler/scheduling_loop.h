@@ -10,7 +10,9 @@
 // change); error (event, backoff). A Binding that may have landed keeps the reservation and
 // requeues with backoff; the next attempt runs the binding cycle again with the same decision.
 // A lost race (the pod changed under the Binding's resourceVersion precondition, so no attempt
-// of it can land) unreserves instead; the pod is decided afresh after backoff.
+// of it can land) unreserves instead; the pod is decided afresh after backoff. A pod being
+// deleted (metadata.deletionTimestamp) is neither attempted nor requeued (kube-scheduler
+// v1.35's skipPodSchedule; CacheSync releases its reservation).
 //
 // Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
 // pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this

@@ -121,6 +121,16 @@ class ServiceTest : public ::testing::Test {
     ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
   }
 
+  // Waits until one pod is bound and stops `service`; expects that pod to be "b", on n0, and
+  // "a" pending.
+  void ExpectBBoundAndANot(SchedulerService& service) {
+    ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
+    service.Stop();
+    EXPECT_EQ(server_->Get("pods", "default", "b")->at("spec").value("nodeName", ""), "n0");
+    EXPECT_EQ(server_->Get("pods", "default", "a")->at("spec").value("nodeName", ""), "");
+    EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+  }
+
   std::ostringstream log_;  // CaptureLog's
   bool capturing_ = false;
   std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
@@ -730,6 +740,43 @@ TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 2);
   EXPECT_THAT(check.problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, APendingPodBeingDeletedIsNeverBound) {
+  // "a" (being deleted: a finalizer holds it) comes first in the queue and would take every CPU
+  // of the node; it is skipped, so "b" gets them.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4));
+  nlohmann::json deleting = GuaranteedPod("a", 4);
+  deleting["metadata"]["finalizers"] = {"test.huygens.io/hold"};
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";
+  ASSERT_TRUE(server_->Create("pods", deleting).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 4)).ok());
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ExpectBBoundAndANot(*service);
+}
+
+TEST_F(ServiceTest, APodDeletedWhileItsBindingIsOutReleasesItsCpus) {
+  // The API server refuses the Binding of a pod being deleted: its reservation must not keep
+  // the CPUs. "b" fits only on the CPUs "a" was given.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4));
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
+  ASSERT_TRUE(server_
+                  ->MergePatch("pods", "default", "a",
+                               {{"metadata",
+                                 {{"finalizers", {"test.huygens.io/hold"}}, {"deletionTimestamp", "2026-01-02T03:04:05Z"}}}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return registry.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 0") != std::string::npos;
+  })) << "the reservation of a pod being deleted kept its CPUs";
+  server_->ReleaseRequests();
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 4)).ok());
+  ExpectBBoundAndANot(*service);
 }
 
 // ---- The rebalancer (scheduler/rebalancer.h) -----------------------------------------------
