@@ -22,10 +22,10 @@ using nlohmann::json;
 
 void ChangeFeed::Push(ChangeKind kind, bool deleted, const json& object) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     changes_.push_back(Change{kind, deleted, object});
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 kube::InformerHandlers ChangeFeed::HandlersFor(ChangeKind kind) {
@@ -93,7 +93,7 @@ absl::Status ChangeFeed::Current() {
   const bool synced = Synced();
   std::set<std::string> stale;
   std::vector<std::string> reasons = NotReady(&stale);
-  std::lock_guard<std::mutex> lock(gate_mu_);
+  absl::MutexLock lock(&gate_mu_);
   if (reasons.empty()) {
     if (paused_) {
       const auto paused_for = std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - paused_at_);
@@ -116,27 +116,27 @@ absl::Status ChangeFeed::Current() {
 
 std::deque<Change> ChangeFeed::Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work) {
   std::deque<Change> batch;
-  std::unique_lock<std::mutex> lock(mu_);
-  if (changes_.empty() && !has_other_work() && wait.count() > 0) cv_.wait_for(lock, wait);
+  absl::MutexLock lock(&mu_);
+  if (changes_.empty() && !has_other_work() && wait.count() > 0) cv_.WaitWithTimeout(&mu_, absl::FromChrono(wait));
   batch.swap(changes_);
   return batch;
 }
 
 void ChangeFeed::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cv_.notify_one();
+  absl::MutexLock lock(&mu_);
+  cv_.Signal();
 }
 
 void ChangeFeed::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool ChangeFeed::Closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return closed_;
 }
 
