@@ -4,7 +4,9 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/version.h"
 #include "gmock/gmock.h"
@@ -65,6 +67,20 @@ class ServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     if (capturing_) spdlog::default_logger()->sinks().pop_back();
+    // Lets the pods DeleteHeld held go, also after a failure (on the real server they would
+    // otherwise outlive the test).
+    for (const std::string& name : held_) {
+      (void)server_->MergePatch("pods", "default", name, {{"metadata", {{"finalizers", nullptr}}}});
+    }
+  }
+  // Deletes pod `name` (in default) held by a finalizer, so it stays, being deleted (its
+  // metadata.deletionTimestamp set by the server), until the test ends.
+  void DeleteHeld(const std::string& name) {
+    held_.push_back(name);
+    ASSERT_TRUE(server_->MergePatch("pods", "default", name, {{"metadata", {{"finalizers", {"test.huygens.io/hold"}}}}}).ok());
+    auto writer = NewClient();
+    ASSERT_TRUE(writer->Delete(kube::Pods(), "default", name).ok());
+    ASSERT_TRUE(server_->Get("pods", "default", name)->at("metadata").contains("deletionTimestamp"));
   }
   // Whether log_ (CaptureLog) holds `text`.
   bool Logged(const std::string& text) const { return log_.str().find(text) != std::string::npos; }
@@ -133,6 +149,7 @@ class ServiceTest : public ::testing::Test {
 
   std::ostringstream log_;  // CaptureLog's
   bool capturing_ = false;
+  std::vector<std::string> held_;  // DeleteHeld's pods
   std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
   huygens::testing::FakeClock clock_;  // the client's and the service's
   kube::testing::FakeApiServerOptions server_options_;  // SetUp's
@@ -746,10 +763,8 @@ TEST_F(ServiceTest, APendingPodBeingDeletedIsNeverBound) {
   // "a" (being deleted: a finalizer holds it) comes first in the queue and would take every CPU
   // of the node; it is skipped, so "b" gets them.
   ASSERT_TRUE(AddMachine(*server_, "n0", 4));
-  nlohmann::json deleting = GuaranteedPod("a", 4);
-  deleting["metadata"]["finalizers"] = {"test.huygens.io/hold"};
-  deleting["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";
-  ASSERT_TRUE(server_->Create("pods", deleting).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 4)).ok());
+  ASSERT_NO_FATAL_FAILURE(DeleteHeld("a"));
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 4)).ok());
   auto client = NewClient();
   serving::MetricsRegistry registry;
@@ -766,11 +781,7 @@ TEST_F(ServiceTest, APodDeletedWhileItsBindingIsOutReleasesItsCpus) {
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
-  ASSERT_TRUE(server_
-                  ->MergePatch("pods", "default", "a",
-                               {{"metadata",
-                                 {{"finalizers", {"test.huygens.io/hold"}}, {"deletionTimestamp", "2026-01-02T03:04:05Z"}}}})
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(DeleteHeld("a"));
   ASSERT_TRUE(WaitFor([&] {
     return registry.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 0") != std::string::npos;
   })) << "the reservation of a pod being deleted kept its CPUs";
