@@ -311,7 +311,7 @@ void Agent::SampleTraffic() {
 
 void Agent::Record(const ReconcileReport& report) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     last_pass_ = deps_.clock->Now();
     last_runtime_ok_ = report.runtime_ok;
   }
@@ -336,9 +336,9 @@ void Agent::Record(const ReconcileReport& report) {
 }
 
 void Agent::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   dirty_ = true;
-  wake_.notify_all();
+  wake_.SignalAll();
 }
 
 void Agent::Run(const std::atomic<bool>& stop) {
@@ -352,7 +352,7 @@ void Agent::Run(const std::atomic<bool>& stop) {
     bool due = !next_resync.has_value() || now >= *next_resync;
     if (auto pending = publisher_->PendingUntil(); pending.has_value() && now >= *pending) due = true;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (dirty_) due = true;
       dirty_ = false;
     }
@@ -366,15 +366,18 @@ void Agent::Run(const std::atomic<bool>& stop) {
       SampleTraffic();
       continue;
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, std::chrono::milliseconds(200), [&] { return dirty_ || stop.load(); });
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::Milliseconds(200);
+    while (!dirty_ && !stop.load()) {
+      if (wake_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+    }
   }
   watching_ = false;
   if (informer_) informer_->Stop();
 }
 
 absl::Status Agent::Healthy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!last_pass_.has_value()) return absl::OkStatus();  // starting up
   if (deps_.clock->Now() - *last_pass_ > 3 * config_.resync_period) {
     return absl::DeadlineExceededError("no reconcile pass for three resync periods");
@@ -388,7 +391,7 @@ absl::Status Agent::PodInformerReady() const {
 }
 
 absl::Status Agent::Ready() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!last_pass_.has_value()) return absl::UnavailableError("no reconcile pass yet");
   if (!last_runtime_ok_) return absl::UnavailableError("the container runtime cannot be reached");
   return absl::OkStatus();

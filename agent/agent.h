@@ -19,14 +19,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/config.h"
@@ -117,8 +117,8 @@ class Agent {
   // One TrafficSampler round over the listed pods; when the summary changed and a pass has
   // published before, publishes that pass's content with the new summary.
   void SampleTraffic();
-  void Record(const ReconcileReport& report);
-  void Wake();
+  void Record(const ReconcileReport& report) ABSL_LOCKS_EXCLUDED(mu_);
+  void Wake() ABSL_LOCKS_EXCLUDED(mu_);
 
   const AgentConfig config_;
   const AgentDeps deps_;
@@ -136,11 +136,12 @@ class Agent {
   std::optional<NodePublication> last_publication_;  // of the last pass
   std::vector<std::string> traffic_failures_;   // of the last sample, logged when they change
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool dirty_ = false;
-  std::optional<Clock::TimePoint> last_pass_;
-  bool last_runtime_ok_ = true;
+  // Guards what the informer's thread, the HTTP probes and Run's thread share.
+  mutable absl::Mutex mu_;
+  absl::CondVar wake_;  // dirty_ was set
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<Clock::TimePoint> last_pass_ ABSL_GUARDED_BY(mu_);
+  bool last_runtime_ok_ ABSL_GUARDED_BY(mu_) = true;
 };
 
 }  // namespace huygens::agent

@@ -286,6 +286,31 @@ TEST_F(ClientTest, BindWithAStaleResourceVersionConflictsAndChangesNothing) {
   EXPECT_TRUE(client_->Bind("default", "a", "n1", uid, {}, std::string((*after)["metadata"]["resourceVersion"])).ok());
 }
 
+// Finalizers as the real server keeps them (this test also runs against it, as cluster:...).
+TEST_F(ClientTest, APodWithAFinalizerIsMarkedByDeleteAndGoesWithItsLastFinalizer) {
+  json pod = PodObject("a");
+  pod["metadata"]["finalizers"] = {"test.huygens.io/hold"};
+  pod["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";  // not the author's to set
+  auto created = client_->Create(Pods(), "default", pod);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE((*created)["metadata"].contains("deletionTimestamp"));
+  absl::Status set = client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"deletionTimestamp", "2026-01-02T03:04:05Z"}}}}).status();
+  EXPECT_EQ(HttpCode(set), 422) << set;
+
+  ASSERT_TRUE(client_->Delete(Pods(), "default", "a").ok());
+  auto deleting = client_->Get(Pods(), "default", "a");
+  ASSERT_TRUE(deleting.ok()) << "gone although a finalizer holds it";
+  EXPECT_TRUE((*deleting)["metadata"].contains("deletionTimestamp"));
+  absl::Status bind = client_->Bind("default", "a", "n1");
+  EXPECT_TRUE(IsApiConflict(bind)) << bind;
+  EXPECT_TRUE(absl::StrContains(bind.message(), "being deleted")) << bind;
+  absl::Status added = client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"finalizers", {"test.huygens.io/hold", "test.huygens.io/more"}}}}}).status();
+  EXPECT_EQ(HttpCode(added), 422) << added;
+
+  ASSERT_TRUE(client_->MergePatch(Pods(), "default", "a", {{"metadata", {{"finalizers", nullptr}}}}).ok());
+  EXPECT_TRUE(IsApiNotFound(client_->Get(Pods(), "default", "a").status()));
+}
+
 TEST(ApiErrorTest, ANonStatusBodyIsQuotedWithoutSplittingACharacter) {
   // 199 ASCII bytes then "€" (3 bytes): the 200-byte quote leaves it out whole.
   const absl::Status s = ApiError(502, std::string(199, 'x') + "\xE2\x82\xAC tail", "GET pods");

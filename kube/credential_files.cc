@@ -43,7 +43,7 @@ CredentialFiles::Stamp CredentialFiles::StampOf(const std::string& path) {
 }
 
 Credentials CredentialFiles::Current() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!token_file_.empty()) {
     if (Stamp now = StampOf(token_file_); now != token_stamp_) {
       std::optional<std::string> token = Read(token_file_);

@@ -19,9 +19,10 @@
 #define HUYGENS_KUBE_CREDENTIAL_FILES_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "kube/config.h"
 
 namespace huygens::kube {
@@ -40,7 +41,7 @@ class CredentialFiles {
   explicit CredentialFiles(const RestConfig& config);
 
   // The credentials to send now: one stat per named file, and a read of those that changed.
-  Credentials Current();
+  Credentials Current() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // What stat said of a file when it was last read; all zero when it could not be.
@@ -52,9 +53,9 @@ class CredentialFiles {
   static Stamp StampOf(const std::string& path);
 
   const std::string token_file_, certificate_file_, key_file_;
-  std::mutex mu_;
-  Credentials current_;
-  Stamp token_stamp_, certificate_stamp_, key_stamp_;
+  absl::Mutex mu_;
+  Credentials current_ ABSL_GUARDED_BY(mu_);
+  Stamp token_stamp_ ABSL_GUARDED_BY(mu_), certificate_stamp_ ABSL_GUARDED_BY(mu_), key_stamp_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace huygens::kube

@@ -47,7 +47,7 @@ std::string EventRecorder::NewEventName(const EventRecord& e) {
 }
 
 absl::Status EventRecorder::Record(const EventRecord& e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const Clock::TimePoint now = clock_->Now();
   std::erase_if(series_, [&](const auto& entry) { return now - entry.second.last > kSeriesWindow; });
   const std::string ns = EventNamespace(e);

@@ -33,10 +33,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "base/clock.h"
 #include "kube/client.h"
@@ -87,7 +88,7 @@ class EventRecorder {
   // "default" for a cluster-scoped object), or, for a repeat within kSeriesWindow, a merge patch
   // of the existing Event's series (see the file comment). Errors: the API's, as Client's (a
   // repeat whose write failed still counts, so the next repeat writes the full count).
-  absl::Status Record(const EventRecord& event);
+  absl::Status Record(const EventRecord& event) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Series {
@@ -96,13 +97,13 @@ class EventRecorder {
     Clock::TimePoint last;     // last observation (injected clock)
   };
 
-  std::string NewEventName(const EventRecord& event);
+  std::string NewEventName(const EventRecord& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Client* client_;
   Clock* clock_;
-  std::mutex mu_;  // held across a write: Record is serialised
-  std::map<EventRecord, Series> series_;
-  std::uint64_t names_ = 0;
+  absl::Mutex mu_;  // held across a write: Record is serialised
+  std::map<EventRecord, Series> series_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t names_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace huygens::kube

@@ -49,7 +49,7 @@ absl::Status Informer::RunOnce() {
   resume_at_once_ = false;
   bool need_list;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     need_list = resource_version_.empty();
   }
   return need_list ? Relist() : WatchOnce();
@@ -69,7 +69,7 @@ absl::Status Informer::Relist() {
   std::vector<json> added;
   std::vector<std::pair<json, json>> updated;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [key, old] : cache_) {
       if (fresh.count(key) == 0) deleted.push_back(old);
     }
@@ -97,21 +97,21 @@ absl::Status Informer::Relist() {
   // Synced, and at the list's version, only now: a scheduler that waited for every informer's
   // HasSynced decided on a cache without the rest of a Node list (Restart.TwoHundredRealShapes...
   // bound a pending pod onto CPUs a bound pod held, its node not yet rebuilt).
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   resource_version_ = list->resource_version;
   synced_ = true;
   return absl::OkStatus();
 }
 
 void Informer::Heard() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   last_heard_ = clock_->Now();
 }
 
 void Informer::Upsert(const json& object) {
   std::optional<json> old;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Key key = KeyOf(object);
     auto it = cache_.find(key);
     if (it != cache_.end()) old = it->second;
@@ -122,25 +122,25 @@ void Informer::Upsert(const json& object) {
   } else if (handlers_.on_add) {
     handlers_.on_add(object);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   resource_version_ = VersionOf(object);  // once the handler has it (resource_version())
 }
 
 void Informer::Remove(const json& object) {
   bool known;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     known = cache_.erase(KeyOf(object)) > 0;
   }
   if (known && handlers_.on_delete) handlers_.on_delete(object);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   resource_version_ = VersionOf(object);
 }
 
 absl::Status Informer::WatchOnce() {
   WatchOptions watch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     watch.resource_version = resource_version_;
   }
   watch.label_selector = options_.label_selector;
@@ -157,7 +157,7 @@ absl::Status Informer::WatchOnce() {
         } else if (e.type == "DELETED") {
           Remove(e.object);
         } else if (e.type == "BOOKMARK") {
-          std::lock_guard<std::mutex> lock(mu_);
+          absl::MutexLock lock(&mu_);
           resource_version_ = VersionOf(e.object);
         } else if (e.type == "ERROR") {
           int code = e.object.value("code", 0);
@@ -197,7 +197,7 @@ absl::Status Informer::WatchOnce() {
       spdlog::warn("kube: informer for {}: watch failed: {}; relisting", resource_.resource,
                    std::string(s.message()));
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     resource_version_.clear();
   }
   return s;
@@ -231,12 +231,12 @@ void Informer::Stop() {
 }
 
 bool Informer::HasSynced() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return synced_;
 }
 
 absl::Status Informer::Ready() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!synced_) return absl::UnavailableError(fmt::format("{} informer has not listed yet", resource_.resource));
   const Clock::Duration silent = clock_->Now() - last_heard_;
   if (stale_after_.count() > 0 && silent > stale_after_) {
@@ -250,19 +250,19 @@ absl::Status Informer::Ready() const {
 }
 
 std::string Informer::resource_version() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return resource_version_;
 }
 
 std::optional<json> Informer::Get(std::string_view ns, std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = cache_.find(Key{std::string(ns), std::string(name)});
   if (it == cache_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<json> Informer::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<json> out;
   out.reserve(cache_.size());
   for (const auto& [key, object] : cache_) out.push_back(object);
@@ -270,12 +270,12 @@ std::vector<json> Informer::List() const {
 }
 
 std::size_t Informer::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return cache_.size();
 }
 
 int Informer::lists() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return lists_;
 }
 

@@ -36,13 +36,14 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "base/clock.h"
 #include "kube/backoff.h"
@@ -133,12 +134,12 @@ class Informer {
   Clock* const clock_;
   const Clock::Duration stale_after_;
 
-  mutable std::mutex mu_;
-  std::map<Key, nlohmann::json> cache_;
-  std::string resource_version_;
-  bool synced_ = false;
-  int lists_ = 0;
-  Clock::TimePoint last_heard_;  // meaningful once synced_
+  mutable absl::Mutex mu_;  // never held while a handler runs
+  std::map<Key, nlohmann::json> cache_ ABSL_GUARDED_BY(mu_);
+  std::string resource_version_ ABSL_GUARDED_BY(mu_);
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  int lists_ ABSL_GUARDED_BY(mu_) = 0;
+  Clock::TimePoint last_heard_ ABSL_GUARDED_BY(mu_);  // meaningful once synced_
 
   // Set by a watch step that the server took and the idle limit then cut: the loop resumes at
   // once, without a backoff (the step thread's only).

@@ -130,6 +130,11 @@ absl::StatusOr<int64_t> ReadQuantity(const json& value, QuantityKind kind,
   return *v;
 }
 
+std::string DeletionTimestampOf(const json& pod) {
+  if (!pod.is_object()) return "";
+  return StringOrEmpty(MemberOrNull(pod, "metadata"), "deletionTimestamp");
+}
+
 absl::StatusOr<PodObject> DecodePod(const json& pod) {
   // Rule 1.
   if (!pod.is_object()) return absl::InvalidArgumentError("pod: not a JSON object");
@@ -146,6 +151,8 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
     if (value->empty()) return Error(who, fmt::format("metadata.{}", key), "missing");
   }
   out.creation_timestamp = StringOrEmpty(md, "creationTimestamp");
+  // Rule 12.
+  out.deletion_timestamp = StringOrEmpty(md, "deletionTimestamp");
   // Rule 3.
   std::map<std::string, std::string> annotations;
   const json& a = MemberOrNull(md, "annotations");

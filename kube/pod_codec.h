@@ -29,6 +29,8 @@
 //  11. spec.hostNetwork is true only when it is JSON true; the pod IPs are the string `ip`s of
 //      status.podIPs in order (entries of another shape skipped), else status.podIP, else none.
 //      Kept as text: they are only read to tell which local pod owns an address.
+//  12. metadata.deletionTimestamp, when a string, is kept as text: the pod is being deleted
+//      (a grace period or finalizers pending) and still exists until the API server removes it.
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -59,6 +61,7 @@ struct PodObject {
   std::string node_name;           // spec.nodeName, "" when unset
   std::string phase;               // status.phase, "" when unset
   std::string creation_timestamp;  // metadata.creationTimestamp (RFC 3339), "" when unset
+  std::string deletion_timestamp;  // metadata.deletionTimestamp (rule 12), "" when unset
   bool host_network = false;       // spec.hostNetwork (rule 11)
   std::vector<std::string> pod_ips;  // status.podIPs[].ip, else status.podIP (rule 11)
   std::optional<std::string> allocation;         // huygens.io/allocation, as written
@@ -73,6 +76,10 @@ struct PodObject {
 
 // True for status.phase Succeeded or Failed.
 bool IsTerminalPhase(std::string_view phase);
+
+// metadata.deletionTimestamp of a pod (rule 12), "" when unset: what DecodePod reads into
+// PodObject::deletion_timestamp, for a caller that needs that field alone. Never fails.
+std::string DeletionTimestampOf(const nlohmann::json& pod);
 
 // Reads a Pod object by the rules above.
 absl::StatusOr<PodObject> DecodePod(const nlohmann::json& pod);

@@ -187,6 +187,18 @@ TEST(PodCodecTest, NodePhaseAndCreationTimeAreRead) {
   EXPECT_FALSE(IsTerminalPhase("Running"));
 }
 
+TEST(PodCodecTest, DeletionTimestampIsKeptAsText) {
+  json pod = Pod();
+  EXPECT_EQ(DecodePod(pod)->deletion_timestamp, "");
+  EXPECT_EQ(DeletionTimestampOf(pod), "");
+  pod["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->deletion_timestamp, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(DeletionTimestampOf(pod), "2026-01-02T03:04:05Z");
+  EXPECT_EQ(DeletionTimestampOf(json::array()), "");
+}
+
 TEST(PodCodecTest, HostNetworkAndPodIpsAreRead) {
   json pod = Pod();
   auto plain = DecodePod(pod);

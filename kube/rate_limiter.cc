@@ -11,7 +11,7 @@ Clock::Duration TokenBucket::Acquire() {
   if (qps_ <= 0) return Clock::Duration{0};
   Clock::Duration wait{0};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Clock::TimePoint now = clock_->Now();
     double elapsed = std::chrono::duration<double>(now - last_).count();
     last_ = now;

@@ -8,8 +8,9 @@
 #ifndef HUYGENS_KUBE_RATE_LIMITER_H_
 #define HUYGENS_KUBE_RATE_LIMITER_H_
 
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "base/clock.h"
 
 namespace huygens::kube {
@@ -20,15 +21,15 @@ class TokenBucket {
   TokenBucket(double qps, int burst, Clock* clock);
 
   // Takes one token, sleeping on the clock until it is available. Returns the time waited.
-  Clock::Duration Acquire();
+  Clock::Duration Acquire() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const double qps_;
   const double burst_;
   Clock* const clock_;
-  std::mutex mu_;
-  double tokens_;  // may go negative: tokens reserved by sleeping callers
-  Clock::TimePoint last_;
+  absl::Mutex mu_;  // not held while a caller sleeps
+  double tokens_ ABSL_GUARDED_BY(mu_);  // may go negative: tokens reserved by sleeping callers
+  Clock::TimePoint last_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace huygens::kube

@@ -92,7 +92,7 @@ RestClient::~RestClient() {
 }
 
 void* RestClient::TakeHandle() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (idle_handles_.empty()) return curl_easy_init();
   void* h = idle_handles_.back();
   idle_handles_.pop_back();
@@ -100,7 +100,7 @@ void* RestClient::TakeHandle() {
 }
 
 void RestClient::ReturnHandle(void* handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   idle_handles_.push_back(handle);
 }
 

@@ -13,12 +13,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "base/clock.h"
 #include "kube/config.h"
@@ -84,8 +85,8 @@ class RestClient {
 
  private:
   RestClient(RestConfig config, Clock* clock);
-  void* TakeHandle();
-  void ReturnHandle(void* handle);
+  void* TakeHandle() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReturnHandle(void* handle) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Perform(const HttpRequest& request, Call& call, bool streaming);
   // The transfer alone: OK once an answer (any code) arrived, else the transport error.
   absl::Status Transfer(const HttpRequest& request, Call& call, bool streaming);
@@ -93,8 +94,8 @@ class RestClient {
   const RestConfig config_;
   CredentialFiles credentials_;  // config_'s, re-read from their files when they rotate
   TokenBucket limiter_;
-  std::mutex mu_;
-  std::vector<void*> idle_handles_;  // CURL*
+  absl::Mutex mu_;
+  std::vector<void*> idle_handles_ ABSL_GUARDED_BY(mu_);  // CURL*
 };
 
 }  // namespace huygens::kube

@@ -127,7 +127,7 @@ absl::Status PodWriter::FinishBind(const json& object, const std::string& node,
 
 void BinderPool::Start() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = false;
   }
   for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Run(); });
@@ -135,13 +135,13 @@ void BinderPool::Start() {
 
 void BinderPool::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   todo_.clear();
   done_.clear();
   in_flight_ = 0;
@@ -149,39 +149,39 @@ void BinderPool::Stop() {
 
 void BinderPool::Submit(InFlight f) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     todo_.push_back(std::move(f));
     ++in_flight_;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 std::deque<BinderPool::InFlight> BinderPool::TakeDone() {
   std::deque<InFlight> done;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   done.swap(done_);
   in_flight_ -= done.size();
   return done;
 }
 
 bool BinderPool::Full() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return in_flight_ >= kMaxInFlight;
 }
 
 bool BinderPool::HasDone() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return !done_.empty();
 }
 
 void BinderPool::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (true) {
-    cv_.wait(lock, [this] { return stopping_ || !todo_.empty(); });
-    if (stopping_) return;  // what is left was never written: a restart redoes it
+    while (!stopping_ && todo_.empty()) cv_.Wait(&mu_);
+    if (stopping_) break;  // what is left was never written: a restart redoes it
     InFlight f = std::move(todo_.front());
     todo_.pop_front();
-    lock.unlock();
+    mu_.Unlock();
     f.outcome = f.scheduler->BindingCycle(f.reserved);
     // The attempt is counted here, where it ends (Stop joins the binders, so a pod seen bound
     // is counted before Stop returns).
@@ -191,12 +191,13 @@ void BinderPool::Run() {
     if (f.outcome.ok()) {
       metrics_->e2e_latency->Observe({}, absl::ToDoubleSeconds(QueueTime(*clock_) - f.popped.first_seen));
     }
-    lock.lock();
+    mu_.Lock();
     done_.push_back(std::move(f));
-    lock.unlock();
+    mu_.Unlock();
     on_done_();
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 // ---- ApiBind -----------------------------------------------------------------------------

@@ -20,19 +20,19 @@
 #define HUYGENS_SCHEDULER_BINDER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "base/clock.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
@@ -105,6 +105,7 @@ class PodWriter {
 };
 
 // Thread-safety: Submit, TakeDone, Full and HasDone from any thread; Start/Stop from one thread.
+// mu_ guards the queues and counters (never held over a binding cycle or on_done).
 class BinderPool {
  public:
   static constexpr int kThreads = 8;
@@ -126,31 +127,32 @@ class BinderPool {
       : metrics_(metrics), clock_(clock), on_done_(std::move(on_done)) {}
   ~BinderPool() { Stop(); }
 
-  void Start();
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Joins the binders; cycles not yet started are dropped (never written: a restart redoes
   // them). Idempotent.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  void Submit(InFlight f);
+  void Submit(InFlight f) ABSL_LOCKS_EXCLUDED(mu_);
   // The finished cycles, oldest first; they no longer count as in flight. Each was counted in
   // the attempt metrics where it ended.
-  std::deque<InFlight> TakeDone();
+  std::deque<InFlight> TakeDone() ABSL_LOCKS_EXCLUDED(mu_);
   // kMaxInFlight cycles are submitted and not taken back.
-  bool Full() const;
-  bool HasDone() const;
+  bool Full() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool HasDone() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   const ServiceMetrics* metrics_;
   Clock* clock_;
   const std::function<void()> on_done_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<InFlight> todo_, done_;
-  size_t in_flight_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // todo_ grew or stopping_ was set
+  std::deque<InFlight> todo_ ABSL_GUARDED_BY(mu_);
+  std::deque<InFlight> done_ ABSL_GUARDED_BY(mu_);
+  size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // Start/Stop's thread only
 };
 
 // The profiles' Bind plugin: the Binding of the reserved pod, carrying its huygens.io/allocation

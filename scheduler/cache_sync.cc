@@ -1,6 +1,8 @@
 #include "scheduler/cache_sync.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +22,10 @@ using nlohmann::json;
 
 void ChangeFeed::Push(ChangeKind kind, bool deleted, const json& object) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     changes_.push_back(Change{kind, deleted, object});
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 kube::InformerHandlers ChangeFeed::HandlersFor(ChangeKind kind) {
@@ -91,7 +93,7 @@ absl::Status ChangeFeed::Current() {
   const bool synced = Synced();
   std::set<std::string> stale;
   std::vector<std::string> reasons = NotReady(&stale);
-  std::lock_guard<std::mutex> lock(gate_mu_);
+  absl::MutexLock lock(&gate_mu_);
   if (reasons.empty()) {
     if (paused_) {
       const auto paused_for = std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - paused_at_);
@@ -114,27 +116,27 @@ absl::Status ChangeFeed::Current() {
 
 std::deque<Change> ChangeFeed::Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work) {
   std::deque<Change> batch;
-  std::unique_lock<std::mutex> lock(mu_);
-  if (changes_.empty() && !has_other_work() && wait.count() > 0) cv_.wait_for(lock, wait);
+  absl::MutexLock lock(&mu_);
+  if (changes_.empty() && !has_other_work() && wait.count() > 0) cv_.WaitWithTimeout(&mu_, absl::FromChrono(wait));
   batch.swap(changes_);
   return batch;
 }
 
 void ChangeFeed::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cv_.notify_one();
+  absl::MutexLock lock(&mu_);
+  cv_.Signal();
 }
 
 void ChangeFeed::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool ChangeFeed::Closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return closed_;
 }
 
@@ -323,13 +325,20 @@ void CacheSync::StorePod(const std::string& uid, const json& object) {
   ErasePod(uid);
   std::string node = object["spec"].value("nodeName", "");
   pods_[uid] = object;
+  uid_by_key_[kube::ObjectKey(object)] = uid;
   if (node.empty()) return;
   uids_by_node_[node].insert(uid);
   node_of_[uid] = std::move(node);
 }
 
 void CacheSync::ErasePod(const std::string& uid) {
-  pods_.erase(uid);
+  auto stored = pods_.find(uid);
+  if (stored == pods_.end()) return;
+  if (auto by_key = uid_by_key_.find(kube::ObjectKey(stored->second));
+      by_key != uid_by_key_.end() && by_key->second == uid) {
+    uid_by_key_.erase(by_key);
+  }
+  pods_.erase(stored);
   auto on = node_of_.find(uid);
   if (on == node_of_.end()) return;
   auto indexed = uids_by_node_.find(on->second);
@@ -338,29 +347,62 @@ void CacheSync::ErasePod(const std::string& uid) {
   node_of_.erase(on);
 }
 
+void CacheSync::DropPod(const std::string& uid, bool deleted) {
+  if (deleted && deleted_.insert(uid).second) {
+    deleted_order_.push_back(uid);
+    if (deleted_order_.size() > kDeletedUids) {
+      deleted_.erase(deleted_order_.front());
+      deleted_order_.pop_front();
+    }
+  }
+  ErasePod(uid);
+  creation_.erase(uid);
+  bool was_cached = cache_.FindPod(uid) != nullptr;
+  if (was_cached) (void)cache_.RemovePod(uid);
+  queue_.Delete(uid);
+  if (was_cached) queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, QueueTime(*clock_));
+}
+
+namespace {
+
+std::optional<std::uint64_t> VersionOf(const json& object) {
+  return kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
+}
+
+}  // namespace
+
+// Two uids under one namespace/name: the name was deleted and re-created. At any version one
+// uid at most holds the name, so the one seen at the earlier resourceVersion is gone (without
+// versions: the one that arrived last is the live one).
+bool CacheSync::SettleRecreated(const std::string& uid, const json& object) {
+  const std::string key = kube::ObjectKey(object);
+  auto held = uid_by_key_.find(key);
+  if (held == uid_by_key_.end() || held->second == uid) return true;
+  const std::string other = held->second;
+  const auto have = VersionOf(pods_.at(other));
+  const auto got = VersionOf(object);
+  if (have && got && *got < *have) {
+    spdlog::info("pod {}: uid {} is older than uid {} of the same name: deleted", key, uid, other);
+    DropPod(uid, true);
+    return false;
+  }
+  spdlog::info("pod {}: deleted and re-created (uid {} replaces {}); the old pod is deleted", key, uid, other);
+  DropPod(other, true);
+  return true;
+}
+
 void CacheSync::ApplyPod(const json& object, bool deleted) {
   std::string uid = object["metadata"].value("uid", "");
   if (uid.empty()) return;
   if (!deleted && deleted_.count(uid) > 0) return;  // an older version of a deleted pod
   if (auto stored = pods_.find(uid); !deleted && stored != pods_.end()) {
-    const auto have = kube::ResourceVersionNumber(stored->second["metadata"].value("resourceVersion", ""));
-    const auto got = kube::ResourceVersionNumber(object["metadata"].value("resourceVersion", ""));
+    const auto have = VersionOf(stored->second);
+    const auto got = VersionOf(object);
     if (have && got && *got < *have) return;  // an older version than a direct read gave
   }
+  if (!deleted && !SettleRecreated(uid, object)) return;
   if (deleted || PodIsTerminal(object)) {
-    if (deleted && deleted_.insert(uid).second) {
-      deleted_order_.push_back(uid);
-      if (deleted_order_.size() > kDeletedUids) {
-        deleted_.erase(deleted_order_.front());
-        deleted_order_.pop_front();
-      }
-    }
-    ErasePod(uid);
-    creation_.erase(uid);
-    bool was_cached = cache_.FindPod(uid) != nullptr;
-    if (was_cached) (void)cache_.RemovePod(uid);
-    queue_.Delete(uid);
-    if (was_cached) queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, QueueTime(*clock_));
+    DropPod(uid, deleted);
     return;
   }
   if (!creation_.count(uid)) creation_[uid] = next_creation_++;
@@ -396,6 +438,18 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
     } else if (!s.ok()) {
       spdlog::warn("pod {}: {}", kube::ObjectKey(object), std::string(s.message()));
     }
+    return;
+  }
+  // A pending pod being deleted is never scheduled (kube-scheduler v1.35's skipPodSchedule) and
+  // the API server refuses its Binding. It leaves the queue, and a reservation of it is released:
+  // this version shows it unbound, and no Binding of it lands after this version.
+  if (PodIsBeingDeleted(object)) {
+    queue_.Delete(uid);
+    if (entry == nullptr) return;
+    spdlog::info("pod {}: being deleted before its Binding landed; its reservation on node {} is released",
+                 kube::ObjectKey(object), entry->node);
+    (void)cache_.RemovePod(uid);
+    queue_.OnClusterEvent(sched::ClusterEvent::kPodDeleted, QueueTime(*clock_));
     return;
   }
   // A pending pod's huygens.io/allocation is not ours (ours rides on the Binding): it holds

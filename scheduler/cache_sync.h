@@ -31,20 +31,21 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "kube/client.h"
@@ -75,6 +76,7 @@ struct Change {
 
 // The informers and their queue of changes.
 // Thread-safety: every member is safe from any thread; Start/StopInformers from one thread.
+// mu_ guards the queue of changes, gate_mu_ Current()'s pause state.
 class ChangeFeed {
  public:
   // Starts one informer per kind over `client` (which, like `clock`, must outlive the feed);
@@ -109,47 +111,62 @@ class ChangeFeed {
   // then on a refusal is logged whether or not a call passed before, so informers that went
   // stale before the scheduling thread's first call still log the pause.
   // REQUIRES: StartInformers was called.
-  absl::Status Current();
+  absl::Status Current() ABSL_LOCKS_EXCLUDED(gate_mu_);
 
   // The queued changes, oldest first. When there are none and `wait` > 0, first waits up to
   // `wait` (real time: the poll interval of the scheduling thread) for a change, a Wake or a
   // Close, unless `has_other_work()` (called with the feed's lock held) is true.
-  std::deque<Change> Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work);
+  std::deque<Change> Take(std::chrono::milliseconds wait, const std::function<bool()>& has_other_work)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Wakes a Take that waits (a binding cycle finished).
-  void Wake();
+  void Wake() ABSL_LOCKS_EXCLUDED(mu_);
   // Asks the scheduling thread to stop (Closed() turns true) and wakes it.
-  void Close();
-  bool Closed() const;
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+  bool Closed() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Push(ChangeKind kind, bool deleted, const nlohmann::json& object);
+  void Push(ChangeKind kind, bool deleted, const nlohmann::json& object) ABSL_LOCKS_EXCLUDED(mu_);
   kube::InformerHandlers HandlersFor(ChangeKind kind);
   // The reasons of the informers that are not ready (Informer::Ready), nodes, NRTs, pods in
   // that order; their resource names go into `names` when it is set.
   std::vector<std::string> NotReady(std::set<std::string>* names) const;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Change> changes_;
-  bool closed_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // a change was queued, Wake or Close
+  std::deque<Change> changes_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<kube::Informer> nodes_, nrts_, pods_;
   std::unique_ptr<kube::Informer> groups_;  // NumaAffinityGroups; null unless asked for
 
   // Current()'s state: while it refuses after the first sync, since when and which informers
   // were not ready (their resource names, in the order nodes, NRTs, pods).
-  std::mutex gate_mu_;
-  bool paused_ = false;
-  Clock* clock_ = nullptr;
-  Clock::TimePoint paused_at_;
-  std::set<std::string> paused_by_;
+  absl::Mutex gate_mu_;
+  bool paused_ ABSL_GUARDED_BY(gate_mu_) = false;
+  Clock* clock_ = nullptr;  // set by StartInformers
+  Clock::TimePoint paused_at_ ABSL_GUARDED_BY(gate_mu_);
+  std::set<std::string> paused_by_ ABSL_GUARDED_BY(gate_mu_);
 };
 
 // The scheduling thread's view of the cluster.
-// Thread-safety: not thread-safe; the scheduling thread and the extender's HTTP threads hold
-// `mu` over every use (ready() excepted).
+// Thread-safety: the scheduling thread and the extender's HTTP threads hold the object's lock
+// (a CacheSync::Lock) over every use but ready()/set_ready(); the compiler checks it (clang's
+// -Wthread-safety: every accessor below REQUIRES the lock).
 class CacheSync {
  public:
-  // Told, on the scheduling thread under `mu`, of an NRT that leaves its node out of the cache:
+  // Holds `sync`'s lock for its scope: it serialises the scheduling thread and the extender's
+  // HTTP threads over the CacheSync and the schedulers that read its cache.
+  class ABSL_SCOPED_LOCKABLE Lock {
+   public:
+    explicit Lock(CacheSync* sync) ABSL_EXCLUSIVE_LOCK_FUNCTION(sync->mu_) : sync_(sync) { sync_->mu_.Lock(); }
+    ~Lock() ABSL_UNLOCK_FUNCTION() { sync_->mu_.Unlock(); }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    CacheSync* sync_;
+  };
+
+  // Told, on the scheduling thread under the lock, of an NRT that leaves its node out of the cache:
   // the object as received and why (the error, naming the object and the field). Called once
   // per distinct reason while the NRT stays invalid. Must not call back into the CacheSync.
   using InvalidNrtReporter = std::function<void(const nlohmann::json& nrt, const std::string& why)>;
@@ -170,19 +187,48 @@ class CacheSync {
   // (kube::ResourceVersionNumber of both) or whose uid was deleted (the last kDeletedUids):
   // the takeover fence stores pods read directly, ahead of the informer or behind it, whose
   // older versions must not take the cache back nor bring a deleted pod back.
-  void Apply(const Change& c);
+  // A pod is its uid: a version whose namespace/name is stored under another uid (deleted and
+  // re-created, which a relist reports as an update) deletes the uid seen at the earlier
+  // resourceVersion (its CPUs, assume and queue entry released) and the later one is applied as
+  // new, as kube-scheduler v1.35 does (its cache and queue key pods by uid).
+  // A pending pod being deleted (metadata.deletionTimestamp) is never queued, and one queued or
+  // reserved leaves the queue and releases its reservation (kube-scheduler v1.35's
+  // skipPodSchedule; the API server refuses its Binding). A bound one counts until it is gone.
+  void Apply(const Change& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  sched::ClusterCache& cache() { return cache_; }
-  const sched::ClusterCache& cache() const { return cache_; }
-  sched::SchedulingQueue& queue() { return queue_; }
+  // The lock, for annotations only (ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->lock())): a const
+  // absl::Mutex cannot be locked; take a Lock.
+  const absl::Mutex& lock() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
+  // Tells the analysis, and checks, that the calling thread holds the lock (for a caller that
+  // reaches this object through another pointer than the one it locked).
+  void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK(mu_) { mu_.AssertHeld(); }
+  // Runs `f` with the lock released (an API call), and takes it again before returning.
+  template <typename F>
+  void WithoutLock(F&& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    mu_.Unlock();
+    try {
+      std::forward<F>(f)();
+    } catch (...) {
+      mu_.Lock();
+      throw;
+    }
+    mu_.Lock();
+  }
+
+  // The accessors below return references into the object: use them under the lock only.
+  sched::ClusterCache& cache() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cache_; }
+  const sched::ClusterCache& cache() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cache_; }
+  sched::SchedulingQueue& queue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_; }
   // Pods by uid, as last seen (terminal and deleted pods removed).
-  const std::map<std::string, nlohmann::json>& pods() const { return pods_; }
+  const std::map<std::string, nlohmann::json>& pods() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pods_; }
   // NodeResourceTopology objects by node name, as last seen.
-  const std::map<std::string, nlohmann::json>& nrts() const { return nrts_; }
+  const std::map<std::string, nlohmann::json>& nrts() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return nrts_; }
   // The nodes left out of the cache because their NRT as last seen is invalid: node name -> why
   // (the error, naming the object and the field). An entry goes when a valid version arrives
   // or the NRT is deleted.
-  const std::map<std::string, std::string>& invalid_nrts() const { return invalid_nrts_; }
+  const std::map<std::string, std::string>& invalid_nrts() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return invalid_nrts_;
+  }
   // One NumaAffinityGroup as last seen: the decoded group and its object (resourceVersion,
   // status).
   struct DeclaredGroup {
@@ -191,12 +237,14 @@ class CacheSync {
   };
   // The NumaAffinityGroups that decode (kube/numa_affinity_group.h), by "namespace/name"; one that
   // does not is logged (warn) and left out until a valid version arrives.
-  const std::map<std::string, DeclaredGroup>& affinity_groups() const { return affinity_groups_; }
+  const std::map<std::string, DeclaredGroup>& affinity_groups() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return affinity_groups_;
+  }
   // A pod's arrival index (the queue's tie-break), or the next one for a pod not seen yet.
-  int64_t CreationIndex(const std::string& uid) const;
+  int64_t CreationIndex(const std::string& uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pending pod `uid` as last seen, decoded for the queue (with its arrival index); nullptr
   // when it is gone, bound or does not decode.
-  sched::PodPtr PendingPod(const std::string& uid) const;
+  sched::PodPtr PendingPod(const std::string& uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Every object the informers listed at sync has been applied (set by the scheduling thread).
   bool ready() const { return ready_; }
@@ -204,54 +252,62 @@ class CacheSync {
 
   // The takeover fence as the scheduling loop last judged it (SchedulingLoop, "Takeover fence"):
   // the leadership term whose fence is complete, -1 while none is. The extender's verbs answer
-  // only for that term. Guarded by `mu`.
-  int64_t fenced_term() const { return fenced_term_; }
-  void set_fenced_term(int64_t term) { fenced_term_ = term; }
-
-  // Serialises the scheduling thread and the extender's HTTP threads over this object and the
-  // schedulers that read its cache.
-  std::mutex mu;
+  // only for that term.
+  int64_t fenced_term() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return fenced_term_; }
+  void set_fenced_term(int64_t term) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { fenced_term_ = term; }
 
  private:
-  absl::Status Place(const nlohmann::json& object);
-  void RebuildNode(const std::string& name);
+  absl::Status Place(const nlohmann::json& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RebuildNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records that node `name`'s NRT is invalid for `why`: logs it and tells on_invalid_nrt_,
   // once per distinct reason.
-  void ReportInvalidNrt(const std::string& name, const std::string& why);
+  void ReportInvalidNrt(const std::string& name, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the devices of pods the cache does not account out of the rebuilt node `name` (see
   // the definition); `devices_in_use` is NodeStateFromNrt's.
-  void HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use);
+  void HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Follows a publication of node `name` whose zones alone changed (see the definition).
-  void ApplyZoneDevices(const std::string& name);
-  void ApplyPod(const nlohmann::json& object, bool deleted);
+  void ApplyZoneDevices(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPod(const nlohmann::json& object, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes pod `uid` out of the objects, the cache and the queue, its CPUs freed; `deleted`: the
+  // uid is remembered as deleted (a terminal pod is not).
+  void DropPod(const std::string& uid, bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When `object`'s namespace/name is stored under another uid (deleted and re-created; a relist
+  // reports that as an update), drops the uid seen at the earlier resourceVersion as deleted.
+  // Returns false when that is `object`'s own (it must not be stored).
+  bool SettleRecreated(const std::string& uid, const nlohmann::json& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // pods_ and its index by node (spec.nodeName), kept together.
-  void StorePod(const std::string& uid, const nlohmann::json& object);
-  void ErasePod(const std::string& uid);
+  void StorePod(const std::string& uid, const nlohmann::json& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ErasePod(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
 
   const NumaStrategy numa_strategy_;
   const bool extender_;
   const std::function<bool(const std::string&)> has_profile_;
   Clock* clock_;
   const InvalidNrtReporter on_invalid_nrt_;
-  sched::ClusterCache cache_;
-  sched::SchedulingQueue queue_;
-  std::map<std::string, nlohmann::json> nodes_;  // by name
-  std::map<std::string, nlohmann::json> nrts_;   // by name
-  std::map<std::string, std::string> invalid_nrts_;  // node name -> why its NRT is invalid
-  std::map<std::string, nlohmann::json> pods_;   // by uid
-  std::map<std::string, DeclaredGroup> affinity_groups_;  // by namespace/name
+  sched::ClusterCache cache_ ABSL_GUARDED_BY(mu_);
+  sched::SchedulingQueue queue_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, nlohmann::json> nodes_ ABSL_GUARDED_BY(mu_);  // by name
+  std::map<std::string, nlohmann::json> nrts_ ABSL_GUARDED_BY(mu_);   // by name
+  std::map<std::string, std::string> invalid_nrts_ ABSL_GUARDED_BY(mu_);  // node name -> why its NRT is invalid
+  std::map<std::string, nlohmann::json> pods_ ABSL_GUARDED_BY(mu_);   // by uid
+  std::map<std::string, std::string> uid_by_key_ ABSL_GUARDED_BY(mu_);  // namespace/name -> the uid pods_ holds
+  std::map<std::string, DeclaredGroup> affinity_groups_ ABSL_GUARDED_BY(mu_);  // by namespace/name
   // The stored bound pods by spec.nodeName (pending pods are not indexed), so a rebuild reads
   // its own pods only.
-  std::map<std::string, std::set<std::string>> uids_by_node_;
-  std::map<std::string, std::string> node_of_;   // uid -> its key in uids_by_node_
-  std::map<std::string, int64_t> creation_;      // uid -> arrival index
+  std::map<std::string, std::set<std::string>> uids_by_node_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> node_of_ ABSL_GUARDED_BY(mu_);   // uid -> its key in uids_by_node_
+  std::map<std::string, int64_t> creation_ ABSL_GUARDED_BY(mu_);      // uid -> arrival index
   // The uids of the last kDeletedUids pods deleted, oldest first (a uid never comes back).
   static constexpr std::size_t kDeletedUids = 65536;
-  std::set<std::string> deleted_;
-  std::deque<std::string> deleted_order_;
-  int64_t next_creation_ = 0;
+  std::set<std::string> deleted_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> deleted_order_ ABSL_GUARDED_BY(mu_);
+  int64_t next_creation_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<bool> ready_{false};
-  int64_t fenced_term_ = -1;
+  int64_t fenced_term_ ABSL_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace huygens::scheduler

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "kube/testing/fake_apiserver.h"
 #include "kube/testing/process.h"
 #include "kube/testing/test_client.h"
+#include "scheduler/objects.h"
 #include "scheduler/test_cluster.h"
 #include "topology/testing/machines.h"
 #include "spdlog/sinks/ostream_sink.h"
@@ -153,6 +155,18 @@ TEST(CacheSyncTest, APendingPodsAllocationHoldsNothingInEitherMode) {
   }
 }
 
+// Guaranteed pod `name` (2 CPUs) of uid `uid` at resourceVersion `version`, bound to n0 on
+// NUMA node 0's CPUs 1 and 13.
+nlohmann::json BoundOnN0(const std::string& name, const std::string& uid, const std::string& version) {
+  nlohmann::json pod = testing::GuaranteedPod(name, 2);
+  pod["metadata"]["uid"] = uid;
+  pod["metadata"]["resourceVersion"] = version;
+  pod["spec"]["nodeName"] = "n0";
+  pod["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1,13","mems":"0"}]})";
+  return pod;
+}
+
 // A bound pod's allocation changed to one its request does not give (grown from 2 CPUs to 6)
 // is no move: the cache keeps the pod on the CPUs it held, and the rest stay free.
 TEST(CacheSyncTest, ABoundPodsAllocationGrownBeyondItsRequestIsIgnored) {
@@ -160,12 +174,7 @@ TEST(CacheSyncTest, ABoundPodsAllocationGrownBeyondItsRequestIsIgnored) {
   huygens::testing::FakeClock clock;
   CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
   AddDualSocketNode(sync, topo);
-  nlohmann::json pod = testing::GuaranteedPod("running", 2);
-  pod["metadata"]["uid"] = "u1";
-  pod["metadata"]["resourceVersion"] = "5";
-  pod["spec"]["nodeName"] = "n0";
-  pod["metadata"]["annotations"][kAllocationAnnotation] =
-      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1,13","mems":"0"}]})";
+  nlohmann::json pod = BoundOnN0("running", "u1", "5");
   sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
   ASSERT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
   pod["metadata"]["resourceVersion"] = "6";
@@ -309,6 +318,84 @@ TEST(CacheSyncTest, ANodeWithAnInvalidNrtIsLeftOutAndSaidOnceUntilAValidOneArriv
   ASSERT_NE(sync.cache().FindNode("n0"), nullptr) << "a fix of the zones alone did not bring the node back";
   EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->DevicesFree().at("nvidia.com/gpu"), (NumaDeviceCounts{{1, 2}}));
   EXPECT_NE(sync.cache().FindNode("n1"), nullptr);
+}
+
+// A pod is its uid: the name deleted and re-created while the watch was down comes back from
+// the relist as an update of that name with another uid. The old uid is deleted, its CPUs
+// freed, and the new pod is handled as new (queued when pending, placed when bound).
+TEST(CacheSyncTest, ANameRecreatedUnderANewUidDeletesTheOldUid) {
+  const CpuTopology topo = huygens::testing::DualSocketHT();
+  for (const bool new_is_bound : {false, true}) {
+    SCOPED_TRACE(new_is_bound ? "re-created bound" : "re-created pending");
+    huygens::testing::FakeClock clock;
+    CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
+    AddDualSocketNode(sync, topo);
+    nlohmann::json old_pod = BoundOnN0("a", "u1", "5");
+    sync.Apply(Change{.kind = ChangeKind::kPod, .object = old_pod});
+    ASSERT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
+
+    nlohmann::json new_pod = testing::GuaranteedPod("a", 2);
+    new_pod["metadata"]["uid"] = "u2";
+    new_pod["metadata"]["resourceVersion"] = "9";
+    if (new_is_bound) {
+      new_pod["spec"]["nodeName"] = "n0";
+      new_pod["metadata"]["annotations"][kAllocationAnnotation] =
+          R"({"version":1,"node":"n0","numaNodes":[1],"containers":[{"name":"app","cpuset":"2,14","mems":"1"}]})";
+    }
+    sync.Apply(Change{.kind = ChangeKind::kPod, .object = new_pod});
+    EXPECT_EQ(sync.cache().FindPod("u1"), nullptr) << "the old uid still holds its CPUs";
+    EXPECT_EQ(sync.pods().count("u1"), 0u);
+    ASSERT_EQ(sync.pods().count("u2"), 1u);
+    EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), new_is_bound ? (CpuSet{2, 14}) : CpuSet{});
+    EXPECT_EQ(sync.queue().Size(), new_is_bound ? 0u : 1u);
+
+    // The old uid's versions (a direct read that raced the relist) do not come back.
+    old_pod["metadata"]["resourceVersion"] = "7";
+    sync.Apply(Change{.kind = ChangeKind::kPod, .object = old_pod});
+    EXPECT_EQ(sync.pods().count("u1"), 0u) << "an older uid of the name came back";
+    EXPECT_EQ(sync.pods().count("u2"), 1u);
+    EXPECT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), new_is_bound ? (CpuSet{2, 14}) : CpuSet{});
+  }
+}
+
+// A pending pod being deleted (metadata.deletionTimestamp: finalizers pending) is never queued;
+// one queued leaves the queue, and one reserved (its Binding in flight or kept for a retry)
+// releases its CPUs.
+TEST(CacheSyncTest, APendingPodBeingDeletedIsNotQueuedAndReleasesItsReservation) {
+  const CpuTopology topo = huygens::testing::DualSocketHT();
+  huygens::testing::FakeClock clock;
+  CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock);
+  AddDualSocketNode(sync, topo);
+  auto pod = [](const char* name, const char* uid, bool deleting) {
+    nlohmann::json p = testing::GuaranteedPod(name, 2);
+    p["metadata"]["uid"] = uid;
+    p["metadata"]["resourceVersion"] = deleting ? "20" : "10";
+    if (deleting) p["metadata"]["deletionTimestamp"] = "2026-01-02T03:04:05Z";
+    return p;
+  };
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod("deleting", "u1", true)});
+  EXPECT_EQ(sync.queue().Size(), 0u) << "a pod being deleted was queued";
+
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod("queued", "u2", false)});
+  ASSERT_EQ(sync.queue().Size(), 1u);
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod("queued", "u2", true)});
+  EXPECT_EQ(sync.queue().Size(), 0u) << "a queued pod being deleted stayed queued";
+
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod("reserved", "u3", false)});
+  sched::PodPtr reserved = sync.PendingPod("u3");
+  ASSERT_NE(reserved, nullptr);
+  nlohmann::json decision = pod("reserved", "u3", false);
+  decision["metadata"]["annotations"][kAllocationAnnotation] =
+      R"({"version":1,"node":"n0","numaNodes":[0],"containers":[{"name":"app","cpuset":"1,13","mems":"0"}]})";
+  absl::StatusOr<std::optional<PodAllocation>> allocation = PodAllocationOf(decision);
+  ASSERT_TRUE(allocation.ok()) << allocation.status();
+  ASSERT_TRUE(sync.cache().AssumePod(reserved, "n0", *allocation, false).ok());
+  ASSERT_TRUE(sync.cache().FinishBinding("u3").ok());  // the Binding is out
+  ASSERT_EQ(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod("reserved", "u3", true)});
+  EXPECT_EQ(sync.cache().FindPod("u3"), nullptr) << "the reservation of a pod being deleted was kept";
+  EXPECT_TRUE(sync.cache().FindNode("n0")->cpu_state->ExclusiveCpus().Empty());
+  EXPECT_EQ(sync.queue().Size(), 0u);
 }
 
 }  // namespace

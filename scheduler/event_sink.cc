@@ -5,7 +5,7 @@
 namespace huygens::scheduler {
 
 void EventSink::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (thread_.joinable()) return;
   stop_ = false;
   thread_ = std::thread([this] { Run(); });
@@ -13,12 +13,12 @@ void EventSink::Start() {
 
 void EventSink::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!thread_.joinable()) return;
     stop_ = true;
     drain_until_ = clock_->Now() + kDrainOnStop;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
 }
 
@@ -37,16 +37,16 @@ void EventSink::Post(const nlohmann::json& pod, const char* type, const char* re
 
 void EventSink::Post(kube::EventRecord event) {
   event.reporting_instance = reporting_instance_;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (queue_.size() >= kMaxQueued) return;  // shed events rather than memory under a storm
   queue_.push_back(std::move(event));
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void EventSink::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
     if (queue_.empty()) return;
     if (stop_ && clock_->Now() >= drain_until_) {
       spdlog::warn("stopping: {} events not written", queue_.size());
@@ -54,10 +54,10 @@ void EventSink::Run() {
     }
     kube::EventRecord e = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    mu_.Unlock();
     absl::Status s = recorder_.Record(e);
     if (!s.ok()) spdlog::warn("event {} for {} {}/{}: {}", e.reason, e.kind, e.ns, e.name, std::string(s.message()));
-    lock.lock();
+    mu_.Lock();
   }
 }
 

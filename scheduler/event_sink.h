@@ -7,17 +7,18 @@
 // kDrainOnStop more of the injected clock's time, then drops the rest (the client's rate limit
 // would otherwise hold a SIGTERM for queue/QPS seconds).
 //
-// Thread-safety: Post from any thread; Start/Stop from one thread.
+// Thread-safety: Post from any thread; Start/Stop from one thread. mu_ guards the queue and the
+// stop request; it is not held while an event is written.
 #ifndef HUYGENS_SCHEDULER_EVENT_SINK_H_
 #define HUYGENS_SCHEDULER_EVENT_SINK_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "base/clock.h"
 #include "kube/client.h"
 #include "kube/event_recorder.h"
@@ -37,9 +38,9 @@ class EventSink {
   ~EventSink() { Stop(); }
 
   // Starts the writer thread (events posted before are kept and written then).
-  void Start();
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Drains for at most kDrainOnStop, then joins the writer. Idempotent.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Queues an event about `pod` (a Pod object: its namespace, name and uid are the event's
   // regarding object): `type` Normal|Warning, `reason`, `action`, and `note` (any text: the
@@ -48,20 +49,20 @@ class EventSink {
             std::string note);
   // Queues `event` as it is (any regarding object: its api_version, kind, ns, name and uid);
   // its reporting_instance is set to the sink's.
-  void Post(kube::EventRecord event);
+  void Post(kube::EventRecord event) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   kube::EventRecorder recorder_;
   const std::string reporting_instance_;
   Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<kube::EventRecord> queue_;
-  bool stop_ = false;
-  Clock::TimePoint drain_until_;
-  std::thread thread_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // queue_ grew or stop_ was set
+  std::deque<kube::EventRecord> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  Clock::TimePoint drain_until_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;  // set under mu_ by Start; joined by Stop (Start/Stop's thread)
 };
 
 }  // namespace huygens::scheduler

@@ -1,7 +1,6 @@
 #include "scheduler/extender_handlers.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string_view>
 #include <utility>
 
@@ -34,7 +33,12 @@ void LogFilterVerdict(const ExtenderArgs& args, const FilterVerdict& verdict) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExtenderHandlers>> ExtenderHandlers::Create(Parts parts) {
-  auto evaluator = sched::ProfileEvaluator::Create(parts.profiles->front().profile, &parts.state->cache());
+  sched::ClusterCache* cache;  // the evaluator keeps its address; reads it under the lock
+  {
+    CacheSync::Lock lock(parts.state);
+    cache = &parts.state->cache();
+  }
+  auto evaluator = sched::ProfileEvaluator::Create(parts.profiles->front().profile, cache);
   if (!evaluator.ok()) return evaluator.status();
   std::unique_ptr<ExtenderHandlers> h(new ExtenderHandlers(parts));
   h->evaluator_ = *std::move(evaluator);
@@ -75,7 +79,7 @@ serving::HttpReply ExtenderHandlers::Filter(const std::string& body) {
   auto args = ParseExtenderArgs(body, "filter");
   if (!args.ok()) return BadRequest("filter", args.status());
   FilterVerdict verdict;
-  std::lock_guard<std::mutex> lock(p_.state->mu);
+  CacheSync::Lock lock(p_.state);
   auto pod = PreparedPod(args->pod);
   if (absl::Status current = Current(); !current.ok()) {
     verdict.error = fmt::format("huygens-scheduler: {}", std::string(current.message()));
@@ -124,7 +128,7 @@ serving::HttpReply ExtenderHandlers::Prioritize(const std::string& body) {
   if (!args.ok()) return BadRequest("prioritize", args.status());
   std::vector<std::pair<std::string, int64_t>> scores;
   for (const std::string& name : args->node_names) scores.emplace_back(name, 0);
-  std::lock_guard<std::mutex> lock(p_.state->mu);
+  CacheSync::Lock lock(p_.state);
   auto pod = PreparedPod(args->pod);
   if (!pod.ok()) return Reply("prioritize", "error", 500, json{{"error", std::string(pod.status().message())}}.dump());
   if (HasExclusiveCpus(**pod)) {
@@ -152,7 +156,7 @@ serving::HttpReply ExtenderHandlers::Prioritize(const std::string& body) {
 serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   auto args = ParseBindingArgs(body);
   if (!args.ok()) return BadRequest("bind", args.status());
-  std::lock_guard<std::mutex> lock(p_.state->mu);
+  CacheSync::Lock lock(p_.state);
   if (absl::Status current = Current(); !current.ok()) {
     const std::string error = fmt::format("huygens-scheduler: pod {}/{} not bound to {}: {}", args->pod_namespace,
                                           args->pod_name, args->node, std::string(current.message()));

@@ -25,8 +25,8 @@
 // A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
 // nothing; before the cache has applied every listed object each verb answers with an error.
 //
-// Thread-safety: the verbs run on the HTTP server's threads; each holds CacheSync::mu for its
-// whole call.
+// Thread-safety: the verbs run on the HTTP server's threads; each holds the CacheSync's lock
+// (CacheSync::Lock) for its whole call.
 #ifndef HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 #define HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 
@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "base/clock.h"
 #include "kube/client.h"
@@ -78,26 +79,26 @@ class ExtenderHandlers {
   static absl::StatusOr<std::unique_ptr<ExtenderHandlers>> Create(Parts parts);
 
   // The verbs: the request's body in, the reply out (always JSON).
-  serving::HttpReply Filter(const std::string& body);
-  serving::HttpReply Prioritize(const std::string& body);
-  serving::HttpReply Bind(const std::string& body);
+  serving::HttpReply Filter(const std::string& body) ABSL_LOCKS_EXCLUDED(p_.state->lock());
+  serving::HttpReply Prioritize(const std::string& body) ABSL_LOCKS_EXCLUDED(p_.state->lock());
+  serving::HttpReply Bind(const std::string& body) ABSL_LOCKS_EXCLUDED(p_.state->lock());
 
  private:
   explicit ExtenderHandlers(Parts parts) : p_(parts) {}
   serving::HttpReply Reply(const char* verb, const char* result, int status, std::string body);
   serving::HttpReply BadRequest(const char* verb, const absl::Status& s);
-  absl::StatusOr<sched::PodPtr> PreparedPod(const nlohmann::json& object) const;
+  absl::StatusOr<sched::PodPtr> PreparedPod(const nlohmann::json& object) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
-                  std::vector<const sched::NodeInfo*>& known) const;
-  std::string BindTo(const BindingArgs& args);
+                  std::vector<const sched::NodeInfo*>& known) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
+  std::string BindTo(const BindingArgs& args) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // OK when filter and bind may use the cache: the informers are current (ChangeFeed::Current)
   // and the takeover fence of this term is complete; else Unavailable saying which.
-  absl::Status Current() const;
+  absl::Status Current() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // Records that the last filter of pod `uid` passed `nodes`, and drops expired records.
-  // REQUIRES: CacheSync::mu held (as for every member below).
-  void RecordFilter(const std::string& uid, std::vector<std::string> nodes);
+  // REQUIRES: the CacheSync's lock held (as for every member below).
+  void RecordFilter(const std::string& uid, std::vector<std::string> nodes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // Takes the pod's filter record: whether it is fresh and passed `node`.
-  bool TakeFilterRecord(const std::string& uid, const std::string& node);
+  bool TakeFilterRecord(const std::string& uid, const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
 
   // The nodes the last filter of each pod (by uid) passed, and when.
   struct FilterRecord {
@@ -107,7 +108,7 @@ class ExtenderHandlers {
 
   const Parts p_;
   std::unique_ptr<sched::ProfileEvaluator> evaluator_;
-  std::map<std::string, FilterRecord> filtered_;
+  std::map<std::string, FilterRecord> filtered_ ABSL_GUARDED_BY(p_.state->lock());
 };
 
 }  // namespace huygens::scheduler

@@ -164,6 +164,8 @@ bool PodIsTerminal(const json& pod) {
   return kube::IsTerminalPhase(StringOrEmpty(MemberOrNull(pod, "status"), "phase"));
 }
 
+bool PodIsBeingDeleted(const json& pod) { return !kube::DeletionTimestampOf(pod).empty(); }
+
 absl::StatusOr<sched::Node> NodeFromJson(const json& object) {
   const std::string what = "node " + kube::ObjectKey(object);
   const json& md = MemberOrNull(object, "metadata");

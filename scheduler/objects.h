@@ -40,6 +40,9 @@ absl::StatusOr<std::optional<PodAllocation>> PodAllocationOf(const nlohmann::jso
 // True for a pod that holds no resources any more (status.phase Succeeded or Failed).
 bool PodIsTerminal(const nlohmann::json& pod);
 
+// True for a pod being deleted (metadata.deletionTimestamp set, kube/pod_codec.h rule 12).
+bool PodIsBeingDeleted(const nlohmann::json& pod);
+
 // The node's name, labels, taints, spec.unschedulable and status.allocatable (cpu, memory,
 // pods, extended resources). cpu_state is left null.
 absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);

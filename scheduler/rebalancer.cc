@@ -70,7 +70,8 @@ kube::AffinityGroupCondition AlignedCondition(const std::vector<std::pair<std::s
 
 }  // namespace
 
-int Rebalancer::MaybeRun(std::unique_lock<std::mutex>& lock) {
+int Rebalancer::MaybeRun() {
+  state_->AssertHeld();
   if (!config_->rebalancer.enabled || clock_->Now() < next_run_) return 0;
   next_run_ = clock_->Now() + config_->rebalancer.interval;
   if (absl::Status ready = feed_->AffinityGroupsReady(); !ready.ok()) {
@@ -94,8 +95,8 @@ int Rebalancer::MaybeRun(std::unique_lock<std::mutex>& lock) {
                 state_->affinity_groups().size());
   Round round;
   int moved = 0;
-  for (const std::string& node : nodes) moved += RunNode(node, lock, round);
-  WriteStatuses(round, lock);
+  for (const std::string& node : nodes) moved += RunNode(node, round);
+  WriteStatuses(round);
   return moved;
 }
 
@@ -112,15 +113,16 @@ std::vector<rebalance::AffinityGroup> Rebalancer::DeclaredGroups(const sched::No
   return out;
 }
 
-int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& lock, Round& round) {
+int Rebalancer::RunNode(const std::string& node, Round& round) {
   const sched::NodeInfo* info = state_->cache().FindNode(node);
   if (info == nullptr || info->cpu_state == nullptr) return 0;
   const std::vector<std::string>& system = config_->system_pool_namespaces;
+  const std::map<std::string, json>& pods = state_->pods();
   rebalance::NodeGroups node_groups = rebalance::GroupsOfNode(
       state_->cache(), *info, [](const sched::Pod&) { return rebalance::GroupPolicy::kSameNuma; },
       [&](const sched::Pod& pod) {
         return std::find(system.begin(), system.end(), pod.spec.namespace_name) != system.end() ||
-               !state_->pods().contains(pod.Uid());
+               !pods.contains(pod.Uid());
       });
   const std::set<std::string>& pinned = node_groups.pinned;
   // Declared groups first (objects, then annotations), then observed ones; the planner keeps a
@@ -151,7 +153,7 @@ int Rebalancer::RunNode(const std::string& node, std::unique_lock<std::mutex>& l
   int moved = 0;
   for (const rebalance::Move& move : plan->moves) {
     // Each move was planned on the state the ones before it leave: stop at the first failure.
-    if (!CarryOut(move, lock)) break;
+    if (!CarryOut(move)) break;
     ++moved;
     if (state_->affinity_groups().contains(move.group)) ++round[move.group].moves;
   }
@@ -205,7 +207,7 @@ std::vector<rebalance::AffinityGroup> Rebalancer::ObservedGroups(const std::stri
   return out;
 }
 
-void Rebalancer::WriteStatuses(const Round& round, std::unique_lock<std::mutex>& lock) {
+void Rebalancer::WriteStatuses(const Round& round) {
   // Computed under the lock, written without it.
   std::vector<std::pair<json, json>> writes;  // group object, status patch
   for (const auto& [key, declared] : state_->affinity_groups()) {
@@ -253,24 +255,23 @@ void Rebalancer::WriteStatuses(const Round& round, std::unique_lock<std::mutex>&
     if (patch["status"] != carried) writes.emplace_back(declared.object, std::move(patch));
   }
   if (writes.empty()) return;
-  lock.unlock();
-  for (auto& [object, patch] : writes) {
-    if (absl::Status s = writer_->WriteAffinityGroupStatus(object, std::move(patch)); !s.ok()) {
-      spdlog::info("rebalancer: {} (written again next round)", std::string(s.message()));
+  state_->WithoutLock([&] {
+    for (auto& [object, patch] : writes) {
+      if (absl::Status s = writer_->WriteAffinityGroupStatus(object, std::move(patch)); !s.ok()) {
+        spdlog::info("rebalancer: {} (written again next round)", std::string(s.message()));
+      }
     }
-  }
-  lock.lock();
+  });
 }
 
-bool Rebalancer::CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock) {
+bool Rebalancer::CarryOut(const rebalance::Move& move) {
   auto seen = state_->pods().find(move.pod_uid);
   if (seen == state_->pods().end()) return false;
   const nlohmann::json object = seen->second;
   const std::string key = fmt::format("{}/{}", object["metadata"].value("namespace", ""),
                                       object["metadata"].value("name", ""));
-  lock.unlock();
-  absl::Status written = writer_->MoveAllocation(object, AllocationToJson(move.to));
-  lock.lock();
+  absl::Status written;
+  state_->WithoutLock([&] { written = writer_->MoveAllocation(object, AllocationToJson(move.to)); });
   if (!written.ok()) {
     const bool conflict = written.code() == absl::StatusCode::kAborted;
     metrics_->rebalance_moves->Inc({conflict ? "conflict" : "error"});

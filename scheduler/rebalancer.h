@@ -39,18 +39,18 @@
 // huygens_scheduler_rebalance_cpus_moved_total.
 //
 // Time: the interval is measured on the injected Clock.
-// Thread-safety: MaybeRun on the scheduling thread only, with CacheSync::mu held (it releases
-// it around each API call).
+// Thread-safety: MaybeRun on the scheduling thread only, with the CacheSync's lock held (it
+// releases it around each API call: CacheSync::WithoutLock).
 #ifndef HUYGENS_SCHEDULER_REBALANCER_H_
 #define HUYGENS_SCHEDULER_REBALANCER_H_
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "base/clock.h"
 #include "rebalance/planner.h"
 #include "scheduler/binder.h"
@@ -71,9 +71,9 @@ class Rebalancer {
         clock_(clock), next_run_(clock->Now() + config->rebalancer.interval) {}
 
   // Runs one round when the interval has passed since the last (and the rebalancer is
-  // enabled); `lock` holds state->mu and is released only around API calls. Returns the moves
-  // carried out.
-  int MaybeRun(std::unique_lock<std::mutex>& lock);
+  // enabled); the lock is released only around API calls. Returns the moves carried out.
+  // REQUIRES: the CacheSync's lock held (checked: CacheSync::AssertHeld).
+  int MaybeRun();
 
  private:
   // What one round saw of each NumaAffinityGroup (by namespace/name): the planner's outcome
@@ -86,18 +86,20 @@ class Rebalancer {
 
   // Plans node `node` and carries out its first moves; records the declared groups' outcomes
   // and moves in `round`.
-  int RunNode(const std::string& node, std::unique_lock<std::mutex>& lock, Round& round);
+  int RunNode(const std::string& node, Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_->lock());
   // The NumaAffinityGroups' members among the pods of node `info`, one group each (in key
   // order), named by their key.
-  std::vector<rebalance::AffinityGroup> DeclaredGroups(const sched::NodeInfo& info) const;
+  std::vector<rebalance::AffinityGroup> DeclaredGroups(const sched::NodeInfo& info) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_->lock());
   // Computes each NumaAffinityGroup's status after `round` and writes the changed ones.
-  void WriteStatuses(const Round& round, std::unique_lock<std::mutex>& lock);
+  void WriteStatuses(const Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_->lock());
   // The groups of node `node`'s observed affinity: the components of the pairs of its NRT's
   // huygens.io/pod-traffic whose rate reaches observed_min_bytes_per_second (policy same-numa,
   // named "observed:<first pod key>"); none when the NRT has no such annotation.
-  std::vector<rebalance::AffinityGroup> ObservedGroups(const std::string& node) const;
+  std::vector<rebalance::AffinityGroup> ObservedGroups(const std::string& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_->lock());
   // Writes one move; true when the apiserver took it (the cache then holds it).
-  bool CarryOut(const rebalance::Move& move, std::unique_lock<std::mutex>& lock);
+  bool CarryOut(const rebalance::Move& move) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_->lock());
 
   const SchedulerConfig* config_;
   CacheSync* state_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -104,6 +103,12 @@ void SchedulingLoop::ScheduleNext() {
     return;
   }
   const json& object = stored->second;
+  // A pod being deleted is not scheduled (kube-scheduler v1.35's skipPodSchedule): CacheSync
+  // released any reservation of it, and the API server would refuse its Binding.
+  if (PodIsBeingDeleted(object)) {
+    queue.Done(uid);
+    return;
+  }
   const Clock::TimePoint start = p_.clock->Now();
   const std::string key = popped->pod->spec.namespace_name + "/" + popped->pod->spec.name;
   auto observe = [&](const char* result) {
@@ -163,7 +168,7 @@ void SchedulingLoop::ScheduleNext() {
   }
 }
 
-// Settles finished binding cycles (CacheSync::mu held) through Scheduler::FinishBinding. A
+// Settles finished binding cycles (CacheSync lock held) through Scheduler::FinishBinding. A
 // Binding that may have landed (Unconfirmed) keeps the assume and requeues with backoff; the
 // finish path binds again with the same allocation, and the CPUs are not handed to another pod
 // until the pod's own update or deletion settles it. A lost race (the pod changed under the
@@ -179,6 +184,11 @@ void SchedulingLoop::SettleBinds() {
       continue;
     }
     p_.writer->Event(PodReference(pod), "Warning", "FailedScheduling", "Scheduling", f.outcome.Message());
+    if (auto stored = p_.state->pods().find(pod.Uid());
+        stored != p_.state->pods().end() && PodIsBeingDeleted(stored->second)) {
+      p_.state->queue().Done(pod.Uid());  // never scheduled again (ScheduleNext)
+      continue;
+    }
     // Requeued as last seen: a version that arrived while the Binding was out was not queued
     // (CacheSync::ApplyPod), and the next Binding must carry its resourceVersion, or it loses
     // the race again, for ever.
@@ -220,7 +230,7 @@ bool SchedulingLoop::WriteFence() {
     return false;
   }
   {
-    std::lock_guard<std::mutex> lock(p_.state->mu);
+    CacheSync::Lock lock(p_.state);
     (void)ApplyPodList(*pods);
   }
   std::map<std::string, std::pair<std::string, std::string>> wait;
@@ -248,7 +258,7 @@ bool SchedulingLoop::WriteFence() {
     wait[(*r)["metadata"].value("uid", "")] = {ns, name};
   }
   {
-    std::lock_guard<std::mutex> lock(p_.state->mu);
+    CacheSync::Lock lock(p_.state);
     fence_wait_ = std::move(wait);
     fence_written_ = true;
     fence_complete_said_ = false;
@@ -265,7 +275,7 @@ bool SchedulingLoop::WriteFence() {
 void SchedulingLoop::RecheckFence() {
   std::size_t waiting;
   {
-    std::lock_guard<std::mutex> lock(p_.state->mu);
+    CacheSync::Lock lock(p_.state);
     waiting = fence_wait_.size();
   }
   spdlog::warn("takeover fence: the pod informer has not shown {} fenced pod(s) after 10 s; reading every pod",
@@ -276,7 +286,7 @@ void SchedulingLoop::RecheckFence() {
                  std::string(pods.status().message()));
     return;
   }
-  std::lock_guard<std::mutex> lock(p_.state->mu);
+  CacheSync::Lock lock(p_.state);
   const std::set<std::string> listed = ApplyPodList(*pods);
   for (const json& pod : pods->items) ObserveFence(Change{.kind = ChangeKind::kPod, .deleted = false, .object = pod});
   // Awaited pods the read does not list are gone (a new pod of the same name has another uid):
@@ -312,7 +322,7 @@ void SchedulingLoop::Run() {
     if (p_.client != nullptr) {
       if (!*p_.leading) {
         if (fence_written_ || !fence_wait_.empty()) {
-          std::lock_guard<std::mutex> lock(p_.state->mu);
+          CacheSync::Lock lock(p_.state);
           fence_written_ = false;
           fence_wait_.clear();
         }
@@ -330,14 +340,19 @@ void SchedulingLoop::Run() {
       fence_recheck_at_ = p_.clock->Now() + std::chrono::seconds(10);
     }
     const bool may_schedule = current && *p_.leading && !extender && Fenced();
-    bool active = may_schedule && p_.state->queue().ActiveSize() > 0 && !p_.binders->Full();
+    bool active = false;
+    if (may_schedule) {
+      CacheSync::Lock lock(p_.state);
+      active = p_.state->queue().ActiveSize() > 0;
+    }
+    active = active && !p_.binders->Full();
     // Read before the Take: every pod change up to this version is then in the batch or applied.
     const std::optional<std::uint64_t> pods_version =
         p_.client != nullptr ? kube::ResourceVersionNumber(p_.feed->PodsVersion()) : std::nullopt;
     std::deque<Change> batch = p_.feed->Take(active ? std::chrono::milliseconds(0) : std::chrono::milliseconds(20),
                                              [this] { return p_.binders->HasDone(); });
     {
-      std::lock_guard<std::mutex> lock(p_.state->mu);
+      CacheSync::Lock lock(p_.state);
       for (const Change& c : batch) {
         if (p_.feed->Closed()) return;  // a stop does not wait for a relist's thousands of changes
         p_.state->Apply(c);
@@ -348,12 +363,12 @@ void SchedulingLoop::Run() {
     }
     Touch();
     if (ready) p_.state->set_ready();
-    std::unique_lock<std::mutex> lock(p_.state->mu);
+    CacheSync::Lock lock(p_.state);
     // The extender's verbs answer for this term only once its fence is complete.
     p_.state->set_fenced_term(*p_.leading && Fenced() ? Term() : -1);
     SettleBinds();
     if (may_schedule && !p_.binders->Full()) ScheduleNext();
-    if (may_schedule && p_.rebalancer != nullptr) p_.rebalancer->MaybeRun(lock);
+    if (may_schedule && p_.rebalancer != nullptr) p_.rebalancer->MaybeRun();
     sched::SchedulingQueue& queue = p_.state->queue();
     p_.metrics->pending->Set({"active"}, static_cast<double>(queue.ActiveSize()));
     p_.metrics->pending->Set({"backoff"}, static_cast<double>(queue.BackoffSize()));

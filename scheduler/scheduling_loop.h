@@ -10,7 +10,9 @@
 // change); error (event, backoff). A Binding that may have landed keeps the reservation and
 // requeues with backoff; the next attempt runs the binding cycle again with the same decision.
 // A lost race (the pod changed under the Binding's resourceVersion precondition, so no attempt
-// of it can land) unreserves instead; the pod is decided afresh after backoff.
+// of it can land) unreserves instead; the pod is decided afresh after backoff. A pod being
+// deleted (metadata.deletionTimestamp) is neither attempted nor requeued (kube-scheduler
+// v1.35's skipPodSchedule; CacheSync releases its reservation).
 //
 // Takeover fence (the apiserver-enforced half of leader election): every Binding carries the
 // pod's resourceVersion as the decision read it (PodWriter::FinishBind), and whenever this
@@ -49,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "base/clock.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
@@ -121,17 +124,17 @@ class SchedulingLoop {
   }
 
  private:
-  void ScheduleNext();
-  void SettleBinds();
+  void ScheduleNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
+  void SettleBinds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // The takeover fence's writes (no lock held): lists every pod (quorum read), applies the list
   // (ApplyPodList) and writes the term's token on each pending pod of ours; true when all are
   // written (fence_wait_ then holds them).
-  bool WriteFence();
+  bool WriteFence() ABSL_LOCKS_EXCLUDED(p_.state->lock());
   // Applies a quorum list of every pod to the cache (state lock held): each pod newer than
   // cache_pods_version_ as the informer would apply it, and a delete for each cached pod the list
   // no longer holds that was seen at a version before the list's; cache_pods_version_ moves to
   // the list's. Returns the uids listed.
-  std::set<std::string> ApplyPodList(const kube::ObjectList& pods);
+  std::set<std::string> ApplyPodList(const kube::ObjectList& pods) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // Drops from fence_wait_ the pod of `c` once the informer shows it with the token, bound, or
   // deleted.
   void ObserveFence(const Change& c);
@@ -139,7 +142,7 @@ class SchedulingLoop {
   // the idle cut): every 10 s of waiting, every pod is read from the API server (one quorum
   // list) and applied (ApplyPodList); the awaited pods are judged as ObserveFence judges an
   // event, and awaited pods not listed are gone. Scheduling thread only.
-  void RecheckFence();
+  void RecheckFence() ABSL_LOCKS_EXCLUDED(p_.state->lock());
   // Logs once per fence when it completes. Scheduling thread only.
   void SayWhenFenced();
   // Whether the fence of the current term is complete: written (its list applied), and each

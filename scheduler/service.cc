@@ -87,8 +87,13 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
       impl->options.config.numa_strategy, extender,
       [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock,
       [raw](const nlohmann::json& nrt, const std::string& why) { PostInvalidNrt(*raw->events, nrt, why); });
+  sched::ClusterCache* cache;  // the schedulers keep its address; they read it under the lock
+  {
+    CacheSync::Lock lock(impl->state.get());
+    cache = &impl->state->cache();
+  }
   for (const ProfileConfig& p : impl->profiles) {
-    auto s = sched::Scheduler::Create(&impl->state->cache(), p.profile,
+    auto s = sched::Scheduler::Create(cache, p.profile,
                                       std::make_unique<ApiBind>(impl->writer.get()));
     if (!s.ok()) return s.status();
     impl->schedulers[p.scheduler_name] = *std::move(s);

@@ -4,7 +4,9 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/version.h"
 #include "gmock/gmock.h"
@@ -65,6 +67,20 @@ class ServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     if (capturing_) spdlog::default_logger()->sinks().pop_back();
+    // Lets the pods DeleteHeld held go, also after a failure (on the real server they would
+    // otherwise outlive the test).
+    for (const std::string& name : held_) {
+      (void)server_->MergePatch("pods", "default", name, {{"metadata", {{"finalizers", nullptr}}}});
+    }
+  }
+  // Deletes pod `name` (in default) held by a finalizer, so it stays, being deleted (its
+  // metadata.deletionTimestamp set by the server), until the test ends.
+  void DeleteHeld(const std::string& name) {
+    held_.push_back(name);
+    ASSERT_TRUE(server_->MergePatch("pods", "default", name, {{"metadata", {{"finalizers", {"test.huygens.io/hold"}}}}}).ok());
+    auto writer = NewClient();
+    ASSERT_TRUE(writer->Delete(kube::Pods(), "default", name).ok());
+    ASSERT_TRUE(server_->Get("pods", "default", name)->at("metadata").contains("deletionTimestamp"));
   }
   // Whether log_ (CaptureLog) holds `text`.
   bool Logged(const std::string& text) const { return log_.str().find(text) != std::string::npos; }
@@ -111,22 +127,44 @@ class ServiceTest : public ::testing::Test {
     return log_.str();
   }
 
-  // Starts `service`, waits until it has synced, holds every Binding and creates Guaranteed pod
-  // "a" (2 CPUs); returns once a's Binding is held (in flight).
-  void StartWithTheBindingOfAHeld(SchedulerService& service) {
-    service.Start();
-    ASSERT_TRUE(WaitFor([&] { return service.Synced(); }));
+  // Adds node n0 of `cpus` CPUs, starts service_ (on client_, with registry_), waits until it
+  // has synced, holds every Binding and creates Guaranteed pod "a" (2 CPUs); returns once a's
+  // Binding is held (in flight).
+  void StartWithTheBindingOfAHeld(int cpus) {
+    ASSERT_TRUE(AddMachine(*server_, "n0", cpus));
+    client_ = NewClient();
+    service_ = NewService(client_.get(), &registry_);
+    ASSERT_NE(service_, nullptr);
+    service_->Start();
+    ASSERT_TRUE(WaitFor([&] { return service_->Synced(); }));
     server_->HoldRequests("create", "pods/binding");
     ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
     ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
   }
 
+
+  // Waits until one pod is bound and stops `service`; expects that pod to be "b", on n0, and
+  // "a" pending.
+  void ExpectBBoundAndANot(SchedulerService& service) {
+    ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
+    service.Stop();
+    EXPECT_EQ(server_->Get("pods", "default", "b")->at("spec").value("nodeName", ""), "n0");
+    EXPECT_EQ(server_->Get("pods", "default", "a")->at("spec").value("nodeName", ""), "");
+    EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+  }
+
   std::ostringstream log_;  // CaptureLog's
   bool capturing_ = false;
+  std::vector<std::string> held_;  // DeleteHeld's pods
   std::function<void(SchedulerConfig&)> configure_;  // NewService's changes to the defaults
   huygens::testing::FakeClock clock_;  // the client's and the service's
   kube::testing::FakeApiServerOptions server_options_;  // SetUp's
   std::unique_ptr<FakeApiServer> server_;
+  // The service of StartWithTheBindingOfAHeld and RebalancerTest::Start (after server_: they
+  // go first).
+  std::unique_ptr<kube::Client> client_;
+  serving::MetricsRegistry registry_;
+  std::unique_ptr<SchedulerService> service_;
 };
 
 TEST_F(ServiceTest, HundredsOfPodsOnTensOfNodesEndBoundAnnotatedAndWithoutOverlap) {
@@ -696,16 +734,12 @@ TEST_F(ServiceTest, APodTheOtherReplicaBoundJustBeforeTheTakeoverHoldsItsCpusBef
 // so its Binding lands. (Requeued with the version it was popped at, it lost the race for ever:
 // the version that arrived meanwhile is not queued while the Binding is out.)
 TEST_F(ServiceTest, APodChangedWhileItsBindingIsOutIsBoundOnItsNewVersion) {
-  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(16));
   ASSERT_TRUE(server_->MergePatch("pods", "default", "a", {{"metadata", {{"labels", {{"tier", "db"}}}}}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the informer shows the change
   server_->ReleaseRequests();
   EXPECT_TRUE(Eventually([&] { return Bound() == 1; }, std::chrono::seconds(20)));
-  service->Stop();
+  service_->Stop();
   EXPECT_GE(server_->RequestCount("create", "pods/binding"), 2) << "the first Binding lost the race";
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
@@ -713,11 +747,7 @@ TEST_F(ServiceTest, APodChangedWhileItsBindingIsOutIsBoundOnItsNewVersion) {
 TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   // An NRT update rebuilds the node from the informer, which still shows the pod whose Binding
   // is in flight as pending: its CPUs stay held, so the next pod gets others.
-  ASSERT_TRUE(AddMachine(*server_, "n0", 8));
-  auto client = NewClient();
-  serving::MetricsRegistry registry;
-  auto service = NewService(client.get(), &registry);
-  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(*service));
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(8));
   ASSERT_TRUE(server_->MergePatch(testing::kNrtResource, "", "n0",
                                   {{"metadata", {{"annotations", {{"test.huygens.io/touched", "1"}}}}}})
                   .ok());
@@ -726,10 +756,37 @@ TEST_F(ServiceTest, ANodeRebuiltWhileABindingIsInFlightKeepsThatPodsCpus) {
   ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 2; }));
   server_->ReleaseRequests();
   ASSERT_TRUE(WaitFor([&] { return Bound() == 2; })) << Bound();
-  service->Stop();
+  service_->Stop();
   testing::ClusterCheck check = CheckCluster(*server_);
   EXPECT_EQ(check.annotated, 2);
   EXPECT_THAT(check.problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, APendingPodBeingDeletedIsNeverBound) {
+  // "a" (being deleted: a finalizer holds it) comes first in the queue and would take every CPU
+  // of the node; it is skipped, so "b" gets them.
+  ASSERT_TRUE(AddMachine(*server_, "n0", 4));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 4)).ok());
+  ASSERT_NO_FATAL_FAILURE(DeleteHeld("a"));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 4)).ok());
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ExpectBBoundAndANot(*service);
+}
+
+TEST_F(ServiceTest, APodDeletedWhileItsBindingIsOutReleasesItsCpus) {
+  // The API server refuses the Binding of a pod being deleted: its reservation must not keep
+  // the CPUs. "b" fits only on the CPUs "a" was given.
+  ASSERT_NO_FATAL_FAILURE(StartWithTheBindingOfAHeld(4));
+  ASSERT_NO_FATAL_FAILURE(DeleteHeld("a"));
+  ASSERT_TRUE(WaitFor([&] {
+    return registry_.Expose().find("huygens_scheduler_cache_size{type=\"pods\"} 0") != std::string::npos;
+  })) << "the reservation of a pod being deleted kept its CPUs";
+  server_->ReleaseRequests();
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 4)).ok());
+  ExpectBBoundAndANot(*service_);
 }
 
 // ---- The rebalancer (scheduler/rebalancer.h) -----------------------------------------------
@@ -798,9 +855,6 @@ class RebalancerTest : public ServiceTest {
   void Stop() { service_->Stop(); }
 
   CpuTopology topology_;
-  std::unique_ptr<kube::Client> client_;
-  serving::MetricsRegistry registry_;
-  std::unique_ptr<SchedulerService> service_;
 };
 
 TEST_F(RebalancerTest, AGroupMemberMovesBesideItsPeerAndTheCacheHoldsItsNewCpusNotItsOldOnes) {

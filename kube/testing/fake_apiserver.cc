@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -378,6 +379,9 @@ struct FakeApiServer::Impl {
     }
     object["apiVersion"] = t.GroupVersion();
     object["kind"] = t.kind;
+    // Only a DELETE starts a deletion (the real server clears these on create).
+    meta.erase("deletionTimestamp");
+    meta.erase("deletionGracePeriodSeconds");
     meta["uid"] = NewUid();
     meta["creationTimestamp"] = NowRfc3339();
     meta["resourceVersion"] = NextVersion();
@@ -409,6 +413,7 @@ struct FakeApiServer::Impl {
         meta.erase(owned);
       }
     }
+    if (std::optional<Reply> refused = KeepDeletion(t, key.second, current["metadata"], meta)) return *refused;
     updated["apiVersion"] = t.GroupVersion();
     updated["kind"] = t.kind;
     std::int64_t generation = current["metadata"].value("generation", 1);
@@ -418,9 +423,43 @@ struct FakeApiServer::Impl {
     if (updated == current) return {200, updated};  // a no-op write keeps its version
     meta["resourceVersion"] = NextVersion();
     json previous = current;  // `current` may be the stored object that the next line replaces
+    if (meta.contains("deletionTimestamp") && meta.value("finalizers", json::array()).empty()) {
+      // The last finalizer of an object being deleted is gone: the object goes (as the real
+      // server does when the deletion's grace period is 0, always so here).
+      store[t.Qualified()].erase(key);
+      Record("DELETED", t, key, updated, std::move(previous));
+      return {200, updated};
+    }
     store[t.Qualified()][key] = updated;
     Record("MODIFIED", t, key, updated, std::move(previous));
     return {200, updated};
+  }
+
+  // The deletion fields of an update's metadata `meta`, as the real server (v1.35) keeps them:
+  // an update never starts, changes or ends a deletion (422 for one that sets a deletionTimestamp
+  // the object does not have), and adds no finalizer to an object being deleted (422). Returns
+  // the refusal, or nullopt when the update may go on.
+  static std::optional<Reply> KeepDeletion(const ResourceType& t, const std::string& name, const json& current, json& meta) {
+    if (!current.contains("deletionTimestamp")) {
+      if (!meta.contains("deletionTimestamp")) return std::nullopt;
+      return Failure(422, "Invalid",
+                     fmt::format("{} \"{}\" is invalid: metadata.deletionTimestamp: Invalid value: {}: field is "
+                                 "immutable",
+                                 t.Qualified(), name, meta["deletionTimestamp"].dump()),
+                     &t, name);
+    }
+    for (const char* owned : {"deletionTimestamp", "deletionGracePeriodSeconds"}) meta[owned] = current[owned];
+    const json before = current.value("finalizers", json::array());
+    for (const json& f : meta.value("finalizers", json::array())) {
+      if (std::find(before.begin(), before.end(), f) == before.end()) {
+        return Failure(422, "Invalid",
+                       fmt::format("{} \"{}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be "
+                                   "added if the object is being deleted, found new finalizers [{}]",
+                                   t.Qualified(), name, f.is_string() ? f.get<std::string>() : f.dump()),
+                       &t, name);
+      }
+    }
+    return std::nullopt;
   }
 
   Reply DeleteLocked(const ResourceType& t, const ObjectKey& key, const json& delete_options) {
@@ -452,6 +491,17 @@ struct FakeApiServer::Impl {
     }
     json last = it->second;
     json old = last;
+    if (!meta.value("finalizers", json::array()).empty()) {
+      // Finalizers pending: the object stays, being deleted, until an update removes the last
+      // one. A second DELETE changes nothing.
+      if (meta.contains("deletionTimestamp")) return {200, last};
+      last["metadata"]["deletionTimestamp"] = NowRfc3339();
+      last["metadata"]["deletionGracePeriodSeconds"] = 0;
+      last["metadata"]["resourceVersion"] = NextVersion();
+      it->second = last;
+      Record("MODIFIED", t, key, last, std::move(old));
+      return {200, last};
+    }
     last["metadata"]["resourceVersion"] = NextVersion();
     objects.erase(it);
     Record("DELETED", t, key, last, std::move(old));
@@ -557,6 +607,13 @@ struct FakeApiServer::Impl {
     }
     std::string want_rv = meta.value("resourceVersion", "");
     if (!want_rv.empty() && want_rv != pod["metadata"].value("resourceVersion", "")) return ConflictModified(t, target.name);
+    if (pod["metadata"].contains("deletionTimestamp")) {
+      return Failure(409, "Conflict",
+                     fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is being deleted, "
+                                 "cannot be assigned to a host",
+                                 target.name, target.name),
+                     &t, target.name);
+    }
     std::string bound = pod.contains("spec") ? pod["spec"].value("nodeName", "") : "";
     if (!bound.empty()) {
       return Failure(409, "Conflict",

@@ -60,9 +60,10 @@ class Upstream {
                             const std::atomic<bool>* cancel, const std::function<void()>& on_open);
 
   // Deletes what tests create, so that each test starts from an empty cluster as it does on
-  // the fake: every pod (grace period 0), node, NodeResourceTopology, event and lease outside
-  // kube-node-lease, and every namespace but default, kube-system, kube-public and
-  // kube-node-lease (waiting until they are gone). Errors: the first failed call.
+  // the fake: every pod (its finalizers removed, grace period 0), node, NodeResourceTopology,
+  // event and lease outside kube-node-lease, and every namespace but default, kube-system,
+  // kube-public and kube-node-lease (waiting until they are gone). Errors: the first failed
+  // call.
   absl::Status Wipe();
 
   // The fake's direct store access, done through the API (see FakeApiServer). `resource` is a
