@@ -340,13 +340,14 @@ absl::Status ClusterCache::AddPod(PodPtr pod, std::string_view node,
           fmt::format("pod {:?} is already bound to node {:?}", pod->Uid(),
                       existing->second.node));
     }
-    if (existing->second.node == node) {  // the bind we sent, confirmed
+    if (existing->second.node == node && existing->second.allocation == allocation) {  // the bind we sent, confirmed
       existing->second.assumed = false;
       existing->second.pod = std::move(pod);
       ++generation_;
       return absl::OkStatus();
     }
-    // Bound somewhere else than assumed: drop the assume first.
+    // Bound elsewhere, or with other CPUs (another leader's Binding landed, not ours): the
+    // bound allocation replaces the assume.
     absl::Status s = ForgetPod(pod->Uid());
     if (!s.ok()) return s;
   }

@@ -150,8 +150,9 @@ class ClusterCache {
   // ---- Pods ------------------------------------------------------------------------------
   // A pod seen bound to `node` in the API, with its allocation (huygens.io/allocation) when it
   // has one; the allocation is applied to the node's CPU state (NodeState::Assume). If the pod
-  // is assumed on the same node, this confirms the assume (kube-scheduler's AddPod after
-  // assume); if assumed elsewhere, the assume is dropped first.
+  // is assumed on the same node with the same allocation, this confirms the assume
+  // (kube-scheduler's AddPod after assume); if assumed elsewhere or with another allocation,
+  // the assume is dropped first and the bound allocation counts (on an error, neither does).
   // Errors: NotFound (node); AlreadyExists (already bound); FailedPrecondition (allocation
   // conflicts with the node's state).
   absl::Status AddPod(PodPtr pod, std::string_view node,

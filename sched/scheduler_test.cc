@@ -295,6 +295,28 @@ TEST(ClusterCache, AssumeCountsThePodAndForgetReleasesItsCpus) {
   EXPECT_EQ(cache.FindPod("p"), nullptr);
 }
 
+TEST(ClusterCache, APodBoundWithOtherCpusThanAssumedHoldsTheBoundOnes) {
+  // Another leader's Binding landed, not this replica's: the CPUs it bound count, and the
+  // ones this replica assumed are free again.
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());
+  PodPtr pod = Share(GuaranteedPod("p", 2));
+  ASSERT_TRUE(cache.AssumePod(pod, "m", Holding("p", "m", CpuSet{0, 12}, 0), false).ok());
+  ASSERT_TRUE(cache.FinishBinding("p").ok());
+  ASSERT_TRUE(cache.AddPod(pod, "m", Holding("p", "m", CpuSet{1, 13}, 0)).ok());
+  ASSERT_NE(cache.FindPod("p"), nullptr);
+  EXPECT_FALSE(cache.FindPod("p")->assumed);
+  EXPECT_EQ(cache.FindPod("p")->allocation->ExclusiveCpus(), (CpuSet{1, 13}));
+  EXPECT_EQ(cache.FindNode("m")->cpu_state->ExclusiveCpus(), (CpuSet{1, 13}));
+  EXPECT_EQ(cache.FindNode("m")->requested.cpu_milli, 2000);
+  EXPECT_THAT(cache.FindNode("m")->cpu_state->Validate(), IsEmpty());
+  // The same allocation confirms the assume as it stands.
+  PodPtr q = Share(GuaranteedPod("q", 2));
+  ASSERT_TRUE(cache.AssumePod(q, "m", Holding("q", "m", CpuSet{2, 14}, 0), false).ok());
+  ASSERT_TRUE(cache.AddPod(q, "m", Holding("q", "m", CpuSet{2, 14}, 0)).ok());
+  EXPECT_EQ(cache.FindNode("m")->cpu_state->ExclusiveCpus(), (CpuSet{1, 2, 13, 14}));
+}
+
 TEST(ClusterCache, ABoundPodCannotBeForgottenOnlyRemoved) {
   ClusterCache cache;
   ASSERT_TRUE(cache.AddNode(MachineNode("m", DualSocket())).ok());

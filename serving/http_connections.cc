@@ -210,7 +210,7 @@ ConnectionPool::~ConnectionPool() { Stop(); }
 
 void ConnectionPool::Admit(int fd) {
   std::string client = SocketAddress(fd, /*peer=*/true).first;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto same_client = per_client_.find(client);
   if (stopping_ || static_cast<int>(open_.size()) >= limits_.max_connections ||
       (same_client != per_client_.end() && same_client->second >= limits_.max_connections_per_client)) {
@@ -230,19 +230,19 @@ void ConnectionPool::Admit(int fd) {
   open_.insert(fd);
   ++per_client_[client];
   jobs_.push_back({fd, std::move(client)});
-  work_.notify_one();
 }
 
 void ConnectionPool::Work() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
+  const auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !jobs_.empty() || stopping_; };
   for (;;) {
-    work_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
+    mu_.Await(absl::Condition(&has_work));
     if (jobs_.empty()) return;
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
-    lock.unlock();
+    mu_.Unlock();
     Serve(job.fd);
-    lock.lock();
+    mu_.Lock();
     // Closed under the lock: Stop() shuts down only sockets still in open_, never a number the
     // kernel has since given to another file.
     open_.erase(job.fd);
@@ -296,12 +296,11 @@ void ConnectionPool::Serve(int fd) {
 void ConnectionPool::Stop() {
   std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
     for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
     threads.swap(threads_);
   }
-  work_.notify_all();
   for (std::thread& t : threads) t.join();
 }
 

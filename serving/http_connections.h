@@ -27,16 +27,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace huygens::serving {
 
@@ -101,13 +102,16 @@ class ConnectionPool {
   SSL_CTX* const tls_;
   const ProcessRequest process_;
   std::atomic<bool> stopping_{false};
-  std::mutex mu_;
-  std::condition_variable work_;
-  std::deque<Job> jobs_;                   // admitted, each promised to an idle or a new thread
-  std::set<int> open_;                     // every admitted socket not yet closed
-  std::map<std::string, int> per_client_;  // open sockets by remote address
-  int idle_ = 0;                           // threads waiting with no job promised to them
-  std::vector<std::thread> threads_;
+  absl::Mutex mu_;
+  // Admitted, each promised to an idle or a new thread.
+  std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
+  // Every admitted socket not yet closed.
+  std::set<int> open_ ABSL_GUARDED_BY(mu_);
+  // Open sockets by remote address.
+  std::map<std::string, int> per_client_ ABSL_GUARDED_BY(mu_);
+  // Threads waiting with no job promised to them.
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace huygens::serving

@@ -94,42 +94,42 @@ std::vector<double> LatencyBuckets() {
 void CounterFamily::Inc(const LabelValues& labels, double by) {
   CheckLabels(labels, label_count_);
   if (!(by >= 0)) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   values_[labels] += by;
 }
 
 double CounterFamily::Value(const LabelValues& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = values_.find(labels);
   return it == values_.end() ? 0.0 : it->second;
 }
 
 void GaugeFamily::Set(const LabelValues& labels, double value) {
   CheckLabels(labels, label_count_);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   values_[labels] = value;
 }
 
 void GaugeFamily::Add(const LabelValues& labels, double by) {
   CheckLabels(labels, label_count_);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   values_[labels] += by;
 }
 
 double GaugeFamily::Value(const LabelValues& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = values_.find(labels);
   return it == values_.end() ? 0.0 : it->second;
 }
 
 void GaugeFamily::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   values_.clear();
 }
 
 void HistogramFamily::Observe(const LabelValues& labels, double value) {
   CheckLabels(labels, label_count_);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Series& s = series_[labels];
   if (s.buckets.empty()) s.buckets.assign(bounds_.size(), 0);
   for (std::size_t i = 0; i < bounds_.size(); ++i) {
@@ -143,15 +143,30 @@ void HistogramFamily::Observe(const LabelValues& labels, double value) {
 }
 
 std::uint64_t HistogramFamily::Count(const LabelValues& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(labels);
   return it == series_.end() ? 0 : it->second.count;
 }
 
 double HistogramFamily::Sum(const LabelValues& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = series_.find(labels);
   return it == series_.end() ? 0.0 : it->second.sum;
+}
+
+std::map<LabelValues, double> CounterFamily::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return values_;
+}
+
+std::map<LabelValues, double> GaugeFamily::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return values_;
+}
+
+std::map<LabelValues, HistogramFamily::Series> HistogramFamily::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return series_;
 }
 
 // ---- registry ----
@@ -168,17 +183,13 @@ struct MetricsRegistry::Family {
   void Render(std::string& out) const {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, EscapeHelp(help), name, type);
     if (counter != nullptr || gauge != nullptr) {
-      std::mutex& mu = counter != nullptr ? counter->mu_ : gauge->mu_;
-      const auto& values = counter != nullptr ? counter->values_ : gauge->values_;
-      std::lock_guard<std::mutex> lock(mu);
-      for (const auto& [labels, value] : values) {
+      for (const auto& [labels, value] : counter != nullptr ? counter->Snapshot() : gauge->Snapshot()) {
         out += fmt::format("{}{} {}\n", name, LabelBlock(label_names, labels),
                            FormatSampleValue(value));
       }
       return;
     }
-    std::lock_guard<std::mutex> lock(histogram->mu_);
-    for (const auto& [labels, s] : histogram->series_) {
+    for (const auto& [labels, s] : histogram->Snapshot()) {
       std::uint64_t cumulative = 0;
       for (std::size_t i = 0; i < histogram->bounds_.size(); ++i) {
         cumulative += s.buckets[i];
@@ -207,7 +218,7 @@ MetricsRegistry::Family& MetricsRegistry::Register(std::string name, std::string
     ABSL_RAW_CHECK(ValidName(label, false) && label.rfind("__", 0) != 0,
                    "metric: invalid label name");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& f : families_) {
     ABSL_RAW_CHECK(f->name != name, "metric: family registered twice");
   }
@@ -254,7 +265,7 @@ HistogramFamily& MetricsRegistry::AddHistogram(std::string name, std::string hel
 
 std::string MetricsRegistry::Expose() const {
   std::string out;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& f : families_) f->Render(out);
   return out;
 }

@@ -18,11 +18,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace huygens::serving {
 
@@ -41,9 +43,10 @@ class CounterFamily {
  private:
   friend class MetricsRegistry;
   explicit CounterFamily(std::size_t label_count) : label_count_(label_count) {}
+  std::map<LabelValues, double> Snapshot() const;  // every series, for Expose
   const std::size_t label_count_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, double> values_;
+  mutable absl::Mutex mu_;
+  std::map<LabelValues, double> values_ ABSL_GUARDED_BY(mu_);
 };
 
 // A value that goes up and down per label tuple (Prometheus type `gauge`).
@@ -59,9 +62,10 @@ class GaugeFamily {
  private:
   friend class MetricsRegistry;
   explicit GaugeFamily(std::size_t label_count) : label_count_(label_count) {}
+  std::map<LabelValues, double> Snapshot() const;  // every series, for Expose
   const std::size_t label_count_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, double> values_;
+  mutable absl::Mutex mu_;
+  std::map<LabelValues, double> values_ ABSL_GUARDED_BY(mu_);
 };
 
 // Observations counted into fixed buckets per label tuple (Prometheus type `histogram`).
@@ -83,10 +87,11 @@ class HistogramFamily {
   };
   HistogramFamily(std::size_t label_count, std::vector<double> bounds)
       : label_count_(label_count), bounds_(std::move(bounds)) {}
+  std::map<LabelValues, Series> Snapshot() const;  // every series, for Expose
   const std::size_t label_count_;
   const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::map<LabelValues, Series> series_;
+  mutable absl::Mutex mu_;
+  std::map<LabelValues, Series> series_ ABSL_GUARDED_BY(mu_);
 };
 
 // Default histogram buckets for latencies in seconds: 1 ms .. 10 s (like client_golang's
@@ -119,8 +124,8 @@ class MetricsRegistry {
   struct Family;
   Family& Register(std::string name, std::string help, std::vector<std::string> label_names,
                    std::string_view type);
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Family>> families_;
+  mutable absl::Mutex mu_;
+  std::vector<std::unique_ptr<Family>> families_ ABSL_GUARDED_BY(mu_);
 };
 
 // "text/plain; version=0.0.4; charset=utf-8"
