@@ -93,6 +93,12 @@ absl::StatusOr<json> Client::MergePatch(const ResourceRef& r, std::string_view n
                           "application/merge-patch+json"});
 }
 
+absl::StatusOr<json> Client::StrategicMergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
+                                                const json& patch, std::string_view subresource) {
+  return Send(HttpRequest{"PATCH", r.ObjectPath(ns, name, subresource), {}, patch.dump(),
+                          "application/strategic-merge-patch+json"});
+}
+
 absl::StatusOr<json> Client::JsonPatch(const ResourceRef& r, std::string_view ns, std::string_view name,
                                        const json& operations) {
   return Send(HttpRequest{"PATCH", r.ObjectPath(ns, name), {}, operations.dump(), "application/json-patch+json"});

@@ -92,6 +92,11 @@ class Client {
   // returns the whole object.
   absl::StatusOr<nlohmann::json> MergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
                                             const nlohmann::json& patch, std::string_view subresource = "");
+  // Kubernetes' strategic merge patch (lists with a patch merge key, such as a pod's
+  // status.conditions by `type`, are merged element by element), optionally of a subresource,
+  // as MergePatch.
+  absl::StatusOr<nlohmann::json> StrategicMergePatch(const ResourceRef& r, std::string_view ns, std::string_view name,
+                                                     const nlohmann::json& patch, std::string_view subresource = "");
   // RFC 6902 JSON patch (an array of operations).
   absl::StatusOr<nlohmann::json> JsonPatch(const ResourceRef& r, std::string_view ns, std::string_view name,
                                            const nlohmann::json& operations);

@@ -101,6 +101,141 @@ absl::Status ReadPolicy(const std::map<std::string, std::string>& annotations, c
   return absl::OkStatus();
 }
 
+// Rule 13: spec.resources, requests.<name> else limits.<name> (the API server's defaulting of
+// pod-level requests); nullopt when neither is set.
+absl::StatusOr<std::optional<int64_t>> PodLevelRequest(const json& resources, const char* name,
+                                                       QuantityKind kind, const std::string& who) {
+  for (const char* list : {"requests", "limits"}) {
+    const json& v = MemberOrNull(MemberOrNull(resources, list), name);
+    if (v.is_null()) continue;
+    HUYGENS_ASSIGN_OR_RETURN(int64_t amount,
+                             ReadQuantity(v, kind, who, fmt::format("spec.resources.{}.{}", list, name)));
+    return std::optional<int64_t>(amount);
+  }
+  return std::optional<int64_t>();
+}
+
+// Rules 13 and 14.
+absl::Status ReadPodResources(const json& spec, const std::string& who, PodObject& out) {
+  const json& resources = MemberOrNull(spec, "resources");
+  if (!resources.is_null() && !resources.is_object()) return Error(who, "spec.resources", "expected an object");
+  for (const char* list : {"requests", "limits"}) {
+    const json& m = MemberOrNull(resources, list);
+    if (!m.is_null() && !m.is_object()) {
+      return Error(who, fmt::format("spec.resources.{}", list), "expected an object");
+    }
+  }
+  HUYGENS_ASSIGN_OR_RETURN(out.pod_cpu_request_milli,
+                           PodLevelRequest(resources, "cpu", QuantityKind::kCpuMilli, who));
+  HUYGENS_ASSIGN_OR_RETURN(out.pod_memory_request_bytes,
+                           PodLevelRequest(resources, "memory", QuantityKind::kAmount, who));
+  const json& overhead = MemberOrNull(spec, "overhead");
+  if (overhead.is_null()) return absl::OkStatus();
+  if (!overhead.is_object()) return Error(who, "spec.overhead", "expected an object");
+  for (const auto& [name, value] : overhead.items()) {
+    const std::string field = "spec.overhead." + name;
+    if (name == "cpu") {
+      HUYGENS_ASSIGN_OR_RETURN(out.overhead_cpu_milli, ReadQuantity(value, QuantityKind::kCpuMilli, who, field));
+    } else if (name == "memory") {
+      HUYGENS_ASSIGN_OR_RETURN(out.overhead_memory_bytes, ReadQuantity(value, QuantityKind::kAmount, who, field));
+    } else if (name.find('/') != std::string::npos) {
+      HUYGENS_ASSIGN_OR_RETURN(out.overhead_extended[name], ReadQuantity(value, QuantityKind::kAmount, who, field));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// parent.<key> (rules 15 and 16): null when absent, else an array; anything else is an error
+// naming `field`.
+absl::StatusOr<const json*> ArrayOf(const json& parent, const char* key, const std::string& who,
+                                    std::string_view field) {
+  const json& list = MemberOrNull(parent, key);
+  if (list.is_null()) return &list;
+  if (!list.is_array()) return Error(who, field, "expected an array");
+  return &list;
+}
+
+// Rule 15 and the names of rule 16: each element of spec.<key> is an object; `keep(element)`
+// says whether its name is kept in `names`; a kept element needs a non-empty name.
+template <typename Keep>
+absl::Status ReadNamed(const json& spec, const char* key, const std::string& who, Keep keep,
+                       std::vector<std::string>& names) {
+  const std::string field = fmt::format("spec.{}", key);
+  HUYGENS_ASSIGN_OR_RETURN(const json* list, ArrayOf(spec, key, who, field));
+  if (list->is_null()) return absl::OkStatus();
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& e = (*list)[i];
+    if (!e.is_object()) return Error(who, fmt::format("{}[{}]", field, i), "expected an object");
+    if (!keep(e)) continue;
+    std::string name = StringOrEmpty(e, "name");
+    if (name.empty()) return Error(who, fmt::format("{}[{}].name", field, i), "missing");
+    names.push_back(std::move(name));
+  }
+  return absl::OkStatus();
+}
+
+// Rules 15 and 16.
+absl::Status ReadSchedulingAsks(const json& spec, const std::string& who, PodObject& out) {
+  auto all = [](const json&) { return true; };
+  HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "schedulingGates", who, all, out.scheduling_gates));
+  HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "resourceClaims", who, all, out.resource_claims));
+  auto claims_storage = [](const json& v) { return v.contains("persistentVolumeClaim") || v.contains("ephemeral"); };
+  HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "volumes", who, claims_storage, out.claim_volumes));
+  const json& affinity = MemberOrNull(spec, "affinity");
+  for (auto [key, used] : {std::pair{"podAffinity", &out.pod_affinity},
+                           std::pair{"podAntiAffinity", &out.pod_anti_affinity}}) {
+    const json& terms = MemberOrNull(affinity, key);
+    for (const char* kind : {"requiredDuringSchedulingIgnoredDuringExecution",
+                             "preferredDuringSchedulingIgnoredDuringExecution"}) {
+      HUYGENS_ASSIGN_OR_RETURN(const json* list,
+                               ArrayOf(terms, kind, who, fmt::format("spec.affinity.{}.{}", key, kind)));
+      *used = *used || !list->empty();
+    }
+  }
+  HUYGENS_ASSIGN_OR_RETURN(const json* spread,
+                           ArrayOf(spec, "topologySpreadConstraints", who, "spec.topologySpreadConstraints"));
+  out.topology_spread_constraints = static_cast<int>(spread->size());
+  return absl::OkStatus();
+}
+
+// Rules 3 and 4.
+absl::Status ReadAnnotations(const json& md, const std::string& who, PodObject& out) {
+  std::map<std::string, std::string> annotations;
+  const json& a = MemberOrNull(md, "annotations");
+  if (!a.is_null()) {
+    if (!a.is_object()) return Error(who, "metadata.annotations", "expected an object");
+    for (const auto& [k, v] : a.items()) {
+      if (!v.is_string()) {
+        return Error(who, fmt::format("metadata.annotations.{}", k), "expected a string");
+      }
+      annotations[k] = v.get<std::string>();
+    }
+  }
+  // Rule 4.
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kCpuPolicyAnnotation, ParseCpuPolicy, who,
+                                     out.spec.cpu_policy));
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kTopologyPolicyAnnotation,
+                                     ParseTopologyPolicy, who, out.spec.topology_policy));
+  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kBindPolicyAnnotation, ParseBindPolicy, who,
+                                     out.spec.bind_policy));
+  auto annotation = [&](const char* key) -> std::optional<std::string> {
+    auto it = annotations.find(key);
+    if (it == annotations.end()) return std::nullopt;
+    return it->second;
+  };
+  out.spec.affinity_group = annotation(kAffinityGroupAnnotation).value_or("");
+  out.allocation = annotation(kAllocationAnnotation);
+  out.allocation_status = annotation(kAllocationStatusAnnotation);
+  if (std::optional<std::string> rebalance = annotation(kRebalanceAnnotation)) {
+    if (*rebalance != "true" && *rebalance != "false") {
+      return Error(who, fmt::format("metadata.annotations.{}", kRebalanceAnnotation),
+                   fmt::format("{:?} is not \"true\" or \"false\"", *rebalance));
+    }
+    out.rebalance = *rebalance == "true";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsTerminalPhase(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
@@ -153,40 +288,8 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
   out.creation_timestamp = StringOrEmpty(md, "creationTimestamp");
   // Rule 12.
   out.deletion_timestamp = StringOrEmpty(md, "deletionTimestamp");
-  // Rule 3.
-  std::map<std::string, std::string> annotations;
-  const json& a = MemberOrNull(md, "annotations");
-  if (!a.is_null()) {
-    if (!a.is_object()) return Error(who, "metadata.annotations", "expected an object");
-    for (const auto& [k, v] : a.items()) {
-      if (!v.is_string()) {
-        return Error(who, fmt::format("metadata.annotations.{}", k), "expected a string");
-      }
-      annotations[k] = v.get<std::string>();
-    }
-  }
-  // Rule 4.
-  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kCpuPolicyAnnotation, ParseCpuPolicy, who,
-                                     out.spec.cpu_policy));
-  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kTopologyPolicyAnnotation,
-                                     ParseTopologyPolicy, who, out.spec.topology_policy));
-  HUYGENS_RETURN_IF_ERROR(ReadPolicy(annotations, kBindPolicyAnnotation, ParseBindPolicy, who,
-                                     out.spec.bind_policy));
-  auto annotation = [&](const char* key) -> std::optional<std::string> {
-    auto it = annotations.find(key);
-    if (it == annotations.end()) return std::nullopt;
-    return it->second;
-  };
-  out.spec.affinity_group = annotation(kAffinityGroupAnnotation).value_or("");
-  out.allocation = annotation(kAllocationAnnotation);
-  out.allocation_status = annotation(kAllocationStatusAnnotation);
-  if (std::optional<std::string> rebalance = annotation(kRebalanceAnnotation)) {
-    if (*rebalance != "true" && *rebalance != "false") {
-      return Error(who, fmt::format("metadata.annotations.{}", kRebalanceAnnotation),
-                   fmt::format("{:?} is not \"true\" or \"false\"", *rebalance));
-    }
-    out.rebalance = *rebalance == "true";
-  }
+  // Rules 3 and 4.
+  HUYGENS_RETURN_IF_ERROR(ReadAnnotations(md, who, out));
   // Rules 5 to 9.
   const json& spec = MemberOrNull(pod, "spec");
   out.node_name = StringOrEmpty(spec, "nodeName");
@@ -200,6 +303,9 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
       (init ? out.spec.init_containers : out.spec.containers).push_back(std::move(c));
     }
   }
+  // Rules 13 to 16.
+  HUYGENS_RETURN_IF_ERROR(ReadPodResources(spec, who, out));
+  HUYGENS_RETURN_IF_ERROR(ReadSchedulingAsks(spec, who, out));
   const json& status = MemberOrNull(pod, "status");
   out.phase = StringOrEmpty(status, "phase");
   // Rule 11.

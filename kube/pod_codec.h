@@ -31,6 +31,16 @@
 //      Kept as text: they are only read to tell which local pod owns an address.
 //  12. metadata.deletionTimestamp, when a string, is kept as text: the pod is being deleted
 //      (a grace period or finalizers pending) and still exists until the API server removes it.
+//  13. spec.resources (pod-level resources, PodLevelResources, beta and on by default in
+//      Kubernetes v1.35): requests.cpu and requests.memory, each defaulting to the pod-level
+//      limit (the API server's defaulting); other resources are not read. An object when set.
+//  14. spec.overhead (set by RuntimeClass admission): cpu, memory and extended resources (names
+//      with a domain, integer quantities); other resources are not read. An object when set.
+//  15. spec.schedulingGates, when present, is an array of objects, each with a non-empty name.
+//  16. What the pod asks for that only a scheduler reads: spec.resourceClaims (an array), the
+//      spec.volumes (an array of objects) that are persistentVolumeClaim or ephemeral volumes,
+//      spec.affinity.podAffinity / podAntiAffinity with a required or preferred term (arrays)
+//      and spec.topologySpreadConstraints (an array); names are kept, the terms are not read.
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -69,6 +79,23 @@ struct PodObject {
   // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod
   // where it is). Default true.
   bool rebalance = true;
+  // Rule 13: the pod-level requests; nullopt where unset.
+  std::optional<int64_t> pod_cpu_request_milli;
+  std::optional<int64_t> pod_memory_request_bytes;
+  // Rule 14: spec.overhead (0 / empty when unset).
+  int64_t overhead_cpu_milli = 0;
+  int64_t overhead_memory_bytes = 0;
+  std::map<std::string, int64_t> overhead_extended;
+  // Rule 15: spec.schedulingGates[].name, in order.
+  std::vector<std::string> scheduling_gates;
+  // Rule 16: spec.resourceClaims[].name; the names of the persistentVolumeClaim and ephemeral
+  // volumes; whether required or preferred pod affinity / anti-affinity terms are given; the
+  // number of topologySpreadConstraints.
+  std::vector<std::string> resource_claims;
+  std::vector<std::string> claim_volumes;
+  bool pod_affinity = false;
+  bool pod_anti_affinity = false;
+  int topology_spread_constraints = 0;
 
   // The pod holds no resources any more (IsTerminalPhase(phase)).
   bool terminal() const;

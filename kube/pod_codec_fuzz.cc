@@ -1,5 +1,6 @@
 // Fuzzes the pod codec on arbitrary JSON: any pod object gives a PodObject with non-empty
-// identity and non-negative requests, or an error.
+// identity, non-negative requests and named scheduling gates, claims and claim volumes, or an
+// error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,6 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
       }
     }
+    for (const auto* names : {&pod->scheduling_gates, &pod->resource_claims, &pod->claim_volumes}) {
+      for (const auto& name : *names) {
+        if (name.empty()) std::abort();
+      }
+    }
+    if (pod->overhead_cpu_milli < 0 || pod->pod_cpu_request_milli.value_or(0) < 0) std::abort();
   }
   return 0;
 }

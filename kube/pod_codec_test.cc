@@ -220,5 +220,87 @@ TEST(PodCodecTest, HostNetworkAndPodIpsAreRead) {
   EXPECT_EQ(decoded->pod_ips, (std::vector<std::string>{"10.0.0.9"}));
 }
 
+TEST(PodCodecTest, Rule13PodLevelRequestsDefaultToThePodLevelLimits) {
+  json pod = Pod();
+  auto plain = DecodePod(pod);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->pod_cpu_request_milli, std::nullopt);
+  EXPECT_EQ(plain->pod_memory_request_bytes, std::nullopt);
+  pod["spec"]["resources"] = {{"requests", {{"cpu", "64"}}}, {"limits", {{"cpu", "70"}, {"memory", "2Gi"}}}};
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->pod_cpu_request_milli, 64000);
+  EXPECT_EQ(decoded->pod_memory_request_bytes, int64_t{2} << 30) << "defaulted to the limit";
+  EXPECT_EQ(decoded->spec.pod_cpu_request_milli, 0) << "the CPU placement does not read them";
+  pod["spec"]["resources"] = {{"requests", {{"cpu", "4Gi"}}}};
+  EXPECT_THAT(ErrorOf(pod), HasSubstr("pod default/web: spec.resources.requests.cpu: "));
+  pod["spec"]["resources"] = {{"limits", 3}};
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.resources.limits: expected an object");
+  pod["spec"]["resources"] = "big";
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.resources: expected an object");
+}
+
+TEST(PodCodecTest, Rule14OverheadIsCpuMemoryAndExtendedResources) {
+  json pod = Pod();
+  pod["spec"]["overhead"] = {{"cpu", "250m"}, {"memory", "120Mi"}, {"example.com/vm", "1"}, {"ephemeral-storage", "1Gi"}};
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->overhead_cpu_milli, 250);
+  EXPECT_EQ(decoded->overhead_memory_bytes, int64_t{120} << 20);
+  EXPECT_EQ(decoded->overhead_extended, (std::map<std::string, int64_t>{{"example.com/vm", 1}}));
+  pod["spec"]["overhead"] = {{"memory", true}};
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.overhead.memory: expected a quantity");
+  pod["spec"]["overhead"] = json::array();
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.overhead: expected an object");
+}
+
+TEST(PodCodecTest, Rule15SchedulingGatesAreNamedObjects) {
+  json pod = Pod();
+  pod["spec"]["schedulingGates"] = json::array({{{"name", "example.com/quota"}}, {{"name", "b"}}});
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->scheduling_gates, (std::vector<std::string>{"example.com/quota", "b"}));
+  pod["spec"]["schedulingGates"] = json::array({{{"name", ""}}});
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.schedulingGates[0].name: missing");
+  pod["spec"]["schedulingGates"] = json::array({"a"});
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.schedulingGates[0]: expected an object");
+  pod["spec"]["schedulingGates"] = json::object();
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.schedulingGates: expected an array");
+}
+
+TEST(PodCodecTest, Rule16WhatOnlyASchedulerReadsIsNoticed) {
+  json pod = Pod();
+  auto plain = DecodePod(pod);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->resource_claims.empty() && plain->claim_volumes.empty());
+  EXPECT_FALSE(plain->pod_affinity || plain->pod_anti_affinity);
+  EXPECT_EQ(plain->topology_spread_constraints, 0);
+  pod["spec"]["resourceClaims"] = json::array({{{"name", "gpu"}, {"resourceClaimName", "c"}}});
+  pod["spec"]["volumes"] = json::array({{{"name", "tmp"}, {"emptyDir", json::object()}},
+                                        {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "d"}}}},
+                                        {{"name", "scratch"}, {"ephemeral", json::object()}}});
+  pod["spec"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
+      json::array({{{"weight", 1}}});
+  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json::array();
+  pod["spec"]["topologySpreadConstraints"] = json::array({{{"maxSkew", 1}}, {{"maxSkew", 2}}});
+  auto decoded = DecodePod(pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->resource_claims, (std::vector<std::string>{"gpu"}));
+  EXPECT_EQ(decoded->claim_volumes, (std::vector<std::string>{"data", "scratch"}));
+  EXPECT_FALSE(decoded->pod_affinity) << "an empty list of terms asks for nothing";
+  EXPECT_TRUE(decoded->pod_anti_affinity);
+  EXPECT_EQ(decoded->topology_spread_constraints, 2);
+  pod["spec"]["volumes"][1].erase("name");
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.volumes[1].name: missing");
+  pod["spec"]["volumes"][1]["name"] = "data";
+  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = 1;
+  EXPECT_EQ(ErrorOf(pod),
+            "pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+            "expected an array");
+  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json::array();
+  pod["spec"]["topologySpreadConstraints"] = "zone";
+  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.topologySpreadConstraints: expected an array");
+}
+
 }  // namespace
 }  // namespace huygens::kube

@@ -227,7 +227,7 @@ void ClusterCache::Unplace(PodEntry& entry, NodeInfo& info) {
 }
 
 void ClusterCache::CountRequests(const Pod& pod, NodeInfo& info, int delta) {
-  const PodRequests r = ComputePodRequests(pod.spec);
+  const PodRequests r = ComputePodRequests(pod);
   info.requested.cpu_milli += delta * r.cpu_milli;
   info.requested.memory_bytes += delta * r.memory_bytes;
   info.requested.isolated_cpus += delta * r.isolated_cpus;

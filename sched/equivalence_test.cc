@@ -65,6 +65,10 @@ INSTANTIATE_TEST_SUITE_P(
                   p.spec.init_containers.push_back(c);
                 }},
         KeyCase{"pod level cpu", [](Pod& p) { p.spec.pod_cpu_request_milli = 8000; }},
+        KeyCase{"pod level cpu request", [](Pod& p) { p.pod_cpu_request_milli = 8000; }},
+        KeyCase{"pod level memory request", [](Pod& p) { p.pod_memory_request_bytes = 1; }},
+        KeyCase{"cpu overhead", [](Pod& p) { p.overhead_cpu_milli = 250; }},
+        KeyCase{"memory overhead", [](Pod& p) { p.overhead_memory_bytes = 1; }},
         KeyCase{"cpu policy", [](Pod& p) { p.spec.cpu_policy = CpuPolicy::kShared; }},
         KeyCase{"topology policy", [](Pod& p) { p.spec.topology_policy = TopologyPolicy::kRestricted; }},
         KeyCase{"bind policy", [](Pod& p) { p.spec.bind_policy = BindPolicy::kSpreadCores; }},

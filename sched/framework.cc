@@ -15,7 +15,7 @@ std::string Status::Message() const {
 
 void ComputePodFacts(const Pod& pod, PodFacts& f) {
   const PodSpec& spec = pod.spec;
-  f.requests = ComputePodRequests(spec);
+  f.requests = ComputePodRequests(pod);
   f.qos = QosOf(spec);
   f.cpu_policy = EffectiveCpuPolicy(spec);
   f.demand_allocatable = CpuDemandOf(spec, NodeMode::kAllocatable);

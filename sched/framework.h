@@ -96,7 +96,7 @@ struct ExclusiveUnit {
 
 // What the scheduler computes once per pod before the plugins run; read by every plugin.
 struct PodFacts {
-  PodRequests requests;  // ComputePodRequests(pod.spec)
+  PodRequests requests;  // ComputePodRequests(pod)
   QosClass qos = QosClass::kBestEffort;
   CpuPolicy cpu_policy = CpuPolicy::kShared;  // EffectiveCpuPolicy
   // NodeState's view of the pod (CpuDemandOf) on a node of each mode.

@@ -1,7 +1,8 @@
 // NodeResourcesFit: kube-scheduler's plugin of that name (pkg/scheduler/framework/plugins/
 // noderesources, fitsRequest and the LeastAllocated / MostAllocated scorers).
 // Filter: the pod count, then cpu, memory, huygens.io/isolated-cpu and every other extended
-// resource the pod requests, each against allocatable minus what the node's pods request.
+// resource the pod requests (ComputePodRequests: pod-level requests and overhead included),
+// each against allocatable minus what the node's pods request.
 // Exclusive pods count against the user pool through the node's allocatable (allocatable
 // mode: `cpu` is the user pool; isolated mode: huygens.io/isolated-cpu is).
 // Score: cpu and memory, weight 1 each, (allocatable - requested) or requested, as a share of

@@ -28,6 +28,11 @@ absl::StatusOr<PluginSet> PluginSet::Create(const Profile& p, ClusterCache* cach
     return absl::InvalidArgumentError(fmt::format("profile {:?}: plugin {:?} has no {} point",
                                                   p.scheduler_name, name, point));
   };
+  for (const std::string& name : p.pre_filters) {
+    absl::StatusOr<Plugin*> plugin = get(name);
+    if (!plugin.ok()) return plugin.status();
+    if (dynamic_cast<PreFilterPlugin*>(*plugin) == nullptr) return wrong_point(name, "PreFilter");
+  }
   for (const std::string& name : p.filters) {
     absl::StatusOr<Plugin*> plugin = get(name);
     if (!plugin.ok()) return plugin.status();

@@ -37,13 +37,20 @@ std::unique_ptr<Plugin> NewNodeAffinity();
 // Filter: the pod's host ports must be free on the node. Reason "node(s) didn't have free
 // ports for the requested pod ports" (Unschedulable).
 std::unique_ptr<Plugin> NewNodePorts();
-// PreFilter + Filter: cpu, memory, pods, huygens.io/isolated-cpu and extended resources.
+// PreFilter + Filter: cpu, memory, pods, huygens.io/isolated-cpu and extended resources, the
+// pod's as ComputePodRequests counts them (pod-level requests and overhead included).
 // Reasons "Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient <name>"
 // (Unschedulable; every failing resource is listed). Score: `scoring` over cpu and memory
 // (weights 1 each), 0..100.
 std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
 
 // ---- Huygens plugins -------------------------------------------------------------------
+// PreFilter: refuses a pod that asks for what huygens-scheduler cannot honour yet
+// (spec.resourceClaims, persistentVolumeClaim or ephemeral volumes, pod affinity or
+// anti-affinity terms, topologySpreadConstraints), so that it waits instead of being placed as
+// if it had not asked. Reason "pod asks for <features>, which huygens-scheduler does not support
+// yet" (UnschedulableAndUnresolvable).
+std::unique_ptr<Plugin> NewUnsupportedFeatures();
 // Filter: would the node's topology manager admit the pod (its topology policy and scope,
 // judged on NodeState's per-NUMA counters through alloc/hints + alloc/merge), and can the
 // pod's bind policy be met there. Reasons e.g. "NUMA: no single NUMA node fits 24 CPUs",

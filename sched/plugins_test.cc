@@ -1,5 +1,5 @@
 // kube-scheduler's default plugins, case by case: NodeUnschedulable, NodeName,
-// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit.
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit; and Huygens' UnsupportedFeatures.
 #include <memory>
 #include <string>
 #include <vector>
@@ -326,6 +326,16 @@ Pod WithIsolated(Pod pod, int64_t cpus) {
   pod.spec.containers[0].isolated_cpus = cpus;
   return pod;
 }
+Pod WithOverhead(Pod pod, int64_t milli, int64_t bytes) {
+  pod.overhead_cpu_milli = milli;
+  pod.overhead_memory_bytes = bytes;
+  return pod;
+}
+Pod WithPodLevel(Pod pod, std::optional<int64_t> milli, std::optional<int64_t> bytes) {
+  pod.pod_cpu_request_milli = milli;
+  pod.pod_memory_request_bytes = bytes;
+  return pod;
+}
 
 class NodeResourcesFitFilter : public ::testing::TestWithParam<FitCase> {};
 
@@ -371,7 +381,22 @@ INSTANTIATE_TEST_SUITE_P(
                 WithIsolated(testing::SharedPod("p", 0), 2), {}},
         FitCase{"isolated CPUs beyond huygens.io/isolated-cpu are insufficient",
                 WithIsolated(testing::SharedPod("p", 0), 3),
-                {"Insufficient huygens.io/isolated-cpu"}}),
+                {"Insufficient huygens.io/isolated-cpu"}},
+        FitCase{"the overhead is added to the containers' requests",
+                WithOverhead(testing::SharedPod("p", 2000), 501, int64_t{4} << 30), {"Insufficient cpu"}},
+        FitCase{"requests and overhead that fit together fit",
+                WithOverhead(testing::SharedPod("p", 2000), 500, int64_t{4} << 30), {}},
+        FitCase{"the overhead's memory counts", WithOverhead(testing::SharedPod("p", 100), 0, (int64_t{4} << 30) + 1),
+                {"Insufficient memory"}},
+        FitCase{"pod-level requests replace the containers' sum",
+                WithPodLevel(testing::SharedPod("p", 100), 64000, std::nullopt), {"Insufficient cpu"}},
+        FitCase{"pod-level requests below the containers' sum are what counts",
+                WithPodLevel(testing::SharedPod("p", 3000), 2500, int64_t{4} << 30), {}},
+        FitCase{"pod-level memory replaces the containers' memory",
+                WithPodLevel(testing::SharedPod("p", 100), std::nullopt, int64_t{5} << 30), {"Insufficient memory"}},
+        FitCase{"the overhead is added to pod-level requests",
+                WithOverhead(WithPodLevel(testing::SharedPod("p", 100), 2400, std::nullopt), 101, 0),
+                {"Insufficient cpu"}}),
     [](const auto& p) { return testing::SentenceName(p); });
 
 TEST(NodeResourcesFit, ThePodCountIsCheckedEvenForPodsRequestingNothing) {
@@ -415,6 +440,67 @@ TEST(NodeResourcesFit, LeastAllocatedPrefersEmptierNodesAndMostAllocatedFuller) 
     }
   }
 }
+
+TEST(NodeResourcesFit, ABoundPodsOverheadAndPodLevelRequestsCountOnItsNode) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 16000)).ok());
+  ASSERT_TRUE(cache.AddPod(Share(WithOverhead(testing::SharedPod("vm", 1000), 7000, 0)), "n", std::nullopt).ok());
+  ASSERT_TRUE(
+      cache.AddPod(Share(WithPodLevel(testing::SharedPod("big", 1000), 7000, std::nullopt)), "n", std::nullopt).ok());
+  auto plugin = NewNodeResourcesFit(ResourceScoring::kLeastAllocated);
+  EXPECT_TRUE(RunFilter(*plugin, cache, testing::SharedPod("a", 1000)).ok());
+  EXPECT_THAT(RunFilter(*plugin, cache, testing::SharedPod("b", 1001)).reasons(), ElementsAre("Insufficient cpu"));
+}
+
+// ---- UnsupportedFeatures ---------------------------------------------------------------------
+
+struct UnsupportedCase {
+  std::string name;
+  void (*ask)(Pod&);
+  std::string message;  // "" = passes
+};
+
+class UnsupportedFeaturesPreFilter : public ::testing::TestWithParam<UnsupportedCase> {};
+
+TEST_P(UnsupportedFeaturesPreFilter, NamesWhatThePodAsksFor) {
+  const UnsupportedCase& c = GetParam();
+  Pod pod = BarePod();
+  c.ask(pod);
+  auto plugin = NewUnsupportedFeatures();
+  CycleState state;
+  state.Reset(Share(pod));
+  Status s = dynamic_cast<PreFilterPlugin&>(*plugin).PreFilter(state);
+  if (c.message.empty()) {
+    EXPECT_TRUE(s.ok()) << s.Message();
+    return;
+  }
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(s.Message(), c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, UnsupportedFeaturesPreFilter,
+    ::testing::Values(
+        UnsupportedCase{"a plain pod passes", [](Pod&) {}, ""},
+        UnsupportedCase{"resource claims wait", [](Pod& p) { p.resource_claims = {"gpu"}; },
+                        "pod asks for resourceClaims, which huygens-scheduler does not support yet"},
+        UnsupportedCase{"claim volumes wait", [](Pod& p) { p.claim_volumes = {"data"}; },
+                        "pod asks for persistentVolumeClaim or ephemeral volumes, which huygens-scheduler does "
+                        "not support yet"},
+        UnsupportedCase{"pod affinity waits", [](Pod& p) { p.pod_affinity = true; },
+                        "pod asks for podAffinity, which huygens-scheduler does not support yet"},
+        UnsupportedCase{"pod anti-affinity waits", [](Pod& p) { p.pod_anti_affinity = true; },
+                        "pod asks for podAntiAffinity, which huygens-scheduler does not support yet"},
+        UnsupportedCase{"topology spread waits", [](Pod& p) { p.topology_spread_constraints = 1; },
+                        "pod asks for topologySpreadConstraints, which huygens-scheduler does not support yet"},
+        UnsupportedCase{"several are named together",
+                        [](Pod& p) {
+                          p.resource_claims = {"gpu"};
+                          p.topology_spread_constraints = 2;
+                        },
+                        "pod asks for resourceClaims, topologySpreadConstraints, which huygens-scheduler does "
+                        "not support yet"}),
+    [](const auto& p) { return testing::SentenceName(p); });
 
 // ---- NodeUnschedulable and NodeName ---------------------------------------------------------
 

@@ -29,7 +29,10 @@ Amounts Max(const Amounts& a, const Amounts& b) {
 
 }  // namespace
 
-PodRequests ComputePodRequests(const PodSpec& pod) {
+// component-helpers' resource.PodRequests (v1.35): the containers' aggregate, then the pod-level
+// requests where set (they replace the aggregate of their resource), then the overhead.
+PodRequests ComputePodRequests(const Pod& p) {
+  const PodSpec& pod = p.spec;
   Amounts sum;
   for (const ContainerSpec& c : pod.containers) sum += RequestsOf(c);
   // Init containers run in order; restartable ones (sidecars) keep running beside the rest.
@@ -49,6 +52,10 @@ PodRequests ComputePodRequests(const PodSpec& pod) {
   const Amounts total = Max(sum, init_peak);
   PodRequests out{total.cpu, total.memory, total.isolated};
   if (pod.pod_cpu_request_milli > 0) out.cpu_milli = pod.pod_cpu_request_milli;  // KEP-2837
+  if (p.pod_cpu_request_milli.has_value()) out.cpu_milli = *p.pod_cpu_request_milli;
+  if (p.pod_memory_request_bytes.has_value()) out.memory_bytes = *p.pod_memory_request_bytes;
+  out.cpu_milli += p.overhead_cpu_milli;
+  out.memory_bytes += p.overhead_memory_bytes;
   return out;
 }
 
@@ -67,7 +74,7 @@ static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 176,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
-static_assert(sizeof(void*) != 8 || sizeof(Pod) == 576,  // rebalance, resource_version: no plugin reads them
+static_assert(sizeof(void*) != 8 || sizeof(Pod) == 704,  // rebalance, resource_version, scheduling_gates: none
               "Pod changed: review AppendEquivalenceKey");
 
 namespace {
@@ -172,6 +179,10 @@ void AppendEquivalenceKey(const Pod& pod, std::string& key) {
     Field(key, name);
     Int(key, amount);
   }
+  Int(key, pod.pod_cpu_request_milli.value_or(-1));
+  Int(key, pod.pod_memory_request_bytes.value_or(-1));
+  Int(key, pod.overhead_cpu_milli);
+  Int(key, pod.overhead_memory_bytes);
   Int(key, pod.priority);
   Field(key, pod.scheduler_name);
   Field(key, pod.node_name);

@@ -103,6 +103,25 @@ struct Pod {
   // Binding carries as its precondition ("" in the simulator).
   std::string resource_version;
   bool rebalance = true;  // huygens.io/rebalance; false: the rebalancer never moves it
+  // What the pod asks for that huygens-scheduler reads only to know it is asked
+  // (sched/plugin_unsupported_features.cc): the number of topologySpreadConstraints, whether
+  // it has required or preferred pod anti-affinity / affinity terms, the names of its
+  // persistentVolumeClaim and ephemeral volumes and of its spec.resourceClaims.
+  int topology_spread_constraints = 0;
+  bool pod_anti_affinity = false;
+  bool pod_affinity = false;
+  std::vector<std::string> claim_volumes;
+  std::vector<std::string> resource_claims;
+  // spec.schedulingGates' names: while any is left the pod is not attempted.
+  std::vector<std::string> scheduling_gates;
+  // spec.overhead's cpu (millicores) and memory (bytes), added to the requests in the fit (its
+  // extended resources are in `extended_requests`).
+  int64_t overhead_memory_bytes = 0;
+  int64_t overhead_cpu_milli = 0;
+  // Pod-level requests (spec.resources.requests, PodLevelResources), cpu in millicores and
+  // memory in bytes; nullopt where unset. Each replaces the containers' sum in the fit.
+  std::optional<int64_t> pod_memory_request_bytes;
+  std::optional<int64_t> pod_cpu_request_milli;
 
   const std::string& Uid() const { return spec.uid; }
 };
@@ -110,11 +129,12 @@ struct Pod {
 // Pods are shared, immutable, between the queue, the cache and the caller.
 using PodPtr = std::shared_ptr<const Pod>;
 
-// Effective pod requests as Kubernetes computes them for scheduling (resource helpers
-// PodRequests): for each resource, max(sum over app containers and restartable init
+// Effective pod requests as kube-scheduler v1.35 computes them for the fit (component-helpers'
+// resource.PodRequests): for each resource, max(sum over app containers and restartable init
 // containers, the largest regular init container plus the restartable init containers started
-// before it), plus pod overhead (none modelled). A container without a request counts 0.
-// cpu is in millicores, memory in bytes; isolated_cpus in whole CPUs.
+// before it); a pod-level request (Pod::pod_cpu_request_milli, pod_memory_request_bytes) replaces
+// that for its resource; then the pod overhead is added. A container without a request counts
+// 0. cpu is in millicores, memory in bytes; isolated_cpus in whole CPUs (containers only).
 struct PodRequests {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
@@ -122,14 +142,15 @@ struct PodRequests {
 
   friend bool operator==(const PodRequests&, const PodRequests&) = default;
 };
-PodRequests ComputePodRequests(const PodSpec& pod);
+PodRequests ComputePodRequests(const Pod& pod);
 
 // Appends to `key` the pod's equivalence key: every field a Filter or Score plugin may read
 // (the PodSpec but uid and name; nodeSelector, node affinity, tolerations, host ports, extended
-// requests, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
+// requests, pod-level requests, overhead, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
 // scored identically on a node in a given state, which the scheduler's equivalence cache
 // relies on. Left out: uid, name, labels (no plugin reads a pod's own labels: there is no
-// inter-pod affinity plugin), creation_index and resource_version. A plugin that reads a new
+// inter-pod affinity plugin), creation_index, resource_version, scheduling_gates (never attempted)
+// and what UnsupportedFeatures reads (a PreFilter: a pod it refuses reaches no Filter). A plugin that reads a new
 // pod field must add it here; a static_assert on the struct sizes in pod.cc is the reminder.
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
 

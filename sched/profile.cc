@@ -14,6 +14,7 @@ std::vector<std::string> DefaultFilters() {
 Profile HuygensProfile() {
   Profile p;
   p.scheduler_name = "huygens";
+  p.pre_filters = {"UnsupportedFeatures"};
   p.filters = DefaultFilters();
   p.filters.push_back("NumaFit");
   p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3},

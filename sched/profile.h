@@ -2,7 +2,7 @@
 //
 // What it is: kube-scheduler's KubeSchedulerProfile reduced to Huygens' needs. Two built-in
 // profiles:
-//   - HuygensProfile(): the default filters plus NumaFit, the NUMA/SMT scores and the Reserve
+//   - HuygensProfile(): UnsupportedFeatures, the default filters plus NumaFit, the NUMA/SMT scores and the Reserve
 //     plugin that computes exact cpusets (scheduler name "huygens");
 //   - DefaultProfile(): NUMA-blind, like stock kube-scheduler on these fields (no cpusets at
 //     Reserve; kubelet would pick the CPUs at admission). The simulator's baseline.
@@ -14,6 +14,7 @@
 // annotations win, else the node's NodeConfig decides (DESIGN.md: "default from the node").
 //
 // Plugin names (one file each, sched/plugin_*.cc; see docs/scheduler.md):
+//   pre-filters: UnsupportedFeatures
 //   filters:  NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 //             NodeResourcesFit, NumaFit, NodeResourceTopologyMatch
 //   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, NumaScore, SmtScore,
@@ -63,6 +64,8 @@ struct WeightedPlugin {
 struct Profile {
   // Pods whose spec.schedulerName equals this are scheduled with this profile.
   std::string scheduler_name = "huygens";
+  // PreFilter-only plugins, run in this order before the filters' own PreFilters.
+  std::vector<std::string> pre_filters;
   // Filter plugins in the order they run (cheap first). A plugin that also has a PreFilter
   // runs it, in this order, before any Filter.
   std::vector<std::string> filters;
@@ -85,7 +88,8 @@ struct Profile {
   bool equivalence_cache = true;
 };
 
-// The Huygens profile (see the file comment). Filters: NodeUnschedulable, NodeName,
+// The Huygens profile (see the file comment). PreFilter: UnsupportedFeatures (dropped in
+// extender mode, scheduler/config.h's EffectiveProfiles). Filters: NodeUnschedulable, NodeName,
 // TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, NumaFit. Scores (weight):
 // NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3), NumaScore (12:
 // its tiers then decide before the other scores, see plugin_numa_score.cc), SmtScore (1).

@@ -34,7 +34,7 @@ void CheckConsistent(const ClusterCache& cache, const std::string& when) {
       const ClusterCache::PodEntry* e = cache.FindPod(uid);
       ASSERT_NE(e, nullptr);
       EXPECT_EQ(e->node, node->node.name);
-      cpu_milli += ComputePodRequests(e->pod->spec).cpu_milli;
+      cpu_milli += ComputePodRequests(*e->pod).cpu_milli;
       if (!e->allocation.has_value()) continue;
       CpuSet pod_cpus;
       for (const ContainerAllocation& c : e->allocation->containers) {

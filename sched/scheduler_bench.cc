@@ -79,7 +79,7 @@ PodPtr NextPod(Cluster& c) {
 
 void Step(Cluster& c, benchmark::State& state, int64_t& failed) {
   PodPtr pod = NextPod(c);
-  const int64_t milli = ComputePodRequests(pod->spec).cpu_milli;
+  const int64_t milli = ComputePodRequests(*pod).cpu_milli;
   ScheduleResult r = c.scheduler->ScheduleOne(pod);
   if (r.scheduled()) {
     c.running.push_back(pod->Uid());
@@ -90,7 +90,7 @@ void Step(Cluster& c, benchmark::State& state, int64_t& failed) {
   // Keep occupancy near 70%.
   while (c.used_cpus > c.capacity_cpus * 700 && !c.running.empty()) {
     const ClusterCache::PodEntry* e = c.cache.FindPod(c.running.front());
-    c.used_cpus -= ComputePodRequests(e->pod->spec).cpu_milli;
+    c.used_cpus -= ComputePodRequests(*e->pod).cpu_milli;
     if (!c.cache.RemovePod(c.running.front()).ok()) state.SkipWithError("RemovePod failed");
     c.running.pop_front();
   }

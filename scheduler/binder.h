@@ -45,6 +45,10 @@
 
 namespace huygens::scheduler {
 
+// kube-apiserver v1.35's message on the PodScheduled condition of a pod with scheduling gates
+// (reason "SchedulingGated").
+inline constexpr char kSchedulingGatedMessage[] = "Scheduling is blocked due to non-empty scheduling gates";
+
 // The Pod object as far as PodWriter needs it: metadata namespace, name, uid and the
 // resourceVersion the decision read (the Binding's precondition; events name the pod by it).
 nlohmann::json PodReference(const sched::Pod& pod);
@@ -92,6 +96,12 @@ class PodWriter {
   // Posts an event about `pod` (EventSink::Post).
   void Event(const nlohmann::json& pod, const char* type, const char* reason, const char* action, std::string note) {
     events_->Post(pod, type, reason, action, std::move(note));
+  }
+  // Queues the write of `pod`'s PodScheduled=False condition with `reason` (kube-scheduler's
+  // "Unschedulable", "SchedulerError", "SchedulingGated") and `message`, unless the pod carries
+  // it already (EventSink::PostPodScheduledFalse).
+  void PodScheduledFalse(const nlohmann::json& pod, const char* reason, std::string message) {
+    (void)events_->PostPodScheduledFalse(pod, reason, std::move(message));
   }
   // Pods bound so far.
   int64_t bound() const { return bound_; }

@@ -458,6 +458,13 @@ void CacheSync::ApplyPod(const json& object, bool deleted) {
   // A version that arrives while our Binding is out (or kept for a retry) leaves the pod where
   // it is: popped, or queued for that retry.
   if (entry != nullptr && entry->binding_finished) return;
+  // Gated (kube-scheduler v1.35's SchedulingGates PreEnqueue): not attempted until a version
+  // without gates arrives; queued before, it leaves the queue.
+  if (!pod->scheduling_gates.empty()) {
+    queue_.Delete(uid);
+    if (on_gated_) on_gated_(object);
+    return;
+  }
   pod->creation_index = creation_[uid];
   queue_.Add(std::make_shared<const sched::Pod>(*std::move(pod)), QueueTime(*clock_));
 }

@@ -16,8 +16,8 @@
 // NRT does not decode into a node state (NodeStateFromNrt: a field out of range, a topology that
 // is not consistent, pools outside the machine) is left out of the cache, or taken out, until a
 // valid version arrives; the other nodes are not touched. Pending pods
-// whose spec.schedulerName names a profile enter the queue (in extender mode: none, since
-// kube-scheduler asks for each pod).
+// whose spec.schedulerName names a profile enter the queue once they have no scheduling gates
+// (in extender mode: none, since kube-scheduler asks for each pod).
 //
 // Restart rule: a bound pod's huygens.io/allocation is the truth. The scheduler's allocation
 // reaches the API only on the Binding (with spec.nodeName, in one write), so a pending pod
@@ -171,16 +171,23 @@ class CacheSync {
   // per distinct reason while the NRT stays invalid. Must not call back into the CacheSync.
   using InvalidNrtReporter = std::function<void(const nlohmann::json& nrt, const std::string& why)>;
 
+  // Told, on the scheduling thread under the lock, of each applied version of a pending pod of
+  // ours that has spec.schedulingGates (the pod as received). Must not call back into the
+  // CacheSync.
+  using GatedPodReporter = std::function<void(const nlohmann::json& pod)>;
+
   // `has_profile(schedulerName)`: whether a pending pod of that scheduler is ours. `clock` must
   // outlive the object. Extender mode queues no pod (kube-scheduler asks for each) and reads the
-  // allocation of any pending pod. `on_invalid_nrt` (may be empty): see InvalidNrtReporter.
+  // allocation of any pending pod. `on_invalid_nrt` and `on_gated` (may be empty): see
+  // InvalidNrtReporter and GatedPodReporter.
   CacheSync(NumaStrategy numa_strategy, bool extender, std::function<bool(const std::string&)> has_profile,
-            Clock* clock, InvalidNrtReporter on_invalid_nrt = nullptr)
+            Clock* clock, InvalidNrtReporter on_invalid_nrt = nullptr, GatedPodReporter on_gated = nullptr)
       : numa_strategy_(numa_strategy),
         extender_(extender),
         has_profile_(std::move(has_profile)),
         clock_(clock),
-        on_invalid_nrt_(std::move(on_invalid_nrt)) {}
+        on_invalid_nrt_(std::move(on_invalid_nrt)),
+        on_gated_(std::move(on_gated)) {}
 
   // Applies one informer change to the objects, the cache and the queue (see the cache rules).
   // Bad objects are logged and skipped, and so is a pod older than the version stored
@@ -194,6 +201,9 @@ class CacheSync {
   // A pending pod being deleted (metadata.deletionTimestamp) is never queued, and one queued or
   // reserved leaves the queue and releases its reservation (kube-scheduler v1.35's
   // skipPodSchedule; the API server refuses its Binding). A bound one counts until it is gone.
+  // A pending pod with spec.schedulingGates is not queued (kube-scheduler v1.35's SchedulingGates
+  // PreEnqueue plugin; the API server refuses its Binding) and is told to on_gated; the version
+  // that removes its last gate queues it, ready at once.
   void Apply(const Change& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The lock, for annotations only (ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->lock())): a const
@@ -288,6 +298,7 @@ class CacheSync {
   const std::function<bool(const std::string&)> has_profile_;
   Clock* clock_;
   const InvalidNrtReporter on_invalid_nrt_;
+  const GatedPodReporter on_gated_;
   sched::ClusterCache cache_ ABSL_GUARDED_BY(mu_);
   sched::SchedulingQueue queue_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> nodes_ ABSL_GUARDED_BY(mu_);  // by name

@@ -398,5 +398,26 @@ TEST(CacheSyncTest, APendingPodBeingDeletedIsNotQueuedAndReleasesItsReservation)
   EXPECT_EQ(sync.queue().Size(), 0u);
 }
 
+// kube-scheduler v1.35's SchedulingGates PreEnqueue: a gated pod is not queued (and is told of,
+// for its condition); the version without gates is queued, ready at once.
+TEST(CacheSyncTest, AGatedPodIsNotQueuedUntilItsGatesGo) {
+  huygens::testing::FakeClock clock;
+  std::vector<std::string> told;
+  CacheSync sync(NumaStrategy::kMostAllocated, false, [](const std::string&) { return true; }, &clock, nullptr,
+                 [&](const nlohmann::json& pod) { told.push_back(pod["metadata"]["name"]); });
+  nlohmann::json pod = testing::GuaranteedPod("g", 2);
+  pod["metadata"]["uid"] = "u1";
+  pod["metadata"]["resourceVersion"] = "10";
+  pod["spec"]["schedulingGates"] = {{{"name", "example.com/quota"}}};
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  EXPECT_EQ(sync.queue().Size(), 0u) << "a gated pod was queued";
+  EXPECT_EQ(told, std::vector<std::string>{"g"});
+  pod["spec"].erase("schedulingGates");
+  pod["metadata"]["resourceVersion"] = "11";
+  sync.Apply(Change{.kind = ChangeKind::kPod, .object = pod});
+  EXPECT_EQ(sync.queue().ActiveSize(), 1u) << "the pod whose gates went is not ready";
+  EXPECT_EQ(told.size(), 1u);
+}
+
 }  // namespace
 }  // namespace huygens::scheduler

@@ -315,12 +315,19 @@ absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
 }
 
 std::vector<ProfileConfig> EffectiveProfiles(const SchedulerConfig& config) {
-  if (!config.profiles.empty()) return config.profiles;
-  ProfileConfig p;
-  p.scheduler_name = config.scheduler_name;
-  p.profile = sched::HuygensProfile();
-  p.profile.scheduler_name = config.scheduler_name;
-  return {p};
+  std::vector<ProfileConfig> out = config.profiles;
+  if (out.empty()) {
+    ProfileConfig p;
+    p.scheduler_name = config.scheduler_name;
+    p.profile = sched::HuygensProfile();
+    p.profile.scheduler_name = config.scheduler_name;
+    out.push_back(std::move(p));
+  }
+  // As an extender, kube-scheduler's own plugins judge what UnsupportedFeatures refuses.
+  if (config.extender_enabled) {
+    for (ProfileConfig& p : out) p.profile.pre_filters.clear();
+  }
+  return out;
 }
 
 }  // namespace huygens::scheduler

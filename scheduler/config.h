@@ -118,7 +118,9 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
 // Reads and parses a file. Errors: NotFound naming the file, or ParseSchedulerConfig's.
 absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path);
 
-// The configuration's profiles (the default one when none are configured).
+// The configuration's profiles (the default one when none are configured). In extender mode
+// without their PreFilter-only plugins (UnsupportedFeatures): kube-scheduler's own plugins
+// judge what those refuse.
 std::vector<ProfileConfig> EffectiveProfiles(const SchedulerConfig& config);
 
 }  // namespace huygens::scheduler

@@ -80,6 +80,20 @@ rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, ob
   EXPECT_EQ(c->rebalancer.observed_min_bytes_per_second, 0);
 }
 
+// Standalone, UnsupportedFeatures keeps what huygens-scheduler cannot honour waiting; as an
+// extender, kube-scheduler's own plugins judge it, so the PreFilter goes.
+TEST(SchedulerConfig, OnlyTheStandaloneProfilesRefuseUnsupportedFeatures) {
+  for (const char* yaml : {"schedulerName: huygens\n", "profiles: [{schedulerName: a}, {schedulerName: b}]\n"}) {
+    auto c = ParseSchedulerConfig(yaml, "config");
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const ProfileConfig& p : EffectiveProfiles(*c)) {
+      EXPECT_EQ(p.profile.pre_filters, std::vector<std::string>{"UnsupportedFeatures"}) << yaml;
+    }
+    c->extender_enabled = true;
+    for (const ProfileConfig& p : EffectiveProfiles(*c)) EXPECT_THAT(p.profile.pre_filters, ::testing::IsEmpty()) << yaml;
+  }
+}
+
 TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
   auto c = ParseSchedulerConfig(kSchedulerConfigReference, "reference");
   ASSERT_TRUE(c.ok()) << c.status();

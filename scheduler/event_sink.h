@@ -1,8 +1,8 @@
 // EventSink: writes the scheduler's Kubernetes Events (events.k8s.io/v1, through
-// kube::EventRecorder, so repeats become event series) from a background thread, so that the
-// scheduling thread and the binders never wait for them.
+// kube::EventRecorder, so repeats become event series) and pods' PodScheduled=False conditions
+// from a background thread, so that the scheduling thread and the binders never wait for them.
 //
-// Events are best effort: at most kMaxQueued wait (more are dropped, to shed memory under a
+// Events and conditions are best effort: at most kMaxQueued wait (more are dropped, to shed memory under a
 // storm), a failed write is logged and dropped, and Stop writes what is queued for at most
 // kDrainOnStop more of the injected clock's time, then drops the rest (the client's rate limit
 // would otherwise hold a SIGTERM for queue/QPS seconds).
@@ -16,6 +16,7 @@
 #include <deque>
 #include <string>
 #include <thread>
+#include <variant>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -34,7 +35,7 @@ class EventSink {
   // `client` and `clock` must outlive the sink; `reporting_instance` is every event's
   // reportingInstance (the service's identity). `clock` also measures the event series' window.
   EventSink(kube::Client* client, std::string reporting_instance, Clock* clock)
-      : recorder_(client, clock), reporting_instance_(std::move(reporting_instance)), clock_(clock) {}
+      : recorder_(client, clock), client_(client), reporting_instance_(std::move(reporting_instance)), clock_(clock) {}
   ~EventSink() { Stop(); }
 
   // Starts the writer thread (events posted before are kept and written then).
@@ -50,16 +51,31 @@ class EventSink {
   // Queues `event` as it is (any regarding object: its api_version, kind, ns, name and uid);
   // its reporting_instance is set to the sink's.
   void Post(kube::EventRecord event) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues the write of `pod`'s (a Pod object as last seen) PodScheduled condition as status
+  // False with `reason` and `message`, as kube-scheduler v1.35's updatePod does: a strategic
+  // merge patch of pods/status; lastTransitionTime moves only when the status changes, and
+  // observedGeneration is the pod's metadata.generation. Nothing is queued when `pod` already
+  // carries that condition. Returns whether a write was queued.
+  bool PostPodScheduledFalse(const nlohmann::json& pod, const char* reason, std::string message)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // A pods/status patch (PostPodScheduledFalse).
+  struct StatusPatch {
+    std::string ns, name;
+    nlohmann::json patch;
+  };
+  // Writes one queued item (no lock held).
+  void Write(const std::variant<kube::EventRecord, StatusPatch>& item);
 
   kube::EventRecorder recorder_;
+  kube::Client* client_;
   const std::string reporting_instance_;
   Clock* clock_;
   absl::Mutex mu_;
   absl::CondVar cv_;  // queue_ grew or stop_ was set
-  std::deque<kube::EventRecord> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::variant<kube::EventRecord, StatusPatch>> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   Clock::TimePoint drain_until_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // set under mu_ by Start; joined by Stop (Start/Stop's thread)

@@ -202,6 +202,8 @@ class Install : public ::testing::Test {
         // Rules for a path a clean run does not take, each with the reason it is needed.
         static const std::map<std::pair<std::string, Permission>, const char*> kFailurePaths = {
             {{"huygens-scheduler", {"", "pods", "get"}}, "a Binding answered 409: did an earlier attempt of ours land?"},
+            {{"huygens-scheduler", {"", "pods/status", "patch"}},
+             "a pod that cannot be placed, or is gated, says why in its PodScheduled condition"},
             {{"huygens-agent", {"events.k8s.io", "events", "patch"}},
              "the same event again within 6 minutes counts in the first one's series (kube/event_recorder.h)"},
         };

@@ -79,6 +79,44 @@ std::optional<sched::TaintEffect> ParseEffect(const std::string& s) {
   return std::nullopt;
 }
 
+// The pod codec's fields beyond the PodSpec (kube/pod_codec.h, rules 13 to 16) and the pod's
+// extended requests (its containers' and its overhead's).
+void TakeCodecFields(kube::PodObject&& decoded, sched::Pod& pod) {
+  pod.extended_requests = PodExtendedRequests(pod.spec);
+  for (const auto& [name, amount] : decoded.overhead_extended) pod.extended_requests[name] += amount;
+  pod.pod_cpu_request_milli = decoded.pod_cpu_request_milli;
+  pod.pod_memory_request_bytes = decoded.pod_memory_request_bytes;
+  pod.overhead_cpu_milli = decoded.overhead_cpu_milli;
+  pod.overhead_memory_bytes = decoded.overhead_memory_bytes;
+  pod.scheduling_gates = std::move(decoded.scheduling_gates);
+  pod.resource_claims = std::move(decoded.resource_claims);
+  pod.claim_volumes = std::move(decoded.claim_volumes);
+  pod.pod_affinity = decoded.pod_affinity;
+  pod.pod_anti_affinity = decoded.pod_anti_affinity;
+  pod.topology_spread_constraints = decoded.topology_spread_constraints;
+}
+
+// The containers' ports with a hostPort > 0 (kube-scheduler's NodePorts reads those).
+std::vector<sched::HostPort> HostPortsOf(const json& spec) {
+  std::vector<sched::HostPort> out;
+  const json& containers = MemberOrNull(spec, "containers");
+  for (const json& c : containers.is_array() ? containers : json::array()) {
+    const json& ports = MemberOrNull(c, "ports");
+    if (!ports.is_array()) continue;
+    for (const json& p : ports) {
+      const json& hp = MemberOrNull(p, "hostPort");
+      if (!hp.is_number_integer() || hp.get<int64_t>() <= 0) continue;
+      sched::HostPort port;
+      port.port = static_cast<int32_t>(hp.get<int64_t>());
+      port.host_ip = StringOrEmpty(p, "hostIP");
+      std::string proto = StringOrEmpty(p, "protocol");
+      if (!proto.empty()) port.protocol = proto;
+      out.push_back(std::move(port));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
@@ -89,24 +127,8 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   sched::Pod pod;
   pod.spec = std::move(decoded.spec);
   pod.rebalance = decoded.rebalance;
-  pod.extended_requests = PodExtendedRequests(pod.spec);
-  const json& containers = MemberOrNull(spec, "containers");
-  if (containers.is_array()) {
-    for (const json& c : containers) {
-      const json& ports = MemberOrNull(c, "ports");
-      if (!ports.is_array()) continue;
-      for (const json& p : ports) {
-        const json& hp = MemberOrNull(p, "hostPort");
-        if (!hp.is_number_integer() || hp.get<int64_t>() <= 0) continue;
-        sched::HostPort port;
-        port.port = static_cast<int32_t>(hp.get<int64_t>());
-        port.host_ip = StringOrEmpty(p, "hostIP");
-        std::string proto = StringOrEmpty(p, "protocol");
-        if (!proto.empty()) port.protocol = proto;
-        pod.host_ports.push_back(std::move(port));
-      }
-    }
-  }
+  TakeCodecFields(std::move(decoded), pod);
+  pod.host_ports = HostPortsOf(spec);
   HUYGENS_ASSIGN_OR_RETURN(pod.labels, StringMap(MemberOrNull(md, "labels"), what, "metadata.labels"));
   HUYGENS_ASSIGN_OR_RETURN(pod.node_selector, StringMap(MemberOrNull(spec, "nodeSelector"), what, "spec.nodeSelector"));
   const json& na = MemberOrNull(MemberOrNull(spec, "affinity"), "nodeAffinity");

@@ -157,11 +157,13 @@ void SchedulingLoop::ScheduleNext() {
     }
     case sched::ScheduleResult::Outcome::kUnschedulable:
       p_.writer->Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
+      p_.writer->PodScheduledFalse(object, "Unschedulable", result.message);
       queue.AddFailed(*std::move(popped), true, QueueTime(*p_.clock));
       observe("unschedulable");
       return;
     case sched::ScheduleResult::Outcome::kError:
       p_.writer->Event(object, "Warning", "FailedScheduling", "Scheduling", result.message);
+      p_.writer->PodScheduledFalse(object, "SchedulerError", result.message);
       queue.AddFailed(*std::move(popped), false, QueueTime(*p_.clock));
       observe("error");
       return;

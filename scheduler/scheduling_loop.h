@@ -6,8 +6,9 @@
 // the BinderPool while the loop goes on -> Scheduler::FinishBinding when it ends.
 //
 // An attempt's outcomes: scheduled (counted when its binding cycle ends); unschedulable (a
-// FailedScheduling event with kube-scheduler's FitError text; the pod waits for a cluster
-// change); error (event, backoff). A Binding that may have landed keeps the reservation and
+// FailedScheduling event with kube-scheduler's FitError text, and the pod's PodScheduled
+// condition False with reason Unschedulable and that text, written unless unchanged; the pod
+// waits for a cluster change); error (event, condition with reason SchedulerError, backoff). A Binding that may have landed keeps the reservation and
 // requeues with backoff; the next attempt runs the binding cycle again with the same decision.
 // A lost race (the pod changed under the Binding's resourceVersion precondition, so no attempt
 // of it can land) unreserves instead; the pod is decided afresh after backoff. A pod being

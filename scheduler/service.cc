@@ -86,7 +86,12 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   impl->state = std::make_unique<CacheSync>(
       impl->options.config.numa_strategy, extender,
       [raw](const std::string& name) { return ProfileFor(raw->profiles, name) != nullptr; }, impl->clock,
-      [raw](const nlohmann::json& nrt, const std::string& why) { PostInvalidNrt(*raw->events, nrt, why); });
+      [raw](const nlohmann::json& nrt, const std::string& why) { PostInvalidNrt(*raw->events, nrt, why); },
+      // The leader writes a gated pod's condition where the API server did not already (it sets
+      // it when the pod is created with gates: v1.35's applySchedulingGatedCondition).
+      [raw](const nlohmann::json& pod) {
+        if (raw->leading) raw->writer->PodScheduledFalse(pod, "SchedulingGated", kSchedulingGatedMessage);
+      });
   sched::ClusterCache* cache;  // the schedulers keep its address; they read it under the lock
   {
     CacheSync::Lock lock(impl->state.get());

@@ -438,18 +438,105 @@ TEST_F(ServiceTest, AnInvalidNrtLeavesItsNodeOutWithAnEventNamingTheFieldAndTheO
   EXPECT_EQ(server_->Get("pods", "default", "large")->at("spec").value("nodeName", ""), "bad");
 }
 
-TEST_F(ServiceTest, AnUnschedulablePodIsBoundOnceANodeIsAdded) {
+// The pod's PodScheduled condition as the API server holds it ({} when it has none).
+nlohmann::json PodScheduledOf(FakeApiServer& server, const std::string& name) {
+  nlohmann::json found = nlohmann::json::object();
+  auto pod = server.Get("pods", "default", name);
+  if (!pod) return found;
+  for (const nlohmann::json& c : pod->value("status", nlohmann::json::object()).value("conditions", nlohmann::json::array())) {
+    if (c.value("type", "") == "PodScheduled") found = c;
+  }
+  return found;
+}
+
+// Whether huygens_scheduler_schedule_attempts_total{result} reads `count`.
+bool AttemptsAre(const serving::MetricsRegistry& registry, const char* result, int count) {
+  return registry.Expose().find(fmt::format("huygens_scheduler_schedule_attempts_total{{result=\"{}\"}} {}\n", result,
+                                            count)) != std::string::npos;
+}
+
+// kube-scheduler's handleSchedulingFailure: an unschedulable pod's PodScheduled condition says
+// why (the FitError text), written once while the reason stays; once a node is added the pod is
+// bound and the Binding turns the condition True.
+TEST_F(ServiceTest, AnUnschedulablePodSaysWhyOnceAndIsBoundOnceANodeIsAdded) {
   ASSERT_TRUE(AddMachine(*server_, "small", 4));
   ASSERT_TRUE(server_->Create("pods", GuaranteedPod("big", 8)).ok());
   auto client = NewClient();
   serving::MetricsRegistry registry;
   auto service = NewService(client.get(), &registry);
   service->Start();
-  ASSERT_TRUE(Eventually([&] { return Counted(registry, "unschedulable"); }));
+  ASSERT_TRUE(Eventually([&] { return PodScheduledOf(*server_, "big").value("reason", "") == "Unschedulable"; }));
+  EXPECT_EQ(PodScheduledOf(*server_, "big")["message"], "0/1 nodes are available: 1 Insufficient cpu.");
+  // A node update retries the pod; the same reason is not written again.
+  ASSERT_TRUE(server_->MergePatch("nodes", "", "small", {{"metadata", {{"labels", {{"touched", "yes"}}}}}}).ok());
+  ASSERT_TRUE(Eventually([&] { return AttemptsAre(registry, "unschedulable", 2); }));
+  EXPECT_EQ(server_->RequestCount("patch", "pods/status"), 1);
   ASSERT_TRUE(AddMachine(*server_, "large", 16));
   ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
   service->Stop();
   EXPECT_EQ(server_->Get("pods", "default", "big")->at("spec").value("nodeName", ""), "large");
+  EXPECT_EQ(PodScheduledOf(*server_, "big")["status"], "True");
+}
+
+// kube-scheduler's SchedulingGates PreEnqueue: a gated pod is never attempted (no Binding the
+// API server would refuse, no attempt counted), carries PodScheduled=False SchedulingGated, and
+// is bound as soon as its last gate goes, without a backoff (the fake clock does not move).
+TEST_F(ServiceTest, AGatedPodIsNeverAttemptedAndIsBoundAtOnceWhenItsGatesGo) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 8));
+  nlohmann::json gated = GuaranteedPod("g", 2);
+  gated["spec"]["schedulingGates"] = {{{"name", "example.com/quota"}}};
+  ASSERT_TRUE(server_->Create("pods", gated).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2)).ok());
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  // "b", created after "g", is bound: "g" was applied before it.
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return PodScheduledOf(*server_, "g").value("reason", "") == "SchedulingGated"; }));
+  EXPECT_EQ(PodScheduledOf(*server_, "g")["message"], "Scheduling is blocked due to non-empty scheduling gates");
+  EXPECT_EQ(PodScheduledOf(*server_, "g")["status"], "False");
+  EXPECT_EQ(server_->RequestCount("create", "pods/binding"), 1) << "no Binding of the gated pod";
+  EXPECT_FALSE(Counted(registry, "unschedulable"));
+  EXPECT_FALSE(Counted(registry, "error"));
+  ASSERT_TRUE(server_->MergePatch("pods", "default", "g", {{"spec", {{"schedulingGates", nullptr}}}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return Bound() == 2; }));
+  service->Stop();
+  EXPECT_EQ(server_->RequestCount("create", "pods/binding"), 2);
+  EXPECT_EQ(PodScheduledOf(*server_, "g")["status"], "True");
+}
+
+// What huygens-scheduler cannot honour yet waits, named (UnsupportedFeatures); RuntimeClass
+// overhead and pod-level requests count in the fit.
+TEST_F(ServiceTest, PodsAskingForWhatCannotBeHonouredOrThatDoNotFitWithOverheadWaitNamingWhy) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  nlohmann::json spread = GuaranteedPod("spread", 2);
+  spread["spec"]["topologySpreadConstraints"] = {{{"maxSkew", 1}, {"topologyKey", "zone"}, {"whenUnsatisfiable", "DoNotSchedule"}}};
+  nlohmann::json overhead = GuaranteedPod("overhead", 2);
+  overhead["spec"]["overhead"] = {{"cpu", "64"}};
+  nlohmann::json pod_level = GuaranteedPod("pod-level", 2);
+  pod_level["spec"]["resources"] = {{"requests", {{"cpu", "64"}}}, {"limits", {{"cpu", "64"}}}};
+  for (const nlohmann::json& pod : {spread, overhead, pod_level}) ASSERT_TRUE(server_->Create("pods", pod).ok());
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  auto message = [&](const std::string& name) { return PodScheduledOf(*server_, name).value("message", ""); };
+  ASSERT_TRUE(WaitFor([&] { return !message("spread").empty() && !message("overhead").empty() && !message("pod-level").empty(); }));
+  service->Stop();
+  EXPECT_EQ(message("spread"),
+            "0/1 nodes are available: pod asks for topologySpreadConstraints, which huygens-scheduler does not "
+            "support yet.");
+  EXPECT_EQ(message("overhead"), "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(message("pod-level"), "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(Bound(), 0);
+  EXPECT_EQ(server_->RequestCount("create", "pods/binding"), 0);
+  bool named = false;
+  for (const nlohmann::json& e : server_->List("events.events.k8s.io", "default")) {
+    named = named || (e.value("reason", "") == "FailedScheduling" &&
+                      e.value("note", "").find("topologySpreadConstraints") != std::string::npos);
+  }
+  EXPECT_TRUE(named) << "a FailedScheduling event names the feature";
 }
 
 // A pod author cannot decide CPUs: the allocation a user writes on a pending pod holds nothing

@@ -175,7 +175,8 @@ std::string NowRfc3339() { return MetaTime(std::chrono::system_clock::now()); }
 
 // Strategic merge patch, reduced to what Huygens and kubectl apply send: a JSON merge patch in
 // which `$`-directives are dropped and lists of objects keyed by "name" (containers, env,
-// volumes, ...) are merged element by element (`$patch: delete` removes one).
+// volumes, ...) or, for `conditions`, by "type" (the API's patch merge keys) are merged element by
+// element (`$patch: delete` removes one).
 json StrategicMerge(json target, const json& patch) {
   if (!patch.is_object()) return patch;
   if (!target.is_object()) target = json::object();
@@ -188,19 +189,20 @@ json StrategicMerge(json target, const json& patch) {
     } else if (value.is_object()) {
       target[key] = StrategicMerge(target.contains(key) ? target[key] : json(), value);
     } else if (value.is_array() && target.contains(key) && target[key].is_array()) {
-      auto named = [](const json& list) {
-        return std::all_of(list.begin(), list.end(), [](const json& e) {
-          return e.is_object() && e.contains("name") && e["name"].is_string();
+      const char* merge_key = key == "conditions" ? "type" : "name";
+      auto keyed = [merge_key](const json& list) {
+        return std::all_of(list.begin(), list.end(), [merge_key](const json& e) {
+          return e.is_object() && e.contains(merge_key) && e[merge_key].is_string();
         });
       };
-      if (!named(value) || !named(target[key])) {
+      if (!keyed(value) || !keyed(target[key])) {
         target[key] = value;
         continue;
       }
       json& list = target[key];
       for (const json& element : value) {
         auto found = std::find_if(list.begin(), list.end(),
-                                  [&](const json& e) { return e["name"] == element["name"]; });
+                                  [&](const json& e) { return e[merge_key] == element[merge_key]; });
         bool remove = element.contains("$patch") && element["$patch"] == "delete";
         if (remove) {
           if (found != list.end()) list.erase(found);
@@ -614,6 +616,10 @@ struct FakeApiServer::Impl {
                                  target.name, target.name),
                      &t, target.name);
     }
+    if (pod.contains("spec") && pod["spec"].contains("schedulingGates") && !pod["spec"]["schedulingGates"].empty()) {
+      return Failure(409, "Conflict", fmt::format("pod {} has non-empty .spec.schedulingGates", target.name), &t,
+                     target.name);
+    }
     std::string bound = pod.contains("spec") ? pod["spec"].value("nodeName", "") : "";
     if (!bound.empty()) {
       return Failure(409, "Conflict",
@@ -628,8 +634,12 @@ struct FakeApiServer::Impl {
     if (meta.contains("annotations") && meta["annotations"].is_object()) {
       for (const auto& [k, v] : meta["annotations"].items()) pod["metadata"]["annotations"][k] = v;
     }
+    // PodScheduled becomes True, replacing a False one (a scheduler's Unschedulable).
     json& conditions = pod["status"]["conditions"];
     if (!conditions.is_array()) conditions = json::array();
+    conditions.erase(std::remove_if(conditions.begin(), conditions.end(),
+                                    [](const json& c) { return c.is_object() && c.value("type", "") == "PodScheduled"; }),
+                     conditions.end());
     conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", NowRfc3339()}});
     Reply stored = StoreUpdate(t, key, it->second, pod);
     if (stored.code != 200) return stored;

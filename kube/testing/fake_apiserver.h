@@ -15,7 +15,7 @@
 //     metadata.deletionTimestamp (grace period 0) and keeps it until an update removes the last
 //     finalizer; create clears the deletion fields, an update cannot set or change them nor add
 //     a finalizer to an object being deleted (422), and a Binding of a pod being deleted is
-//     refused (409);
+//     refused (409), as is one of a pod with spec.schedulingGates;
 //   - resources: pods, nodes, namespaces, core and events.k8s.io/v1 events,
 //     coordination.k8s.io/v1 leases, topology.node.k8s.io/v1alpha2 noderesourcetopologies,
 //     huygens.io/v1alpha1 numaaffinitygroups (with status; no schema: any spec is stored);
