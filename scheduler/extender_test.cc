@@ -269,6 +269,41 @@ TEST_F(ExtenderTest, APodWithoutExclusiveCpusPassesScoresNeutrallyAndIsOnlyBound
   EXPECT_FALSE(bound["metadata"].value("annotations", json::object()).contains(kAllocationAnnotation));
 }
 
+TEST_F(ExtenderTest, FilterAndPrioritizeAnswerWhileABindingIsHeldAndASecondBindOfThatPodIsRefused) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2, "default-scheduler")).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2, "default-scheduler")).ok());
+  StartExtender();
+  json a = *server_->Get("pods", "default", "a");
+  const json bind_a = {{"PodName", "a"}, {"PodNamespace", "default"}, {"PodUID", a["metadata"]["uid"]}, {"Node", "n0"}};
+  ASSERT_EQ(Post("/filter", Args(a, true))["nodenames"], json::array({"n0"}));
+  // a's bind, on a connection of its own, waits for its Binding, which the API server holds.
+  server_->HoldRequests("create", "pods/binding");
+  json a_bound;
+  std::thread binder([&] {
+    httplib::Client other("127.0.0.1", http_->port());
+    other.set_read_timeout(30, 0);
+    auto r = other.Post("/bind", bind_a.dump(), "application/json");
+    if (r) a_bound = json::parse(r->body, nullptr, false);
+  });
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  // Meanwhile the verbs answer (a bind that held the cache's lock across the Binding would keep
+  // them waiting past this timeout), with a's CPUs held.
+  http_client_->set_read_timeout(5, 0);
+  json b = *server_->Get("pods", "default", "b");
+  EXPECT_EQ(Post("/filter", Args(b, true))["nodenames"], json::array({"n0"}));
+  EXPECT_EQ(Post("/prioritize", Args(b, true)), json::parse(R"([{"host":"n0","score":0}])"));
+  EXPECT_EQ(Post("/filter", Args(a, true))["nodenames"], json::array({"n0"}));
+  EXPECT_THAT(Post("/bind", bind_a).value("Error", ""), HasSubstr("a bind of this pod is still in flight"));
+  server_->ReleaseRequests();
+  binder.join();
+  EXPECT_EQ(a_bound, json::parse(R"({"Error":""})"));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("b", true), "");
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.bound, 2);
+  EXPECT_THAT(check.problems, IsEmpty());
+}
+
 TEST_F(ExtenderTest, BindIsRefusedForANodeThePodWasNotFilteredOnto) {
   // n1 is too small for the 4-CPU pod: filter passes n0 only.
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
