@@ -414,6 +414,31 @@ TEST_F(ExtenderTest, ItFencesThePendingExclusivePodsFirstSoADeposedExtendersLate
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
 
+TEST_F(ExtenderTest, TheFenceWritesSeveralPendingPodsAtOnce) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2, "default-scheduler")).ok());
+  }
+  // Written one after another, the fence would have one write held at a time.
+  server_->HoldRequests("patch", "pods");
+  StartExtender(/*wait=*/false);
+  EXPECT_TRUE(WaitFor([&] { return server_->HeldRequests() == 4; })) << server_->HeldRequests();
+  server_->ReleaseRequests();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(WaitFor([&] {
+      return !server_->Get("pods", "default", fmt::format("p{}", i))->at("metadata").value("annotations", json::object())
+                  .value(kSchedulerFenceAnnotation, "").empty();
+    })) << "p" << i;
+  }
+  // Once the pod informer has shown the writes, the verbs answer.
+  const json p0 = *server_->Get("pods", "default", "p0");
+  ASSERT_TRUE(WaitFor([&] {
+    json filtered = Post("/filter", Args(p0, true));
+    return filtered.is_object() && !filtered.contains("error");
+  }));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("p0", true), "");
+}
+
 // Until the pod informer shows the fence writes, filter and bind answer why and bind nothing;
 // the loop's reread of the awaited pods (every 10 s) completes the fence when the watch stays
 // silent.
