@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "kube/api_error.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/testing/fake_apiserver.h"
@@ -166,28 +167,41 @@ std::unique_ptr<FakeApiServer> Cluster(benchmark::State& state, const Testbed& t
 }
 
 // The bindings of the pods in namespace default, as a watch from now sees them (on this
-// process's clock), until kPods are bound or Stop(). (The fake's resourceVersion predates a
-// backlog's 5,000 creations, older than the apiserver's watch cache keeps: 410 Gone.)
+// process's clock), until kPods are bound or Stop(). A watch the apiserver closes (it drops a
+// watcher that falls behind: "unresponsiveness" on a loaded machine) is resumed from the last
+// version seen, or from now when that is too old (410).
 class BindingWatch {
  public:
   explicit BindingWatch(kube::Client* client)
       : thread_([this, client] {
-          kube::WatchOptions w;  // from now: ADDED for the pods there, pending
+          kube::WatchOptions w;  // from now: ADDED for the pods there
           w.bookmarks = false;
-          (void)client->Watch(kube::Pods(), "default", w, [&](const kube::WatchEvent& e) {
-            if (e.object["spec"].value("nodeName", "").empty()) return true;
-            std::lock_guard<std::mutex> lock(mu_);
-            bound_.emplace(e.object["metadata"]["name"].get<std::string>(), SteadyClock::now());
-            return static_cast<int>(bound_.size()) < kPods;
-          }, &cancel_);
+          while (!cancel_ && !Done()) {
+            absl::Status s = client->Watch(kube::Pods(), "default", w, [&](const kube::WatchEvent& e) {
+              if (e.type == "ERROR") {  // 410 as an event: resume from now
+                w.resource_version.clear();
+                return false;
+              }
+              w.resource_version = e.object["metadata"].value("resourceVersion", w.resource_version);
+              if (e.object["spec"].value("nodeName", "").empty()) return true;
+              std::lock_guard<std::mutex> lock(mu_);
+              bound_.emplace(e.object["metadata"]["name"].get<std::string>(), SteadyClock::now());
+              return static_cast<int>(bound_.size()) < kPods;
+            }, &cancel_);
+            if (kube::IsApiGone(s)) w.resource_version.clear();
+          }
         }) {}
   ~BindingWatch() { Stop(); }
+  // Whether every pod is bound.
+  bool Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(bound_.size()) >= kPods;
+  }
   // Waits until every pod is bound or `deadline`.
   void Wait(SteadyClock::time_point deadline) {
-    kube::testing::WaitFor([&] {
-      std::lock_guard<std::mutex> lock(mu_);
-      return static_cast<int>(bound_.size()) >= kPods;
-    }, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()), std::chrono::milliseconds(20));
+    kube::testing::WaitFor([&] { return Done(); },
+                           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()),
+                           std::chrono::milliseconds(20));
   }
   // Stops watching and returns the bindings seen: pod name -> when.
   std::map<std::string, SteadyClock::time_point> Stop() {
