@@ -153,24 +153,41 @@ serving::HttpReply ExtenderHandlers::Prioritize(const std::string& body) {
   return Reply("prioritize", "ok", 200, RenderHostPriorityList(scores));
 }
 
+// Three steps, the lock held only for the cache's parts: the checks and the claim (below), then
+// BindTo, whose API calls run without it, so filter and prioritize go on while a Binding is out.
 serving::HttpReply ExtenderHandlers::Bind(const std::string& body) {
   auto args = ParseBindingArgs(body);
   if (!args.ok()) return BadRequest("bind", args.status());
-  CacheSync::Lock lock(p_.state);
-  if (absl::Status current = Current(); !current.ok()) {
-    const std::string error = fmt::format("huygens-scheduler: pod {}/{} not bound to {}: {}", args->pod_namespace,
-                                          args->pod_name, args->node, std::string(current.message()));
-    return Reply("bind", "error", 200, RenderBindingResult(error));
+  std::optional<json> cached;
+  {
+    CacheSync::Lock lock(p_.state);
+    if (absl::Status current = Current(); !current.ok()) {
+      const std::string error = fmt::format("huygens-scheduler: pod {}/{} not bound to {}: {}", args->pod_namespace,
+                                            args->pod_name, args->node, std::string(current.message()));
+      return Reply("bind", "error", 200, RenderBindingResult(error));
+    }
+    if (!TakeFilterRecord(args->pod_uid, args->node)) {
+      const std::string error =
+          fmt::format("pod {}/{} (uid {}) was not filtered onto node {} by Huygens: bind is only for a node its "
+                      "last filter passed",
+                      args->pod_namespace, args->pod_name, args->pod_uid, args->node);
+      spdlog::warn("extender: {}", error);
+      return Reply("bind", "refused", 200, RenderBindingResult(error));
+    }
+    // One bind of a pod at a time: a second one (kube-scheduler's retry after a timeout) would
+    // settle the same reservation twice.
+    if (!binding_.insert(args->pod_uid).second) {
+      const std::string error = fmt::format("pod {}/{}: a bind of this pod is still in flight", args->pod_namespace,
+                                            args->pod_name);
+      return Reply("bind", "error", 200, RenderBindingResult(error));
+    }
+    if (auto it = p_.state->pods().find(args->pod_uid); it != p_.state->pods().end()) cached = it->second;
   }
-  if (!TakeFilterRecord(args->pod_uid, args->node)) {
-    const std::string error =
-        fmt::format("pod {}/{} (uid {}) was not filtered onto node {} by Huygens: bind is only for a node its "
-                    "last filter passed",
-                    args->pod_namespace, args->pod_name, args->pod_uid, args->node);
-    spdlog::warn("extender: {}", error);
-    return Reply("bind", "refused", 200, RenderBindingResult(error));
+  std::string error = BindTo(*args, std::move(cached));
+  {
+    CacheSync::Lock lock(p_.state);
+    binding_.erase(args->pod_uid);
   }
-  std::string error = BindTo(*args);
   return Reply("bind", error.empty() ? "ok" : "error", 200, RenderBindingResult(error));
 }
 
@@ -198,51 +215,62 @@ bool ExtenderHandlers::TakeFilterRecord(const std::string& uid, const std::strin
          std::find(record.nodes.begin(), record.nodes.end(), node) != record.nodes.end();
 }
 
-// The bind verb: both cycles on `node` through the profile's scheduler (the pod pinned there by
-// spec.nodeName): the same reserve, assume and Binding (carrying the allocation, ApiBind) as
-// standalone; a pod still reserved from an earlier bind is bound again or released (below).
+// The bind verb's work, without the lock but for PlanBind and the settling: the pod (the
+// informer's object, else read from the API server), then PlanBind's decision, then its Binding.
 // Returns "" or the error for ExtenderBindingResult.
-std::string ExtenderHandlers::BindTo(const BindingArgs& args) {
-  json object;
-  if (auto it = p_.state->pods().find(args.pod_uid); it != p_.state->pods().end()) {
-    object = it->second;
-  } else {
+std::string ExtenderHandlers::BindTo(const BindingArgs& args, std::optional<json> object) {
+  if (!object) {
     auto fetched = p_.client->Get(kube::Pods(), args.pod_namespace, args.pod_name);
     if (!fetched.ok()) return fmt::format("reading pod {}/{}: {}", args.pod_namespace, args.pod_name, std::string(fetched.status().message()));
     object = *std::move(fetched);
   }
-  if (object["metadata"].value("uid", "") != args.pod_uid) {
+  if ((*object)["metadata"].value("uid", "") != args.pod_uid) {
     return fmt::format("pod {}/{}: uid is not {:?} (replaced)", args.pod_namespace, args.pod_name, args.pod_uid);
   }
-  if (std::string on = object["spec"].value("nodeName", ""); !on.empty()) {
+  if (std::string on = (*object)["spec"].value("nodeName", ""); !on.empty()) {
     return on == args.node ? "" : fmt::format("pod {}/{} is already bound to {}", args.pod_namespace, args.pod_name, on);
   }
+  BindPlan plan;
+  {
+    CacheSync::Lock lock(p_.state);
+    plan = PlanBind(args, *object);
+  }
+  if (!plan.error.empty()) return plan.error;
+  if (!plan.reserved) {
+    absl::Status s = p_.writer->FinishBind(*object, args.node, std::nullopt);
+    return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
+  }
+  const sched::Status bound = plan.scheduler->BindingCycle(*plan.reserved);
+  {
+    // A Binding that may have landed keeps the assume (Scheduler::FinishBinding), and
+    // kube-scheduler's retry binds it again (PlanBind).
+    CacheSync::Lock lock(p_.state);
+    plan.scheduler->FinishBinding(*plan.reserved, bound);
+  }
+  return bound.ok() ? "" : fmt::format("bind to node {:?}: {}", args.node, bound.Message());
+}
+
+// The scheduling cycle on `node` through the profile's scheduler (the pod pinned there by
+// spec.nodeName): the same reserve and assume as standalone; a pod still reserved from an
+// earlier bind is bound again or released (below).
+ExtenderHandlers::BindPlan ExtenderHandlers::PlanBind(const BindingArgs& args, const json& object) {
   auto pod = PreparedPod(object);
-  if (!pod.ok()) return std::string(pod.status().message());
-  sched::Scheduler& scheduler = *p_.schedulers->at(p_.profiles->front().scheduler_name);
+  if (!pod.ok()) return {.error = std::string(pod.status().message())};
+  sched::Scheduler* scheduler = p_.schedulers->at(p_.profiles->front().scheduler_name).get();
   // Still reserved: an earlier Binding of ours may have landed (Code::kUnconfirmed). On the node
   // kube-scheduler chose now, that decision is bound again; on another, it is dropped (a
   // Binding of it that did land makes kube-scheduler's fail, and the informer brings it back).
   if (const sched::ClusterCache::PodEntry* entry = p_.state->cache().FindPod(args.pod_uid); entry != nullptr) {
     sched::ReservedPod reserved{*pod, entry->node, entry->allocation};
-    if (entry->node == args.node) {
-      const sched::Status bound = scheduler.BindingCycle(reserved);
-      scheduler.FinishBinding(reserved, bound);
-      return bound.ok() ? "" : bound.Message();
-    }
-    scheduler.FinishBinding(reserved, sched::Status::Error(fmt::format("kube-scheduler chose node {}", args.node)));
+    if (entry->node == args.node) return {.scheduler = scheduler, .reserved = std::move(reserved)};
+    scheduler->FinishBinding(reserved, sched::Status::Error(fmt::format("kube-scheduler chose node {}", args.node)));
   }
-  if (!HasExclusiveCpus(**pod)) {
-    absl::Status s = p_.writer->FinishBind(object, args.node, std::nullopt);
-    return s.ok() ? "" : fmt::format("creating the Binding: {}", std::string(s.message()));
-  }
+  if (!HasExclusiveCpus(**pod)) return {};
   sched::Pod pinned = **pod;
   pinned.node_name = args.node;  // the NodeName filter keeps only kube-scheduler's choice
-  // Both cycles at once: the bind verb answers with the Binding's outcome. A Binding that may have
-  // landed keeps the assume (Scheduler::FinishBinding), and kube-scheduler's retry takes the
-  // finish path above.
-  sched::ScheduleResult result = scheduler.ScheduleOne(std::make_shared<const sched::Pod>(std::move(pinned)));
-  return result.scheduled() ? "" : result.message;
+  sched::ScheduleResult result = scheduler->SchedulingCycle(std::make_shared<const sched::Pod>(std::move(pinned)));
+  if (!result.scheduled()) return {.error = result.message};
+  return {.scheduler = scheduler, .reserved = *std::move(result.reserved)};
 }
 
 }  // namespace huygens::scheduler

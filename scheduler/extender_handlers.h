@@ -25,8 +25,10 @@
 // A malformed body gets HTTP 400 with {"error": ...} ({"Error": ...} for bind) and changes
 // nothing; before the cache has applied every listed object each verb answers with an error.
 //
-// Thread-safety: the verbs run on the HTTP server's threads; each holds the CacheSync's lock
-// (CacheSync::Lock) for its whole call.
+// Thread-safety: the verbs run on the HTTP server's threads. Filter and prioritize hold the
+// CacheSync's lock (CacheSync::Lock) for their whole call; bind holds it for the cache's parts
+// only, never across an API call (reading the pod, the Binding), and answers a second bind of a
+// pod whose bind is in flight with an error.
 #ifndef HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 #define HUYGENS_SCHEDULER_EXTENDER_HANDLERS_H_
 
@@ -35,6 +37,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,7 +94,16 @@ class ExtenderHandlers {
   absl::StatusOr<sched::PodPtr> PreparedPod(const nlohmann::json& object) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   void Candidates(const std::vector<std::string>& names, std::vector<const sched::NodeInfo*>& infos,
                   std::vector<const sched::NodeInfo*>& known) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
-  std::string BindTo(const BindingArgs& args) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
+  // What bind decided under the lock, for the Binding sent without it: an error, or the
+  // reservation to bind through `scheduler`, or (neither) the pod's bare Binding.
+  struct BindPlan {
+    std::string error;
+    sched::Scheduler* scheduler = nullptr;
+    std::optional<sched::ReservedPod> reserved;
+  };
+  // `object`: the informer's pod, nullopt when it has none.
+  std::string BindTo(const BindingArgs& args, std::optional<nlohmann::json> object) ABSL_LOCKS_EXCLUDED(p_.state->lock());
+  BindPlan PlanBind(const BindingArgs& args, const nlohmann::json& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
   // OK when filter and bind may use the cache: the informers are current (ChangeFeed::Current)
   // and the takeover fence of this term is complete; else Unavailable saying which.
   absl::Status Current() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(p_.state->lock());
@@ -109,6 +122,7 @@ class ExtenderHandlers {
   const Parts p_;
   std::unique_ptr<sched::ProfileEvaluator> evaluator_;
   std::map<std::string, FilterRecord> filtered_ ABSL_GUARDED_BY(p_.state->lock());
+  std::set<std::string> binding_ ABSL_GUARDED_BY(p_.state->lock());  // uids whose bind is in flight
 };
 
 }  // namespace huygens::scheduler

@@ -269,6 +269,41 @@ TEST_F(ExtenderTest, APodWithoutExclusiveCpusPassesScoresNeutrallyAndIsOnlyBound
   EXPECT_FALSE(bound["metadata"].value("annotations", json::object()).contains(kAllocationAnnotation));
 }
 
+TEST_F(ExtenderTest, FilterAndPrioritizeAnswerWhileABindingIsHeldAndASecondBindOfThatPodIsRefused) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2, "default-scheduler")).ok());
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("b", 2, "default-scheduler")).ok());
+  StartExtender();
+  json a = *server_->Get("pods", "default", "a");
+  const json bind_a = {{"PodName", "a"}, {"PodNamespace", "default"}, {"PodUID", a["metadata"]["uid"]}, {"Node", "n0"}};
+  ASSERT_EQ(Post("/filter", Args(a, true))["nodenames"], json::array({"n0"}));
+  // a's bind, on a connection of its own, waits for its Binding, which the API server holds.
+  server_->HoldRequests("create", "pods/binding");
+  json a_bound;
+  std::thread binder([&] {
+    httplib::Client other("127.0.0.1", http_->port());
+    other.set_read_timeout(30, 0);
+    auto r = other.Post("/bind", bind_a.dump(), "application/json");
+    if (r) a_bound = json::parse(r->body, nullptr, false);
+  });
+  ASSERT_TRUE(WaitFor([&] { return server_->HeldRequests() == 1; }));
+  // Meanwhile the verbs answer (a bind that held the cache's lock across the Binding would keep
+  // them waiting past this timeout), with a's CPUs held.
+  http_client_->set_read_timeout(5, 0);
+  json b = *server_->Get("pods", "default", "b");
+  EXPECT_EQ(Post("/filter", Args(b, true))["nodenames"], json::array({"n0"}));
+  EXPECT_EQ(Post("/prioritize", Args(b, true)), json::parse(R"([{"host":"n0","score":0}])"));
+  EXPECT_EQ(Post("/filter", Args(a, true))["nodenames"], json::array({"n0"}));
+  EXPECT_THAT(Post("/bind", bind_a).value("Error", ""), HasSubstr("a bind of this pod is still in flight"));
+  server_->ReleaseRequests();
+  binder.join();
+  EXPECT_EQ(a_bound, json::parse(R"({"Error":""})"));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("b", true), "");
+  testing::ClusterCheck check = CheckCluster(*server_);
+  EXPECT_EQ(check.bound, 2);
+  EXPECT_THAT(check.problems, IsEmpty());
+}
+
 TEST_F(ExtenderTest, BindIsRefusedForANodeThePodWasNotFilteredOnto) {
   // n1 is too small for the 4-CPU pod: filter passes n0 only.
   ASSERT_TRUE(AddMachine(*server_, "n0", 16));
@@ -377,6 +412,31 @@ TEST_F(ExtenderTest, ItFencesThePendingExclusivePodsFirstSoADeposedExtendersLate
   EXPECT_EQ(kube::HttpCode(late), 409) << late;
   EXPECT_EQ(ScheduleLikeKubeScheduler("late", true), "");
   EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(ExtenderTest, TheFenceWritesSeveralPendingPodsAtOnce) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 16));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(server_->Create("pods", GuaranteedPod(fmt::format("p{}", i), 2, "default-scheduler")).ok());
+  }
+  // Written one after another, the fence would have one write held at a time.
+  server_->HoldRequests("patch", "pods");
+  StartExtender(/*wait=*/false);
+  EXPECT_TRUE(WaitFor([&] { return server_->HeldRequests() == 4; })) << server_->HeldRequests();
+  server_->ReleaseRequests();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(WaitFor([&] {
+      return !server_->Get("pods", "default", fmt::format("p{}", i))->at("metadata").value("annotations", json::object())
+                  .value(kSchedulerFenceAnnotation, "").empty();
+    })) << "p" << i;
+  }
+  // Once the pod informer has shown the writes, the verbs answer.
+  const json p0 = *server_->Get("pods", "default", "p0");
+  ASSERT_TRUE(WaitFor([&] {
+    json filtered = Post("/filter", Args(p0, true));
+    return filtered.is_object() && !filtered.contains("error");
+  }));
+  EXPECT_EQ(ScheduleLikeKubeScheduler("p0", true), "");
 }
 
 // Until the pod informer shows the fence writes, filter and bind answer why and bind nothing;

@@ -1,11 +1,15 @@
 #include "scheduler/scheduling_loop.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "base/wire_names.h"
@@ -222,6 +226,45 @@ std::set<std::string> SchedulingLoop::ApplyPodList(const kube::ObjectList& pods)
   return listed;
 }
 
+// kFenceWriters threads take the pods in turn, so a fence over thousands of pending pods costs
+// a few round trips' time per pod in flight, not one after another; the first failure (or a
+// change of leadership) stops every writer.
+bool SchedulingLoop::WriteFenceTokens(const std::vector<const json*>& pending,
+                                      std::map<std::string, std::pair<std::string, std::string>>& wait) {
+  constexpr std::size_t kFenceWriters = 8;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;  // guards `wait`
+  auto write = [&] {
+    for (std::size_t i; !failed && (i = next++) < pending.size();) {
+      if (!*p_.leading || Term() != fence_term_) {
+        if (!failed.exchange(true)) spdlog::warn("takeover fence: leadership changed while writing; abandoned");
+        return;
+      }
+      const json& meta = (*pending[i])["metadata"];
+      const std::string ns = meta.value("namespace", "");
+      const std::string name = meta.value("name", "");
+      auto r = p_.client->MergePatch(kube::Pods(), ns, name,
+                                     json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, fence_token_}}}}}});
+      if (!r.ok() && kube::IsApiNotFound(r.status())) continue;  // gone: nothing to bind
+      if (!r.ok()) {
+        failed = true;
+        p_.writer->ApiError("patch", r.status());
+        spdlog::warn("takeover fence: writing pod {}/{} failed: {}", ns, name, std::string(r.status().message()));
+        return;
+      }
+      Touch();  // a fence over thousands of pods is progress, not a hung loop (liveness)
+      std::lock_guard<std::mutex> lock(mu);
+      wait[(*r)["metadata"].value("uid", "")] = {ns, name};
+    }
+  };
+  std::vector<std::thread> writers;
+  for (std::size_t k = 1; k < std::min(kFenceWriters, pending.size()); ++k) writers.emplace_back(write);
+  write();
+  for (std::thread& t : writers) t.join();
+  return !failed;
+}
+
 bool SchedulingLoop::WriteFence() {
   // Every pod, with a quorum read (no resourceVersion): the pending ones are written below; the
   // others go into the cache now, so a Binding that landed just before this takeover holds its
@@ -235,30 +278,14 @@ bool SchedulingLoop::WriteFence() {
     CacheSync::Lock lock(p_.state);
     (void)ApplyPodList(*pods);
   }
-  std::map<std::string, std::pair<std::string, std::string>> wait;
-  int written = 0;
+  std::vector<const json*> pending;
   for (const json& pod : pods->items) {
-    if (!*p_.leading || Term() != fence_term_) {
-      spdlog::warn("takeover fence: leadership changed while writing; abandoned");
-      return false;
-    }
     if (!pod.value("spec", json::object()).value("nodeName", "").empty()) continue;  // bound: nothing to fence
-    const json& meta = pod["metadata"];
-    const std::string ns = meta.value("namespace", "");
-    const std::string name = meta.value("name", "");
-    if (!FencedByUs(pod, *p_.profiles, *p_.config)) continue;  // no leader of ours binds it
-    auto r = p_.client->MergePatch(kube::Pods(), ns, name,
-                                   json{{"metadata", {{"annotations", {{kSchedulerFenceAnnotation, fence_token_}}}}}});
-    if (!r.ok() && kube::IsApiNotFound(r.status())) continue;  // gone: nothing to bind
-    if (!r.ok()) {
-      p_.writer->ApiError("patch", r.status());
-      spdlog::warn("takeover fence: writing pod {}/{} failed: {}", ns, name, std::string(r.status().message()));
-      return false;
-    }
-    ++written;
-    Touch();  // a fence over thousands of pods is progress, not a hung loop (liveness)
-    wait[(*r)["metadata"].value("uid", "")] = {ns, name};
+    if (FencedByUs(pod, *p_.profiles, *p_.config)) pending.push_back(&pod);  // else no leader of ours binds it
   }
+  std::map<std::string, std::pair<std::string, std::string>> wait;
+  if (!WriteFenceTokens(pending, wait)) return false;
+  const std::size_t written = wait.size();
   {
     CacheSync::Lock lock(p_.state);
     fence_wait_ = std::move(wait);

@@ -30,7 +30,8 @@
 // that Binding is refused (409) whenever it arrives, and a Binding that landed before the fence
 // write is in the cache before this leader reuses any CPU. Without it the new leader could give
 // the CPUs to another pod first and the late Binding would hold them twice. A failed list or
-// write is retried (once a second) and scheduling stays paused until the fence is complete.
+// write is retried (once a second) and scheduling stays paused until the fence is complete. The
+// writes go out several at a time.
 //
 // A stale cache pauses scheduling: while an informer is not ready (the condition that fails
 // /readyz) no pod is popped, reserved or bound; binding cycles already handed to the binders
@@ -131,6 +132,12 @@ class SchedulingLoop {
   // (ApplyPodList) and writes the term's token on each pending pod of ours; true when all are
   // written (fence_wait_ then holds them).
   bool WriteFence() ABSL_LOCKS_EXCLUDED(p_.state->lock());
+  // Writes the term's token on each of `pending` (pending pods' JSON), several at once; `wait`
+  // gets each written pod (uid -> namespace, name). True when every one is written or gone;
+  // false at the first failed write or change of leadership.
+  bool WriteFenceTokens(const std::vector<const nlohmann::json*>& pending,
+                        std::map<std::string, std::pair<std::string, std::string>>& wait)
+      ABSL_LOCKS_EXCLUDED(p_.state->lock());
   // Applies a quorum list of every pod to the cache (state lock held): each pod newer than
   // cache_pods_version_ as the informer would apply it, and a delete for each cached pod the list
   // no longer holds that was seen at a version before the list's; cache_pods_version_ moves to

@@ -17,7 +17,8 @@
 //     headers announce its length (Content-Length) within max_body_bytes (AnnouncedBody), and
 //     then exactly that many bytes; past either the stream fails and the connection is closed,
 //     so nothing buffers more than that per connection;
-//   - each write of a response must complete within write_timeout.
+//   - each write of a response must complete within write_timeout;
+//   - every connection is TCP_NODELAY: a response goes out as written, never held for an ACK.
 // Thread-safety: Admit and Stop may be called from any thread.
 #ifndef HUYGENS_SERVING_HTTP_CONNECTIONS_H_
 #define HUYGENS_SERVING_HTTP_CONNECTIONS_H_

@@ -11,7 +11,8 @@
 // send slowly hold only their own connections, never the thread /healthz needs; a request must
 // arrive whole within request_timeout; its request line and headers may take kMaxHeaderBytes
 // and its body max_body_bytes, announced by Content-Length and refused (413, or 411 without a
-// Content-Length) before any of it is read.
+// Content-Length) before any of it is read. Every accepted connection is TCP_NODELAY, so an
+// answer is never held back waiting for the client's delayed ACK.
 #ifndef HUYGENS_SERVING_HTTP_SERVER_H_
 #define HUYGENS_SERVING_HTTP_SERVER_H_
 

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -297,6 +298,39 @@ TEST(HttpServer, ExtraPostHandlersReceiveTheBody) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 201);
   EXPECT_EQ(r->body, "got hello");
+}
+
+// The TCP_NODELAY option of each socket of this process that `port` accepted (local port
+// `port`, with a peer: not the listening socket).
+std::vector<int> AcceptedSocketsNodelay(int port) {
+  std::vector<int> nodelay;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_in local{}, peer{};
+    socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
+        local.sin_family != AF_INET || ntohs(local.sin_port) != port ||
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0) {
+      continue;
+    }
+    int value = 0;
+    socklen_t length = sizeof(value);
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, &length) == 0) nodelay.push_back(value);
+  }
+  return nodelay;
+}
+
+TEST(HttpServer, EveryAcceptedConnectionIsTcpNodelay) {
+  HttpServer server({}, nullptr);
+  server.HandlePost("/filter", [](const std::string&) { return HttpReply{.body = "{}"}; });
+  ASSERT_TRUE(server.Start().ok());
+  // Two kept-alive connections, as kube-scheduler keeps them; each stays open past its answer.
+  httplib::Client first("127.0.0.1", server.port()), second("127.0.0.1", server.port());
+  first.set_keep_alive(true);
+  second.set_keep_alive(true);
+  ASSERT_TRUE(first.Post("/filter", "{}", "application/json"));
+  ASSERT_TRUE(second.Get("/healthz"));
+  EXPECT_THAT(AcceptedSocketsNodelay(server.port()), ::testing::ElementsAre(1, 1));
 }
 
 TEST(ReplaceHost, PutsTheIpInPlaceOfTheHostBracketingIpv6) {

@@ -1227,6 +1227,9 @@ absl::StatusOr<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(FakeApiServe
   int threads = options.worker_threads;
   impl->server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   impl->server->set_keep_alive_max_count(1000);
+  // As kube-apiserver's connections (Go sets TCP_NODELAY on every one): an answer written in two
+  // parts is not held for the client's delayed ACK. Accepted sockets inherit it on Linux.
+  impl->server->set_tcp_nodelay(true);
   Impl* raw = impl.get();
   auto handler = [raw](const httplib::Request& req, httplib::Response& res) { raw->Serve(req, res); };
   impl->server->Get(".*", handler);
