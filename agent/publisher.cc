@@ -1,10 +1,12 @@
 #include "agent/publisher.h"
 
+#include <chrono>
 #include <utility>
 
 #include "base/quantity.h"
 #include "fmt/format.h"
 #include "kube/api_error.h"
+#include "kube/meta_time.h"
 #include "kube/resource.h"
 #include "topology/nrt.h"
 
@@ -30,7 +32,7 @@ json OwnedContent(const json& object, bool own_pod_traffic) {
   if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
     if (auto a = m->find("annotations"); a != m->end() && a->is_object()) annotations = &*a;
   }
-  for (const char* key : {kCpuTopologyAnnotation, kPoolsAnnotation, kPodTrafficAnnotation}) {
+  for (const char* key : {kCpuTopologyAnnotation, kPoolsAnnotation, kPodTrafficAnnotation, kAgentHeartbeatAnnotation}) {
     if (key == kPodTrafficAnnotation && !own_pod_traffic) continue;
     if (annotations != nullptr && annotations->contains(key)) {
       content["annotations"][key] = (*annotations)[key];
@@ -104,13 +106,19 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
     node_uid_ = uid.get<std::string>();
   }
   (*object)["metadata"]["ownerReferences"] = json::array({NodeOwnerReference(options_.node_name, *node_uid_)});
+  // The heartbeat: a fresh value once per interval, else the one written last, so that it
+  // alone makes a change once per interval.
+  const Clock::TimePoint now = clock_->Now();
+  const bool beat_due = options_.heartbeat_interval.count() > 0 &&
+                        (!last_beat_time_.has_value() || now >= *last_beat_time_ + options_.heartbeat_interval);
+  const std::string beat = beat_due ? kube::MicroTime(std::chrono::system_clock::now()) : last_beat_;
+  if (!beat.empty()) (*object)["metadata"]["annotations"][kAgentHeartbeatAnnotation] = beat;
   const bool own_pod_traffic = publication.pod_traffic.has_value();
   const json content = OwnedContent(*object, own_pod_traffic);
   if (last_written_.has_value() && *last_written_ == content) {
     pending_until_.reset();
     return PublishResult::kUnchanged;
   }
-  const Clock::TimePoint now = clock_->Now();
   if (last_write_time_.has_value() && now < *last_write_time_ + options_.min_interval) {
     pending_until_ = *last_write_time_ + options_.min_interval;
     return PublishResult::kDeferred;
@@ -151,6 +159,10 @@ absl::StatusOr<PublishResult> Publisher::Publish(const NodePublication& publicat
   if (!stored.ok()) return stored.status();
   last_written_ = content;
   last_write_time_ = now;
+  if (beat_due) {
+    last_beat_time_ = now;
+    last_beat_ = beat;
+  }
   pending_until_.reset();
   return PublishResult::kWritten;
 }

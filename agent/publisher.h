@@ -10,7 +10,8 @@
 //     kubelet's pod resources API reports them (PodResourcesReader), the pools in
 //     the huygens.io/pools annotation, and per-NUMA capacity factors as the zone attribute
 //     `huygens.io/capacity-factor` (decimal text in 0..1, e.g. "0.75"; absent = 1), and the
-//     observed affinity in the huygens.io/pod-traffic annotation when it is given; owned by the
+//     observed affinity in the huygens.io/pod-traffic annotation when it is given, the agent's
+//     heartbeat in huygens.io/agent-heartbeat (PublisherOptions::heartbeat_interval); owned by the
 //     Node (metadata.ownerReferences: v1 Node, its name and uid, read from the API server once),
 //     so the garbage collector deletes it with the Node;
 //   - in isolated mode, Node status.capacity and status.allocatable
@@ -19,7 +20,8 @@
 //
 // Write discipline: an object is written only when its content differs from what the server
 // holds (the first call reads the server's copy, so a restarted agent that has nothing new to
-// say writes nothing), and the NRT at most once per `min_interval` on the injected clock: a
+// say writes only its heartbeat), the heartbeat making a change once per heartbeat_interval,
+// and the NRT at most once per `min_interval` on the injected clock: a
 // change inside the interval is kept pending and written by the first Publish call after it.
 // Other metadata on the NRT object (labels, foreign annotations, owner references other than a
 // Node's) is kept; a Node owner reference that is not this Node's (none, written by an older
@@ -69,6 +71,12 @@ struct PublisherOptions {
   NumaMemory memory_reserved;
   // At most one NRT write per interval. Default 10 s.
   std::chrono::milliseconds min_interval{10000};
+  // The heartbeat (huygens.io/agent-heartbeat, the wall time as metav1.MicroTime) is renewed
+  // by the first Publish call at least this long after the last one written, which therefore
+  // writes even when nothing else changed; the scheduler stops placing exclusive pods on a
+  // node whose heartbeat stops (scheduler/config.h agent_heartbeat_timeout). 0: none.
+  // Default 60 s.
+  std::chrono::milliseconds heartbeat_interval{60000};
 };
 
 // What changes between two publications.
@@ -128,6 +136,9 @@ class Publisher {
   std::optional<std::string> node_uid_;         // the Node's metadata.uid, once read
   std::optional<nlohmann::json> last_written_;  // the content the server holds, once known
   std::optional<Clock::TimePoint> last_write_time_;
+  std::optional<Clock::TimePoint> last_beat_time_;  // when the heartbeat last written was
+  std::string last_beat_;                           // its value; "" before the first
+
   std::optional<Clock::TimePoint> pending_until_;
   std::optional<std::map<std::string, int>> extended_published_;
 };

@@ -32,6 +32,9 @@ std::shared_ptr<const CpuTopology> FixtureDump(const std::string& name) {
   return std::make_shared<const CpuTopology>(std::move(*t));
 }
 
+// PublisherOptions::heartbeat_interval for the tests of what else is written when.
+constexpr std::chrono::milliseconds kNoHeartbeat{0};
+
 class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -237,7 +240,8 @@ TEST_F(PublisherTest, PodChurnUpdatesTheObjectAtMostOncePerInterval) {
 
 TEST_F(PublisherTest, NothingIsWrittenWhenNothingChanged) {
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
-  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "n1", .topology = topology, .heartbeat_interval = kNoHeartbeat});
   ASSERT_EQ(publisher.Publish({.exclusive = CpuSet{8}}).value(), PublishResult::kWritten);
   for (int i = 0; i < 3; ++i) {
     clock_.Advance(std::chrono::minutes(1));
@@ -248,12 +252,31 @@ TEST_F(PublisherTest, NothingIsWrittenWhenNothingChanged) {
 
 TEST_F(PublisherTest, ARestartedAgentWithTheSameContentDoesNotWrite) {
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
-  PublisherOptions options{.node_name = "n1", .topology = topology};
+  PublisherOptions options{.node_name = "n1", .topology = topology, .heartbeat_interval = kNoHeartbeat};
   ASSERT_EQ(Publisher(client_.get(), &clock_, options).Publish({}).value(),
             PublishResult::kWritten);
   Publisher restarted(client_.get(), &clock_, options);
   EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kUnchanged);
   EXPECT_EQ(Writes(), 1);
+}
+
+TEST_F(PublisherTest, TheHeartbeatIsRenewedOncePerIntervalEvenWhenNothingElseChanges) {
+  auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
+  Publisher publisher(client_.get(), &clock_,
+                      {.node_name = "n1", .topology = topology, .heartbeat_interval = std::chrono::seconds(60)});
+  auto beat = [&] {
+    return server_->Get(kNrtResource, "", "n1")->at("metadata").at("annotations").value(kAgentHeartbeatAnnotation, "");
+  };
+  ASSERT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+  const std::string first = beat();
+  ASSERT_FALSE(first.empty());
+  clock_.Advance(std::chrono::seconds(59));
+  EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kUnchanged);
+  EXPECT_EQ(beat(), first);
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(publisher.Publish({}).value(), PublishResult::kWritten);
+  EXPECT_NE(beat(), first);
+  EXPECT_EQ(Writes(), 2);
 }
 
 TEST_F(PublisherTest, AnUpdateKeepsForeignLabelsAndAnnotations) {
@@ -274,7 +297,7 @@ TEST_F(PublisherTest, AnUpdateKeepsForeignLabelsAndAnnotations) {
 
 TEST_F(PublisherTest, ThePodTrafficAnnotationIsWrittenKeptAndRemovedAsTold) {
   auto topology = FixtureXml("64amd64-4p2n4ca2co.hwloc2.xml");
-  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  Publisher publisher(client_.get(), &clock_, {.node_name = "n1", .topology = topology, .heartbeat_interval = kNoHeartbeat});
   const std::string traffic =
       EncodePodTraffic({.window_seconds = 30, .pairs = {{"ns/a", "ns/b", 1234}}});
   ASSERT_EQ(publisher.Publish({.pod_traffic = traffic}).value(), PublishResult::kWritten);
@@ -283,9 +306,10 @@ TEST_F(PublisherTest, ThePodTrafficAnnotationIsWrittenKeptAndRemovedAsTold) {
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ((*read)->pairs, (std::vector<PodTrafficPair>{{"ns/a", "ns/b", 1234}}));
 
-  // Nothing to say yet (a restarted agent before its first summary): kept, nothing written.
+  // Nothing to say yet (a restarted agent before its first summary): kept, nothing written
+  // (no heartbeat in this test: it would write).
   clock_.Advance(std::chrono::minutes(1));
-  Publisher restarted(client_.get(), &clock_, {.node_name = "n1", .topology = topology});
+  Publisher restarted(client_.get(), &clock_, {.node_name = "n1", .topology = topology, .heartbeat_interval = kNoHeartbeat});
   EXPECT_EQ(restarted.Publish({}).value(), PublishResult::kUnchanged);
   EXPECT_EQ(restarted.Publish({.pod_traffic = traffic}).value(), PublishResult::kUnchanged);
   EXPECT_EQ(Writes(), 1);

@@ -39,6 +39,11 @@ inline constexpr char kPoolsAnnotation[] = "huygens.io/pools";
 // pod_traffic.h). Written by the agent, rate-limited; read by the scheduler.
 inline constexpr char kPodTrafficAnnotation[] = "huygens.io/pod-traffic";
 
+// NodeResourceTopology annotation with the agent's heartbeat: a metav1.MicroTime the agent
+// renews at least once per heartbeat interval (agent/publisher.h). The scheduler judges
+// silence by when it last saw the value change, on its own clock, never by the value.
+inline constexpr char kAgentHeartbeatAnnotation[] = "huygens.io/agent-heartbeat";
+
 // Zone attribute with a NUMA node's capacity factor in (0, 1] (decimal text, e.g. "0.75";
 // absent = 1): the share of its free CPUs new exclusive requests may use (a NUMA node whose CPUs
 // are shared with other VMs on the host). Written by the agent, honoured by the scheduler.

@@ -65,6 +65,10 @@ struct Node {
   // nullptr = the node has none (that plugin then lets every pod through). Replaced by
   // ClusterCache::UpdateNode whenever the object changes.
   std::shared_ptr<const NodeTopology> nrt;
+  // The node's Huygens agent has stopped reporting (scheduler/cache_sync.h, "agent
+  // heartbeat"): nothing would pin new exclusive CPUs there, so NumaFit refuses pods that ask
+  // for them. Always false in the simulator.
+  bool agent_silent = false;
 };
 
 }  // namespace huygens::sched

@@ -32,6 +32,9 @@ class NumaFit final : public FilterPlugin {
     const PodFacts& facts = state.facts();
     const CpuDemand& demand = facts.Demand(config.mode);
     if (demand.exclusive_cpus == 0 && demand.shared_milli == 0) return Status::Success();
+    if (demand.exclusive_cpus > 0 && node.node.agent_silent) {
+      return Status::Unresolvable(std::string(kAgentSilentReason));
+    }
 
     const PodSpec& spec = state.pod().spec;
     const TopologyPolicy policy = spec.topology_policy.value_or(config.topology_policy);

@@ -66,8 +66,10 @@ std::unique_ptr<Plugin> NewUnsupportedFeatures();
 // Static), and under single-numa-node or restricted the NUMA set where kubelet puts the devices
 // must offer the exclusive CPUs. Reasons "NUMA: kubelet's topology manager (single-numa-node)
 // would refuse its devices", "NUMA: kubelet puts its devices on NUMA node(s) 1, which lack 4
-// free CPUs".
+// free CPUs". A node whose agent is silent (Node::agent_silent) refuses every pod with
+// exclusive CPUs: kAgentSilentReason (UnschedulableAndUnresolvable).
 std::unique_ptr<Plugin> NewNumaFit();
+inline constexpr char kAgentSilentReason[] = "NUMA: the node's Huygens agent has stopped reporting";
 // Score: fewer NUMA nodes for the pod's exclusive CPUs is better; then pack or spread over the
 // node's NUMA nodes (the node's NodeConfig::numa_strategy: most-allocated packs,
 // least-allocated spreads); affinity-group

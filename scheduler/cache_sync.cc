@@ -232,6 +232,7 @@ void CacheSync::RebuildNode(const std::string& name) {
     spdlog::info("node {}: its NodeResourceTopology is valid again: back in scheduling", name);
   }
   node->cpu_state = *std::move(state);
+  node->agent_silent = AgentSilent(name);
   if (absl::Status s = cache_.AddNode(*std::move(node)); !s.ok()) {
     spdlog::error("node {}: {}", name, std::string(s.message()));
     return;
@@ -257,6 +258,65 @@ void CacheSync::RebuildNode(const std::string& name) {
   spdlog::info("node {}: rebuilt from its Node and NodeResourceTopology ({} pods, {} of them with a Binding in flight)",
                name, cache_.FindNode(name)->pod_uids.size(), in_flight.size());
   queue_.OnClusterEvent(sched::ClusterEvent::kNodeAdded, QueueTime(*clock_));
+}
+
+void CacheSync::JudgeAgents(Clock::Duration timeout, AgentReporter report) {
+  agent_timeout_ = timeout;
+  on_agent_ = std::move(report);
+}
+
+bool CacheSync::AgentSilent(const std::string& name) const {
+  auto it = heartbeats_.find(name);
+  return it != heartbeats_.end() && it->second.silent;
+}
+
+// A heartbeat is judged by when this scheduler saw its value change, on its own clock: the
+// value is the agent's wall time, which the two machines need not agree on. The first sighting
+// counts as a change, so a scheduler that starts gives every agent the whole timeout.
+void CacheSync::NoteHeartbeat(const std::string& name, const json& nrt) {
+  const json annotations = nrt["metadata"].value("annotations", json::object());
+  const json beat = annotations.is_object() ? annotations.value(kAgentHeartbeatAnnotation, json()) : json();
+  if (!beat.is_string()) {
+    heartbeats_.erase(name);  // an agent without a heartbeat is not judged
+    SetAgentSilent(name, false, "");
+    return;
+  }
+  auto [it, first] = heartbeats_.try_emplace(name);
+  Heartbeat& h = it->second;
+  if (!first && h.value == beat.get<std::string>()) return;
+  h.value = beat.get<std::string>();
+  h.seen = clock_->Now();
+  if (h.silent) SetAgentSilent(name, false, fmt::format("its Huygens agent reports again (heartbeat {})", h.value));
+}
+
+void CacheSync::CheckAgents() {
+  if (agent_timeout_ <= Clock::Duration::zero()) return;
+  const Clock::TimePoint now = clock_->Now();
+  if (now < next_agent_check_) return;
+  next_agent_check_ = now + std::chrono::seconds(1);
+  for (auto& [name, h] : heartbeats_) {
+    if (h.silent || now - h.seen < agent_timeout_) continue;
+    SetAgentSilent(name, true,
+                   fmt::format("its Huygens agent's heartbeat has not changed for {}s (the limit, "
+                               "agentHeartbeatTimeout; last {}): no exclusive pods are placed there until it does",
+                               std::chrono::duration_cast<std::chrono::seconds>(now - h.seen).count(), h.value));
+  }
+}
+
+void CacheSync::SetAgentSilent(const std::string& name, bool silent, const std::string& note) {
+  if (auto h = heartbeats_.find(name); h != heartbeats_.end()) h->second.silent = silent;
+  const sched::NodeInfo* info = cache_.FindNode(name);
+  if (info == nullptr || info->node.agent_silent == silent) return;
+  sched::Node node = info->node;
+  node.agent_silent = silent;
+  (void)cache_.UpdateNode(std::move(node));
+  if (silent) {
+    spdlog::warn("node {}: {}", name, note);
+  } else {
+    spdlog::info("node {}: {}", name, note.empty() ? "its agent is no longer judged (no heartbeat)" : note);
+    queue_.OnClusterEvent(sched::ClusterEvent::kNodeUpdated, QueueTime(*clock_));
+  }
+  if (on_agent_ && nrts_.contains(name)) on_agent_(nrts_.at(name), silent, note);
 }
 
 void CacheSync::ReportInvalidNrt(const std::string& name, const std::string& why) {
@@ -487,6 +547,7 @@ void CacheSync::Apply(const Change& c) {
       auto node = NodeFromJson(c.object);
       if (!node.ok()) return;
       node->cpu_state = cache_.FindNode(name)->node.cpu_state;
+      node->agent_silent = AgentSilent(name);
       (void)cache_.UpdateNode(*std::move(node));
       queue_.OnClusterEvent(sched::ClusterEvent::kNodeUpdated, QueueTime(*clock_));
       return;
@@ -495,16 +556,22 @@ void CacheSync::Apply(const Change& c) {
       if (c.deleted) {
         nrts_.erase(name);
         invalid_nrts_.erase(name);
+        heartbeats_.erase(name);
         if (cache_.FindNode(name) != nullptr) (void)cache_.RemoveNode(name);
         return;
       }
+      NoteHeartbeat(name, c.object);
       auto it = nrts_.find(name);
       // After an invalid version every change is read in full (a change of zones alone may be
       // the fix).
-      // The observed affinity (read by the rebalancer from nrts()) does not shape the CPU state.
+      // The observed affinity (read by the rebalancer from nrts()) and the agent's heartbeat do
+      // not shape the CPU state.
       auto shaping = [](const json& nrt) {
         json annotations = nrt["metadata"].value("annotations", json::object());
-        if (annotations.is_object()) annotations.erase(kPodTrafficAnnotation);
+        if (annotations.is_object()) {
+          annotations.erase(kPodTrafficAnnotation);
+          annotations.erase(kAgentHeartbeatAnnotation);
+        }
         return annotations;
       };
       if (it != nrts_.end() && !invalid_nrts_.contains(name) && shaping(it->second) == shaping(c.object) &&

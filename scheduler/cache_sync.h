@@ -206,6 +206,18 @@ class CacheSync {
   // that removes its last gate queues it, ready at once.
   void Apply(const Change& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Told, on the scheduling thread under the lock, when a node's agent falls silent or reports
+  // again (CheckAgents): its NRT as last seen and what happened. Must not call back into the
+  // CacheSync.
+  using AgentReporter = std::function<void(const nlohmann::json& nrt, bool silent, const std::string& note)>;
+  // Agent heartbeats (huygens.io/agent-heartbeat on the NRT): a node whose heartbeat has not
+  // changed for `timeout` (0: never) is marked sched::Node::agent_silent by CheckAgents until
+  // it changes again; the first sighting counts as a change. `report` may be empty.
+  void JudgeAgents(Clock::Duration timeout, AgentReporter report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the nodes whose agent has been silent for the timeout (logged, reported); does its
+  // work at most once a second on the clock. Call it from the scheduling loop.
+  void CheckAgents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // The lock, for annotations only (ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->lock())): a const
   // absl::Mutex cannot be locked; take a Lock.
   const absl::Mutex& lock() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
@@ -272,6 +284,13 @@ class CacheSync {
   // Records that node `name`'s NRT is invalid for `why`: logs it and tells on_invalid_nrt_,
   // once per distinct reason.
   void ReportInvalidNrt(const std::string& name, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the heartbeat of node `name`'s NRT `nrt` (see the definition).
+  void NoteHeartbeat(const std::string& name, const nlohmann::json& nrt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether node `name`'s agent is judged silent.
+  bool AgentSilent(const std::string& name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks node `name`'s agent silent or not, in heartbeats_ and on the cached node; on a change
+  // of the cached node, logs `note` and tells on_agent_.
+  void SetAgentSilent(const std::string& name, bool silent, const std::string& note) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the devices of pods the cache does not account out of the rebuilt node `name` (see
   // the definition); `devices_in_use` is NodeStateFromNrt's.
   void HoldForeignDevices(const std::string& name, const NodeDevices& devices_in_use)
@@ -304,6 +323,15 @@ class CacheSync {
   std::map<std::string, nlohmann::json> nodes_ ABSL_GUARDED_BY(mu_);  // by name
   std::map<std::string, nlohmann::json> nrts_ ABSL_GUARDED_BY(mu_);   // by name
   std::map<std::string, std::string> invalid_nrts_ ABSL_GUARDED_BY(mu_);  // node name -> why its NRT is invalid
+  struct Heartbeat {
+    std::string value;        // the annotation as last seen
+    Clock::TimePoint seen{};  // when it last changed, on clock_
+    bool silent = false;      // CheckAgents judged the agent silent
+  };
+  std::map<std::string, Heartbeat> heartbeats_ ABSL_GUARDED_BY(mu_);  // by node name
+  Clock::Duration agent_timeout_ ABSL_GUARDED_BY(mu_){0};
+  AgentReporter on_agent_ ABSL_GUARDED_BY(mu_);
+  Clock::TimePoint next_agent_check_ ABSL_GUARDED_BY(mu_){};
   std::map<std::string, nlohmann::json> pods_ ABSL_GUARDED_BY(mu_);   // by uid
   std::map<std::string, std::string> uid_by_key_ ABSL_GUARDED_BY(mu_);  // namespace/name -> the uid pods_ holds
   std::map<std::string, DeclaredGroup> affinity_groups_ ABSL_GUARDED_BY(mu_);  // by namespace/name

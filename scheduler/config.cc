@@ -163,6 +163,8 @@ rebalancer:                      # moves running pods' CPUs (standalone mode, wh
   maxMovesPerNode: 1             # pods moved per node per interval
   balance: false                 # also even the exclusive load over each node's NUMA nodes
   observedMinBytesPerSecond: 1000000  # pods talking this much (huygens.io/pod-traffic) form a group; 0: off
+agentHeartbeatTimeout: 3m        # a node whose agent's heartbeat stopped this long ago takes no
+                                 # exclusive pods until it beats again; 0: never judged
 )";
 
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
@@ -176,7 +178,7 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
                                      {"apiVersion", "kind", "schedulerName", "profiles",
                                       "numaStrategy", "systemPoolNamespaces", "leaderElection",
                                       "clientConnection", "metricsAddress", "extender",
-                                      "rebalancer"}));
+                                      "rebalancer", "agentHeartbeatTimeout"}));
   if (auto problem = CheckConfigKind(root, kSchedulerConfigurationKind)) {
     return r.Error(root[problem->field], problem->field, problem->message);
   }
@@ -234,6 +236,12 @@ absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(std::string_view yaml,
   }
   if (auto v = root["metricsAddress"]) {
     HUYGENS_ASSIGN_OR_RETURN(c.metrics_address, r.String(v, "metricsAddress"));
+  }
+  if (auto v = root["agentHeartbeatTimeout"]) {
+    int64_t micros = 0;
+    HUYGENS_ASSIGN_OR_RETURN(micros, r.Duration(v, "agentHeartbeatTimeout"));
+    if (micros < 0) return r.Error(v, "agentHeartbeatTimeout", "must not be negative");
+    c.agent_heartbeat_timeout = std::chrono::milliseconds(micros / 1000);
   }
   if (auto v = root["rebalancer"]) {
     HUYGENS_RETURN_IF_ERROR(

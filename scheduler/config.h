@@ -105,6 +105,11 @@ struct SchedulerConfig {
   // extender `enableHTTPS` + `tlsConfig`). Unset: plain HTTP (say why in your deployment).
   std::optional<serving::TlsOptions> extender_tls;
   RebalancerSettings rebalancer;
+  // A node whose agent's heartbeat (huygens.io/agent-heartbeat on its NRT) has not changed for
+  // this long takes no more exclusive pods until it changes again; 0 turns the check off.
+  // Nodes whose NRT has no heartbeat (agents before it) are not judged. Default 3 minutes
+  // (three of the agent's default heartbeat intervals).
+  std::chrono::milliseconds agent_heartbeat_timeout{std::chrono::minutes(3)};
 };
 
 // Every configuration field with its default (or an example where there is no default value)

@@ -42,6 +42,7 @@ metricsAddress: 127.0.0.1:9000
 extender: {enabled: true, address: ":8889", maxRequestBytes: 16Mi,
            tls: {certFile: s.crt, keyFile: s.key, clientCAFile: ca.crt, allowedClientNames: [system:kube-scheduler]}}
 rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, observedMinBytesPerSecond: 0}
+agentHeartbeatTimeout: 90s
 )",
                                 "c.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -78,6 +79,7 @@ rebalancer: {enabled: false, interval: 2m, maxMovesPerNode: 3, balance: true, ob
   EXPECT_EQ(c->rebalancer.max_moves_per_node, 3);
   EXPECT_TRUE(c->rebalancer.balance);
   EXPECT_EQ(c->rebalancer.observed_min_bytes_per_second, 0);
+  EXPECT_EQ(c->agent_heartbeat_timeout, std::chrono::seconds(90));
 }
 
 // Standalone, UnsupportedFeatures keeps what huygens-scheduler cannot honour waiting; as an
@@ -120,6 +122,7 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
   EXPECT_EQ(c->rebalancer.balance, defaults.rebalancer.balance);
   EXPECT_EQ(c->rebalancer.observed_min_bytes_per_second,
             defaults.rebalancer.observed_min_bytes_per_second);
+  EXPECT_EQ(c->agent_heartbeat_timeout, defaults.agent_heartbeat_timeout);
   for (const char* key :
        {"apiVersion", "kind", "schedulerName", "profiles", "pluginWeights",
         "percentageOfNodesToScore", "defaultTopologyPolicy", "defaultBindPolicy", "numaStrategy",
@@ -127,7 +130,7 @@ TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) 
         "resourceNamespace", "leaseDuration", "renewDeadline", "retryPeriod", "clientConnection",
         "qps", "burst", "metricsAddress", "extender", "enabled", "address", "maxRequestBytes", "tls", "certFile", "keyFile",
         "clientCAFile", "allowedClientNames", "rebalancer", "interval", "maxMovesPerNode",
-        "balance", "observedMinBytesPerSecond"}) {
+        "balance", "observedMinBytesPerSecond", "agentHeartbeatTimeout"}) {
     EXPECT_THAT(kSchedulerConfigReference, HasSubstr(std::string(key) + ":")) << key;
   }
 }
@@ -163,6 +166,7 @@ TEST(SchedulerConfig, ErrorsNameTheFileAndTheField) {
       {"a request limit below 64 KiB", "extender: {maxRequestBytes: 1000}\n", "extender.maxRequestBytes"},
       {"no moves per interval", "rebalancer: {maxMovesPerNode: 0}\n", "rebalancer.maxMovesPerNode"},
       {"unknown rebalancer field", "rebalancer: {moves: 1}\n", "moves"},
+      {"a negative heartbeat timeout", "agentHeartbeatTimeout: -1s\n", "agentHeartbeatTimeout"},
       {"unknown apiVersion", "apiVersion: huygens.io/v2\nkind: SchedulerConfiguration\n",
        "sched.yaml:1:13: apiVersion: \"huygens.io/v2\" is not supported (this version of Huygens "
        "reads only huygens.io/v1alpha1)"},

@@ -389,6 +389,7 @@ void SchedulingLoop::Run() {
       }
       if (pods_version) cache_pods_version_ = std::max(cache_pods_version_, *pods_version);
       SayWhenFenced();
+      p_.state->CheckAgents();
     }
     Touch();
     if (ready) p_.state->set_ready();

@@ -49,18 +49,35 @@ struct SchedulerService::Impl {
 
 namespace {
 
-// A Warning event on the NRT that leaves its node out of the cache (CacheSync::InvalidNrtReporter).
-void PostInvalidNrt(EventSink& events, const nlohmann::json& nrt, const std::string& why) {
+// An event about NRT object `nrt` (its regarding fields set).
+kube::EventRecord NrtEvent(const nlohmann::json& nrt) {
   const nlohmann::json& meta = nrt.value("metadata", nlohmann::json::object());
   kube::EventRecord e;
   e.api_version = nrt.value("apiVersion", kNrtApiVersion);
   e.kind = kNrtKind;
   e.name = meta.is_object() ? meta.value("name", "") : "";
   e.uid = meta.is_object() ? meta.value("uid", "") : "";
+  return e;
+}
+
+// A Warning event on the NRT that leaves its node out of the cache (CacheSync::InvalidNrtReporter).
+void PostInvalidNrt(EventSink& events, const nlohmann::json& nrt, const std::string& why) {
+  kube::EventRecord e = NrtEvent(nrt);
   e.type = "Warning";
   e.reason = "InvalidNodeResourceTopology";
   e.action = "Caching";
   e.note = fmt::format("{}; node {} is left out of scheduling until its NodeResourceTopology is valid", why, e.name);
+  events.Post(std::move(e));
+}
+
+// An event on the NRT of a node whose agent fell silent (Warning AgentSilent) or reports again
+// (Normal AgentReporting) (CacheSync::AgentReporter).
+void PostAgentChange(EventSink& events, const nlohmann::json& nrt, bool silent, const std::string& note) {
+  kube::EventRecord e = NrtEvent(nrt);
+  e.type = silent ? "Warning" : "Normal";
+  e.reason = silent ? "AgentSilent" : "AgentReporting";
+  e.action = "Scheduling";
+  e.note = fmt::format("node {}: {}", e.name, note);
   events.Post(std::move(e));
 }
 
@@ -96,6 +113,10 @@ absl::StatusOr<std::unique_ptr<SchedulerService>> SchedulerService::Create(kube:
   {
     CacheSync::Lock lock(impl->state.get());
     cache = &impl->state->cache();
+    impl->state->JudgeAgents(impl->options.config.agent_heartbeat_timeout,
+                             [raw](const nlohmann::json& nrt, bool silent, const std::string& note) {
+                               PostAgentChange(*raw->events, nrt, silent, note);
+                             });
   }
   for (const ProfileConfig& p : impl->profiles) {
     auto s = sched::Scheduler::Create(cache, p.profile,

@@ -17,6 +17,7 @@
 #include "kube/testing/tcp_proxy.h"
 #include "base/testing/fake_clock.h"
 #include "kube/testing/test_client.h"
+#include "sched/plugins.h"
 #include "scheduler/event_sink.h"
 #include "scheduler/test_cluster.h"
 #include "spdlog/sinks/ostream_sink.h"
@@ -329,6 +330,41 @@ TEST_F(ServiceTest, KubeletHeldCpusPublishedInTheNrtAreNeverHandedOut) {
     }
   }
   EXPECT_TRUE(failed_event);
+}
+
+// The note of the first event of `reason` ("" when none).
+std::string EventNote(FakeApiServer& server, const std::string& reason) {
+  for (const auto& e : server.List("events.events.k8s.io")) {
+    if (e.value("reason", "") == reason) return e.value("note", "");
+  }
+  return "";
+}
+
+TEST_F(ServiceTest, ANodeWhoseAgentStoppedBeatingTakesNoExclusivePodUntilItBeatsAgain) {
+  ASSERT_TRUE(AddMachine(*server_, "n0", 8));
+  auto beat = [&](const char* value) {
+    return server_
+        ->MergePatch(testing::kNrtResource, "", "n0", {{"metadata", {{"annotations", {{kAgentHeartbeatAnnotation, value}}}}}})
+        .ok();
+  };
+  ASSERT_TRUE(beat("2026-12-07T10:00:00.000000Z"));
+  configure_ = [](SchedulerConfig& c) { c.agent_heartbeat_timeout = std::chrono::seconds(30); };
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(WaitFor([&] { return service->Synced(); }));
+  clock_.Advance(std::chrono::seconds(31));  // the value seen at start has not changed since
+  ASSERT_TRUE(WaitFor([&] { return !EventNote(*server_, "AgentSilent").empty(); }));
+  EXPECT_THAT(EventNote(*server_, "AgentSilent"), HasSubstr("2026-12-07T10:00:00.000000Z"));
+  ASSERT_TRUE(server_->Create("pods", GuaranteedPod("a", 2)).ok());
+  ASSERT_TRUE(WaitFor([&] { return EventNote(*server_, "FailedScheduling").find(sched::kAgentSilentReason) != std::string::npos; }))
+      << EventNote(*server_, "FailedScheduling");
+  EXPECT_EQ(Bound(), 0);
+  ASSERT_TRUE(beat("2026-12-07T10:01:00.000000Z"));
+  ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
+  EXPECT_THAT(EventNote(*server_, "AgentReporting"), HasSubstr("2026-12-07T10:01:00.000000Z"));
+  service->Stop();
 }
 
 TEST_F(ServiceTest, TheBindLogLineAndTheScheduledEventNameNodeNumaNodesAndCpuset) {
