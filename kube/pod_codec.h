@@ -31,6 +31,16 @@
 //      Kept as text: they are only read to tell which local pod owns an address.
 //  12. metadata.deletionTimestamp, when a string, is kept as text: the pod is being deleted
 //      (a grace period or finalizers pending) and still exists until the API server removes it.
+//  13. spec.affinity.podAffinity and spec.affinity.podAntiAffinity, when present, are objects
+//      whose requiredDuringSchedulingIgnoredDuringExecution, when present, is an array of
+//      PodAffinityTerm objects and whose preferredDuringSchedulingIgnoredDuringExecution is an
+//      array of objects with an integer `weight` of 1 to 100 and a `podAffinityTerm` object (the
+//      API server's validation). A PodAffinityTerm has a non-empty string topologyKey;
+//      labelSelector and namespaceSelector, when present and not null, are meta/v1
+//      LabelSelectors (kube/label_selector_codec.h: an absent labelSelector selects no pod, an
+//      empty namespaceSelector every namespace); namespaces, matchLabelKeys and
+//      mismatchLabelKeys are arrays of strings. Read into base/label_selector.h's PodAffinity;
+//      matchLabelKeys stay apart from the selector (the scheduler applies them, see there).
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -48,6 +58,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
+#include "base/label_selector.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube {
@@ -64,6 +75,7 @@ struct PodObject {
   std::string deletion_timestamp;  // metadata.deletionTimestamp (rule 12), "" when unset
   bool host_network = false;       // spec.hostNetwork (rule 11)
   std::vector<std::string> pod_ips;  // status.podIPs[].ip, else status.podIP (rule 11)
+  PodAffinity pod_affinity;          // spec.affinity.podAffinity / podAntiAffinity (rule 13)
   std::optional<std::string> allocation;         // huygens.io/allocation, as written
   std::optional<std::string> allocation_status;  // huygens.io/allocation-status, as written
   // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod

@@ -2,6 +2,7 @@
 #include "kube/pod_codec.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -218,6 +219,70 @@ TEST(PodCodecTest, HostNetworkAndPodIpsAreRead) {
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_FALSE(decoded->host_network);
   EXPECT_EQ(decoded->pod_ips, (std::vector<std::string>{"10.0.0.9"}));
+}
+
+json WithPodAffinity(json affinity) {
+  json pod = Pod();
+  pod["spec"]["affinity"] = std::move(affinity);
+  return pod;
+}
+
+TEST(PodCodecTest, Rule13InterPodAffinityTermsAreRead) {
+  const json term = {{"labelSelector", {{"matchLabels", {{"app", "db"}}},
+                                        {"matchExpressions", json::array({{{"key", "tier"}, {"operator", "Exists"}}})}}},
+                     {"namespaces", json::array({"data"})},
+                     {"namespaceSelector", json::object()},
+                     {"topologyKey", "kubernetes.io/hostname"},
+                     {"matchLabelKeys", json::array({"version"})},
+                     {"mismatchLabelKeys", json::array({"tenant"})}};
+  auto decoded = DecodePod(WithPodAffinity(
+      {{"podAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({term})}}},
+       {"podAntiAffinity",
+        {{"preferredDuringSchedulingIgnoredDuringExecution",
+          json::array({{{"weight", 30}, {"podAffinityTerm", {{"topologyKey", "zone"}}}}})}}}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const PodAffinity& a = decoded->pod_affinity;
+  ASSERT_EQ(a.required.size(), 1u);
+  const PodAffinityTerm& t = a.required[0];
+  ASSERT_TRUE(t.label_selector.has_value());
+  EXPECT_EQ(t.label_selector->match_labels, (Labels{{"app", "db"}}));
+  ASSERT_EQ(t.label_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(t.label_selector->match_expressions[0].op, SelectorOperator::kExists);
+  EXPECT_EQ(t.namespaces, (std::vector<std::string>{"data"}));
+  ASSERT_TRUE(t.namespace_selector.has_value());
+  EXPECT_TRUE(t.namespace_selector->empty());
+  EXPECT_EQ(t.topology_key, "kubernetes.io/hostname");
+  EXPECT_EQ(t.match_label_keys, (std::vector<std::string>{"version"}));
+  EXPECT_EQ(t.mismatch_label_keys, (std::vector<std::string>{"tenant"}));
+  ASSERT_EQ(a.preferred_anti.size(), 1u);
+  EXPECT_EQ(a.preferred_anti[0].weight, 30);
+  EXPECT_FALSE(a.preferred_anti[0].term.label_selector.has_value());  // selects no pod
+  EXPECT_TRUE(a.preferred.empty());
+  EXPECT_TRUE(a.required_anti.empty());
+}
+
+TEST(PodCodecTest, Rule13AMalformedAffinityTermNamesTheField) {
+  const std::string required = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+  auto anti = [](json term) {
+    return WithPodAffinity({{"podAntiAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({term})}}}});
+  };
+  EXPECT_EQ(ErrorOf(anti({{"labelSelector", json::object()}})), "pod default/web: " + required + ".topologyKey: missing");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"},
+                          {"labelSelector", {{"matchExpressions", json::array({{{"key", "a"}, {"operator", "Gt"}, {"values", {"1"}}}})}}}})),
+            "pod default/web: " + required +
+                ".labelSelector.matchExpressions[0].operator: \"Gt\" is not one of In, NotIn, Exists, DoesNotExist");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"}, {"namespaces", "data"}})),
+            "pod default/web: " + required + ".namespaces: expected an array, got string");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"}, {"namespaceSelector", {{"matchLabels", {{"team", 1}}}}}})),
+            "pod default/web: " + required + ".namespaceSelector.matchLabels.team: expected a string, got integer");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAffinity", {{"preferredDuringSchedulingIgnoredDuringExecution",
+                                                        json::array({{{"weight", 0}, {"podAffinityTerm", {{"topologyKey", "zone"}}}}})}}}})),
+            "pod default/web: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: 0 "
+            "is not an integer from 1 to 100");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::object()}}}})),
+            "pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: expected an array");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAntiAffinity", "yes"}})),
+            "pod default/web: spec.affinity.podAntiAffinity: expected an object");
 }
 
 }  // namespace
