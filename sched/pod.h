@@ -2,8 +2,9 @@
 //
 // What it is: the pod's resource shape (PodSpec, from alloc/pod.h: uid, namespace, name,
 // containers, Huygens annotations) plus every field kube-scheduler's default filters read:
-// labels, nodeSelector, required and preferred node affinity, tolerations, host ports,
-// priority, schedulerName, spec.nodeName, extended-resource requests and creation order.
+// labels, nodeSelector, required and preferred node affinity, inter-pod affinity, tolerations,
+// host ports, priority, schedulerName, spec.nodeName, extended-resource requests and creation
+// order.
 // Field meanings and defaults follow the Kubernetes core/v1 API.
 //
 // Invariants: `spec.uid` is non-empty and unique in a cluster; `creation_index` is unique per
@@ -89,6 +90,8 @@ struct Pod {
   std::vector<NodeSelectorTerm> required_node_affinity;
   // spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;
+  // spec.affinity.podAffinity and podAntiAffinity (base/label_selector.h).
+  PodAffinity pod_affinity;
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;
   // Effective requests of extended resources other than huygens.io/isolated-cpu (which comes
@@ -126,10 +129,11 @@ PodRequests ComputePodRequests(const PodSpec& pod);
 
 // Appends to `key` the pod's equivalence key: every field a Filter or Score plugin may read
 // (the PodSpec but uid and name; nodeSelector, node affinity, tolerations, host ports, extended
-// requests, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
-// scored identically on a node in a given state, which the scheduler's equivalence cache
-// relies on. Left out: uid, name, labels (no plugin reads a pod's own labels: there is no
-// inter-pod affinity plugin), creation_index and resource_version. A plugin that reads a new
+// requests, priority, schedulerName, spec.nodeName, inter-pod affinity terms). Pods with equal
+// keys are judged and scored identically on a node in a given state, which the scheduler's
+// equivalence cache relies on. Left out: uid, name, labels (only InterPodAffinity reads them,
+// and it keeps an attempt where they matter out of the equivalence cache:
+// CycleState::skip_equivalence_cache), creation_index and resource_version. A plugin that reads a new
 // pod field must add it here; a static_assert on the struct sizes in pod.cc is the reminder.
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
 

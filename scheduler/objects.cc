@@ -89,6 +89,7 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   sched::Pod pod;
   pod.spec = std::move(decoded.spec);
   pod.rebalance = decoded.rebalance;
+  pod.pod_affinity = std::move(decoded.pod_affinity);
   pod.extended_requests = PodExtendedRequests(pod.spec);
   const json& containers = MemberOrNull(spec, "containers");
   if (containers.is_array()) {
