@@ -1,6 +1,7 @@
 // Label selectors: Kubernetes' requirement-on-labels semantics, shared by the scheduler's node
 // affinity (core/v1 NodeSelectorRequirement, sched/plugin_node_affinity.cc) and the
-// NumaAffinityGroup's pod selector (meta/v1 LabelSelector, kube/numa_affinity_group.h).
+// NumaAffinityGroup's pod selector (meta/v1 LabelSelector, kube/numa_affinity_group.h), and
+// inter-pod affinity terms (core/v1 PodAffinityTerm, sched/plugin_inter_pod_affinity.cc).
 //
 // Semantics (k8s.io/apimachinery/pkg/labels, Requirement.Matches; core/v1 node affinity):
 //   In           the label is present and its value is one of `values`
@@ -18,6 +19,7 @@
 #ifndef HUYGENS_BASE_LABEL_SELECTOR_H_
 #define HUYGENS_BASE_LABEL_SELECTOR_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,8 +67,51 @@ struct LabelSelector {
   std::vector<LabelRequirement> match_expressions;
 
   bool Matches(const Labels& labels) const;
+  // No requirement at all: matches every set of labels.
+  bool empty() const { return match_labels.empty() && match_expressions.empty(); }
 
   friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
+};
+
+// core/v1 PodAffinityTerm: the pods (label_selector, in the namespaces named or selected) whose
+// nodes' topology_key domains the term is about. Absent label_selector selects no pod; with
+// neither namespaces nor namespace_selector the term names its owner's namespace; an empty
+// namespace_selector `{}` selects every namespace. match_label_keys / mismatch_label_keys
+// require the selected pod's label to equal / differ from the owner's (when the owner carries
+// it): the requirements the API server merges into label_selector at creation (In / NotIn the
+// owner's value, pkg/registry/core/pod strategy, v1.35), applied at match time instead.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
+};
+
+// core/v1 WeightedPodAffinityTerm (weight 1..100).
+struct WeightedPodAffinityTerm {
+  int32_t weight = 1;
+  PodAffinityTerm term;
+
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
+};
+
+// spec.affinity.podAffinity and spec.affinity.podAntiAffinity, the
+// requiredDuringSchedulingIgnoredDuringExecution and preferredDuringSchedulingIgnoredDuringExecution
+// lists of each.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  std::vector<PodAffinityTerm> required_anti;
+  std::vector<WeightedPodAffinityTerm> preferred_anti;
+
+  bool empty() const {
+    return required.empty() && preferred.empty() && required_anti.empty() && preferred_anti.empty();
+  }
+  friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
 };
 
 }  // namespace huygens

@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "kube/label_selector_codec.h"
 #include "kube/pod_codec.h"
 #include "kube/resource.h"
 
@@ -16,11 +17,6 @@ namespace {
 using json_fields::MemberOrNull;
 using json_fields::StringOrEmpty;
 using nlohmann::json;
-
-// The operators of meta/v1 LabelSelectorRequirement (no Gt/Lt: those are node affinity's).
-constexpr SelectorOperator kLabelSelectorOperators[] = {
-    SelectorOperator::kIn, SelectorOperator::kNotIn, SelectorOperator::kExists,
-    SelectorOperator::kDoesNotExist};
 
 // Reads and reports errors for one object: "NumaAffinityGroup <ns>/<name>: <field>: <problem>".
 class Reader {
@@ -34,94 +30,17 @@ class Reader {
   // A string that is present and not empty.
   absl::StatusOr<std::string> NonEmptyString(const json& parent, std::string_view key,
                                              std::string_view field) const {
-    const json& v = MemberOrNull(parent, key);
-    if (v.is_null()) return Error(field, "missing");
-    if (!v.is_string()) return Error(field, fmt::format("expected a string, got {}", json_fields::TypeName(v)));
-    if (v.get_ref<const std::string&>().empty()) return Error(field, "must not be empty");
-    return v.get<std::string>();
-  }
-
-  // An array of strings; absent = empty.
-  absl::StatusOr<std::vector<std::string>> Strings(const json& v, std::string_view field) const {
-    std::vector<std::string> out;
-    if (v.is_null()) return out;
-    if (!v.is_array()) return Error(field, fmt::format("expected an array, got {}", json_fields::TypeName(v)));
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string()) {
-        return Error(json_fields::Element(field, i),
-                     fmt::format("expected a string, got {}", json_fields::TypeName(v[i])));
-      }
-      out.push_back(v[i].get<std::string>());
-    }
-    return out;
-  }
-
-  // Rule 5 for one requirement.
-  absl::StatusOr<LabelRequirement> Requirement(const json& r, const std::string& field) const {
-    if (!r.is_object()) return Error(field, fmt::format("expected an object, got {}", json_fields::TypeName(r)));
-    LabelRequirement out;
-    HUYGENS_ASSIGN_OR_RETURN(out.key, NonEmptyString(r, "key", field + ".key"));
-    HUYGENS_ASSIGN_OR_RETURN(const std::string op, NonEmptyString(r, "operator", field + ".operator"));
-    std::optional<SelectorOperator> parsed = ParseSelectorOperator(op);
-    if (!parsed || *parsed == SelectorOperator::kGt || *parsed == SelectorOperator::kLt) {
-      return Error(field + ".operator",
-                   fmt::format("{:?} is not one of {}", op, fmt::join(OperatorNames(), ", ")));
-    }
-    out.op = *parsed;
-    HUYGENS_ASSIGN_OR_RETURN(out.values, Strings(MemberOrNull(r, "values"), field + ".values"));
-    const bool needs_values = out.op == SelectorOperator::kIn || out.op == SelectorOperator::kNotIn;
-    if (needs_values && out.values.empty()) {
-      return Error(field + ".values", fmt::format("must be non-empty for operator {}", op));
-    }
-    if (!needs_values && !out.values.empty()) {
-      return Error(field + ".values", fmt::format("must be empty for operator {}", op));
-    }
-    return out;
+    return DecodeNonEmptyString(parent, key, who_, field);
   }
 
   // Rules 3 to 5.
   absl::StatusOr<LabelSelector> Selector(const json& s) const {
     constexpr std::string_view kField = "spec.selector";
     if (s.is_null()) return Error(kField, "missing");
-    if (!s.is_object()) return Error(kField, fmt::format("expected an object, got {}", json_fields::TypeName(s)));
-    LabelSelector out;
-    const json& labels = MemberOrNull(s, "matchLabels");
-    if (!labels.is_null()) {
-      if (!labels.is_object()) {
-        return Error("spec.selector.matchLabels",
-                     fmt::format("expected an object, got {}", json_fields::TypeName(labels)));
-      }
-      for (const auto& [k, v] : labels.items()) {
-        if (!v.is_string()) {
-          return Error(fmt::format("spec.selector.matchLabels.{}", k),
-                       fmt::format("expected a string, got {}", json_fields::TypeName(v)));
-        }
-        out.match_labels[k] = v.get<std::string>();
-      }
-    }
-    const json& expressions = MemberOrNull(s, "matchExpressions");
-    if (!expressions.is_null()) {
-      if (!expressions.is_array()) {
-        return Error("spec.selector.matchExpressions",
-                     fmt::format("expected an array, got {}", json_fields::TypeName(expressions)));
-      }
-      for (std::size_t i = 0; i < expressions.size(); ++i) {
-        HUYGENS_ASSIGN_OR_RETURN(
-            LabelRequirement r,
-            Requirement(expressions[i], fmt::format("spec.selector.matchExpressions[{}]", i)));
-        out.match_expressions.push_back(std::move(r));
-      }
-    }
-    return out;
+    return DecodeLabelSelector(s, who_, kField);
   }
 
  private:
-  static std::vector<const char*> OperatorNames() {
-    std::vector<const char*> names;
-    for (SelectorOperator op : kLabelSelectorOperators) names.push_back(ToString(op));
-    return names;
-  }
-
   std::string who_;
 };
 

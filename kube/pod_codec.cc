@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "base/wire_names.h"
 #include "fmt/format.h"
+#include "kube/label_selector_codec.h"
 
 namespace huygens::kube {
 namespace {
@@ -181,17 +182,6 @@ absl::Status ReadSchedulingAsks(const json& spec, const std::string& who, PodObj
   HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "resourceClaims", who, all, out.resource_claims));
   auto claims_storage = [](const json& v) { return v.contains("persistentVolumeClaim") || v.contains("ephemeral"); };
   HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "volumes", who, claims_storage, out.claim_volumes));
-  const json& affinity = MemberOrNull(spec, "affinity");
-  for (auto [key, used] : {std::pair{"podAffinity", &out.pod_affinity},
-                           std::pair{"podAntiAffinity", &out.pod_anti_affinity}}) {
-    const json& terms = MemberOrNull(affinity, key);
-    for (const char* kind : {"requiredDuringSchedulingIgnoredDuringExecution",
-                             "preferredDuringSchedulingIgnoredDuringExecution"}) {
-      HUYGENS_ASSIGN_OR_RETURN(const json* list,
-                               ArrayOf(terms, kind, who, fmt::format("spec.affinity.{}.{}", key, kind)));
-      *used = *used || !list->empty();
-    }
-  }
   HUYGENS_ASSIGN_OR_RETURN(const json* spread,
                            ArrayOf(spec, "topologySpreadConstraints", who, "spec.topologySpreadConstraints"));
   out.topology_spread_constraints = static_cast<int>(spread->size());
@@ -270,6 +260,53 @@ std::string DeletionTimestampOf(const json& pod) {
   return StringOrEmpty(MemberOrNull(pod, "metadata"), "deletionTimestamp");
 }
 
+// Rule 17: one PodAffinityTerm at `field`.
+absl::StatusOr<PodAffinityTerm> ReadAffinityTerm(const json& t, const std::string& who, const std::string& field) {
+  if (!t.is_object()) return Error(who, field, fmt::format("expected an object, got {}", json_fields::TypeName(t)));
+  PodAffinityTerm out;
+  HUYGENS_ASSIGN_OR_RETURN(out.topology_key, DecodeNonEmptyString(t, "topologyKey", who, field + ".topologyKey"));
+  for (auto [key, selector] : {std::pair{"labelSelector", &out.label_selector},
+                               std::pair{"namespaceSelector", &out.namespace_selector}}) {
+    const json& s = MemberOrNull(t, key);
+    if (s.is_null()) continue;
+    HUYGENS_ASSIGN_OR_RETURN(*selector, DecodeLabelSelector(s, who, fmt::format("{}.{}", field, key)));
+  }
+  for (auto [key, list] : {std::pair{"namespaces", &out.namespaces}, std::pair{"matchLabelKeys", &out.match_label_keys},
+                           std::pair{"mismatchLabelKeys", &out.mismatch_label_keys}}) {
+    HUYGENS_ASSIGN_OR_RETURN(*list, DecodeStrings(MemberOrNull(t, key), who, fmt::format("{}.{}", field, key)));
+  }
+  return out;
+}
+
+// Rule 17: spec.affinity.<kind> (podAffinity or podAntiAffinity) into its two lists.
+absl::Status ReadAffinityKind(const json& spec, std::string_view kind, const std::string& who,
+                              std::vector<PodAffinityTerm>& required, std::vector<WeightedPodAffinityTerm>& preferred) {
+  const std::string field = fmt::format("spec.affinity.{}", kind);
+  const json& a = MemberOrNull(MemberOrNull(spec, "affinity"), kind);
+  if (a.is_null()) return absl::OkStatus();
+  if (!a.is_object()) return Error(who, field, "expected an object");
+  for (const char* key : {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"}) {
+    const json& list = MemberOrNull(a, key);
+    if (!list.is_null() && !list.is_array()) return Error(who, fmt::format("{}.{}", field, key), "expected an array");
+  }
+  const json& req = MemberOrNull(a, "requiredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; req.is_array() && i < req.size(); ++i) {
+    HUYGENS_ASSIGN_OR_RETURN(PodAffinityTerm t, ReadAffinityTerm(req[i], who, fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", field, i)));
+    required.push_back(std::move(t));
+  }
+  const json& pref = MemberOrNull(a, "preferredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; pref.is_array() && i < pref.size(); ++i) {
+    const std::string f = fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]", field, i);
+    const json& w = MemberOrNull(pref[i], "weight");
+    if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > 100) {
+      return Error(who, f + ".weight", fmt::format("{} is not an integer from 1 to 100", w.dump()));
+    }
+    HUYGENS_ASSIGN_OR_RETURN(PodAffinityTerm t, ReadAffinityTerm(MemberOrNull(pref[i], "podAffinityTerm"), who, f + ".podAffinityTerm"));
+    preferred.push_back({static_cast<int32_t>(w.get<int64_t>()), std::move(t)});
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PodObject> DecodePod(const json& pod) {
   // Rule 1.
   if (!pod.is_object()) return absl::InvalidArgumentError("pod: not a JSON object");
@@ -317,6 +354,10 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
   if (out.pod_ips.empty()) {
     if (std::string ip = StringOrEmpty(status, "podIP"); !ip.empty()) out.pod_ips.push_back(ip);
   }
+  // Rule 17.
+  PodAffinity& affinity = out.pod_affinity;
+  HUYGENS_RETURN_IF_ERROR(ReadAffinityKind(spec, "podAffinity", who, affinity.required, affinity.preferred));
+  HUYGENS_RETURN_IF_ERROR(ReadAffinityKind(spec, "podAntiAffinity", who, affinity.required_anti, affinity.preferred_anti));
   return out;
 }
 

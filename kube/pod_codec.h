@@ -39,8 +39,17 @@
 //  15. spec.schedulingGates, when present, is an array of objects, each with a non-empty name.
 //  16. What the pod asks for that only a scheduler reads: spec.resourceClaims (an array), the
 //      spec.volumes (an array of objects) that are persistentVolumeClaim or ephemeral volumes,
-//      spec.affinity.podAffinity / podAntiAffinity with a required or preferred term (arrays)
 //      and spec.topologySpreadConstraints (an array); names are kept, the terms are not read.
+//  17. spec.affinity.podAffinity and spec.affinity.podAntiAffinity, when present, are objects
+//      whose requiredDuringSchedulingIgnoredDuringExecution, when present, is an array of
+//      PodAffinityTerm objects and whose preferredDuringSchedulingIgnoredDuringExecution is an
+//      array of objects with an integer `weight` of 1 to 100 and a `podAffinityTerm` object (the
+//      API server's validation). A PodAffinityTerm has a non-empty string topologyKey;
+//      labelSelector and namespaceSelector, when present and not null, are meta/v1
+//      LabelSelectors (kube/label_selector_codec.h: an absent labelSelector selects no pod, an
+//      empty namespaceSelector every namespace); namespaces, matchLabelKeys and
+//      mismatchLabelKeys are arrays of strings. Read into base/label_selector.h's PodAffinity;
+//      matchLabelKeys stay apart from the selector (the scheduler applies them, see there).
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -58,6 +67,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/pod.h"
+#include "base/label_selector.h"
 #include "nlohmann/json.hpp"
 
 namespace huygens::kube {
@@ -74,6 +84,7 @@ struct PodObject {
   std::string deletion_timestamp;  // metadata.deletionTimestamp (rule 12), "" when unset
   bool host_network = false;       // spec.hostNetwork (rule 11)
   std::vector<std::string> pod_ips;  // status.podIPs[].ip, else status.podIP (rule 11)
+  PodAffinity pod_affinity;          // spec.affinity.podAffinity / podAntiAffinity (rule 17)
   std::optional<std::string> allocation;         // huygens.io/allocation, as written
   std::optional<std::string> allocation_status;  // huygens.io/allocation-status, as written
   // huygens.io/rebalance: false when the annotation is "false" (the rebalancer leaves the pod
@@ -89,12 +100,9 @@ struct PodObject {
   // Rule 15: spec.schedulingGates[].name, in order.
   std::vector<std::string> scheduling_gates;
   // Rule 16: spec.resourceClaims[].name; the names of the persistentVolumeClaim and ephemeral
-  // volumes; whether required or preferred pod affinity / anti-affinity terms are given; the
-  // number of topologySpreadConstraints.
+  // volumes; the number of topologySpreadConstraints.
   std::vector<std::string> resource_claims;
   std::vector<std::string> claim_volumes;
-  bool pod_affinity = false;
-  bool pod_anti_affinity = false;
   int topology_spread_constraints = 0;
 
   // The pod holds no resources any more (IsTerminalPhase(phase)).

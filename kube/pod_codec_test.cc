@@ -2,6 +2,7 @@
 #include "kube/pod_codec.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -273,33 +274,84 @@ TEST(PodCodecTest, Rule16WhatOnlyASchedulerReadsIsNoticed) {
   auto plain = DecodePod(pod);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE(plain->resource_claims.empty() && plain->claim_volumes.empty());
-  EXPECT_FALSE(plain->pod_affinity || plain->pod_anti_affinity);
   EXPECT_EQ(plain->topology_spread_constraints, 0);
   pod["spec"]["resourceClaims"] = json::array({{{"name", "gpu"}, {"resourceClaimName", "c"}}});
   pod["spec"]["volumes"] = json::array({{{"name", "tmp"}, {"emptyDir", json::object()}},
                                         {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "d"}}}},
                                         {{"name", "scratch"}, {"ephemeral", json::object()}}});
-  pod["spec"]["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
-      json::array({{{"weight", 1}}});
-  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json::array();
   pod["spec"]["topologySpreadConstraints"] = json::array({{{"maxSkew", 1}}, {{"maxSkew", 2}}});
   auto decoded = DecodePod(pod);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->resource_claims, (std::vector<std::string>{"gpu"}));
   EXPECT_EQ(decoded->claim_volumes, (std::vector<std::string>{"data", "scratch"}));
-  EXPECT_FALSE(decoded->pod_affinity) << "an empty list of terms asks for nothing";
-  EXPECT_TRUE(decoded->pod_anti_affinity);
   EXPECT_EQ(decoded->topology_spread_constraints, 2);
   pod["spec"]["volumes"][1].erase("name");
   EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.volumes[1].name: missing");
   pod["spec"]["volumes"][1]["name"] = "data";
-  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = 1;
-  EXPECT_EQ(ErrorOf(pod),
-            "pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
-            "expected an array");
-  pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json::array();
   pod["spec"]["topologySpreadConstraints"] = "zone";
   EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.topologySpreadConstraints: expected an array");
+json WithPodAffinity(json affinity) {
+  json pod = Pod();
+  pod["spec"]["affinity"] = std::move(affinity);
+  return pod;
+}
+
+TEST(PodCodecTest, Rule17InterPodAffinityTermsAreRead) {
+  const json term = {{"labelSelector", {{"matchLabels", {{"app", "db"}}},
+                                        {"matchExpressions", json::array({{{"key", "tier"}, {"operator", "Exists"}}})}}},
+                     {"namespaces", json::array({"data"})},
+                     {"namespaceSelector", json::object()},
+                     {"topologyKey", "kubernetes.io/hostname"},
+                     {"matchLabelKeys", json::array({"version"})},
+                     {"mismatchLabelKeys", json::array({"tenant"})}};
+  auto decoded = DecodePod(WithPodAffinity(
+      {{"podAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({term})}}},
+       {"podAntiAffinity",
+        {{"preferredDuringSchedulingIgnoredDuringExecution",
+          json::array({{{"weight", 30}, {"podAffinityTerm", {{"topologyKey", "zone"}}}}})}}}}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const PodAffinity& a = decoded->pod_affinity;
+  ASSERT_EQ(a.required.size(), 1u);
+  const PodAffinityTerm& t = a.required[0];
+  ASSERT_TRUE(t.label_selector.has_value());
+  EXPECT_EQ(t.label_selector->match_labels, (Labels{{"app", "db"}}));
+  ASSERT_EQ(t.label_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(t.label_selector->match_expressions[0].op, SelectorOperator::kExists);
+  EXPECT_EQ(t.namespaces, (std::vector<std::string>{"data"}));
+  ASSERT_TRUE(t.namespace_selector.has_value());
+  EXPECT_TRUE(t.namespace_selector->empty());
+  EXPECT_EQ(t.topology_key, "kubernetes.io/hostname");
+  EXPECT_EQ(t.match_label_keys, (std::vector<std::string>{"version"}));
+  EXPECT_EQ(t.mismatch_label_keys, (std::vector<std::string>{"tenant"}));
+  ASSERT_EQ(a.preferred_anti.size(), 1u);
+  EXPECT_EQ(a.preferred_anti[0].weight, 30);
+  EXPECT_FALSE(a.preferred_anti[0].term.label_selector.has_value());  // selects no pod
+  EXPECT_TRUE(a.preferred.empty());
+  EXPECT_TRUE(a.required_anti.empty());
+}
+
+TEST(PodCodecTest, Rule17AMalformedAffinityTermNamesTheField) {
+  const std::string required = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+  auto anti = [](json term) {
+    return WithPodAffinity({{"podAntiAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::array({term})}}}});
+  };
+  EXPECT_EQ(ErrorOf(anti({{"labelSelector", json::object()}})), "pod default/web: " + required + ".topologyKey: missing");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"},
+                          {"labelSelector", {{"matchExpressions", json::array({{{"key", "a"}, {"operator", "Gt"}, {"values", {"1"}}}})}}}})),
+            "pod default/web: " + required +
+                ".labelSelector.matchExpressions[0].operator: \"Gt\" is not one of In, NotIn, Exists, DoesNotExist");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"}, {"namespaces", "data"}})),
+            "pod default/web: " + required + ".namespaces: expected an array, got string");
+  EXPECT_EQ(ErrorOf(anti({{"topologyKey", "zone"}, {"namespaceSelector", {{"matchLabels", {{"team", 1}}}}}})),
+            "pod default/web: " + required + ".namespaceSelector.matchLabels.team: expected a string, got integer");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAffinity", {{"preferredDuringSchedulingIgnoredDuringExecution",
+                                                        json::array({{{"weight", 0}, {"podAffinityTerm", {{"topologyKey", "zone"}}}}})}}}})),
+            "pod default/web: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: 0 "
+            "is not an integer from 1 to 100");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", json::object()}}}})),
+            "pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution: expected an array");
+  EXPECT_EQ(ErrorOf(WithPodAffinity({{"podAntiAffinity", "yes"}})),
+            "pod default/web: spec.affinity.podAntiAffinity: expected an object");
 }
 
 }  // namespace

@@ -159,6 +159,9 @@ absl::Status ClusterCache::RemoveNode(std::string_view name) {
     CountExclusive(pod->second.allocation, -1);
     pods_.erase(pod);
   }
+  if (!info->pods_with_affinity.empty()) {
+    std::erase(nodes_with_affinity_, info);
+  }
   CountOffers(*info, -1);
   by_name_.erase(it);
   const int index = info->index;
@@ -200,6 +203,7 @@ absl::Status ClusterCache::Place(PodPtr pod, NodeInfo& info,
     }
   }
   info.pod_uids.push_back(uid);
+  CountPodAffinity(*pod, info, +1);
   CountGroup(*pod, allocation, info, +1);
   CountExclusive(allocation, +1);
   PodEntry entry{std::move(pod), info.node.name, std::move(allocation), assumed, false};
@@ -221,9 +225,41 @@ void ClusterCache::Unplace(PodEntry& entry, NodeInfo& info) {
     if (used != info.used_ports.end() && --used->count == 0) info.used_ports.erase(used);
   }
   info.pod_uids.erase(std::find(info.pod_uids.begin(), info.pod_uids.end(), pod.Uid()));
+  CountPodAffinity(pod, info, -1);
   CountGroup(pod, entry.allocation, info, -1);
   CountExclusive(entry.allocation, -1);
   Touch(info);
+}
+
+void ClusterCache::CountPodAffinity(const Pod& pod, NodeInfo& info, int delta) {
+  if (pod.pod_affinity.empty()) return;
+  const bool had = !info.pods_with_affinity.empty();
+  auto update = [&pod, delta](std::vector<const Pod*>& list) {
+    if (delta > 0) {
+      list.push_back(&pod);
+    } else {
+      list.erase(std::find(list.begin(), list.end(), &pod));
+    }
+  };
+  update(info.pods_with_affinity);
+  if (!pod.pod_affinity.required_anti.empty()) update(info.pods_with_required_anti_affinity);
+  const bool has = !info.pods_with_affinity.empty();
+  if (!had && has) nodes_with_affinity_.push_back(&info);
+  if (had && !has) std::erase(nodes_with_affinity_, &info);
+}
+
+void ClusterCache::SetNamespaceLabels(std::string name, Labels labels) {
+  namespace_labels_.insert_or_assign(std::move(name), std::move(labels));
+  ++generation_;
+}
+
+void ClusterCache::RemoveNamespace(std::string_view name) {
+  if (namespace_labels_.erase(Key(name)) > 0) ++generation_;
+}
+
+const Labels* ClusterCache::NamespaceLabels(std::string_view name) const {
+  auto it = namespace_labels_.find(Key(name));
+  return it == namespace_labels_.end() ? nullptr : &it->second;
 }
 
 void ClusterCache::CountRequests(const Pod& pod, NodeInfo& info, int delta) {

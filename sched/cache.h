@@ -113,6 +113,11 @@ struct NodeInfo {
     int offer = 0;
   };
   std::vector<NumaCapacity> numa_capacity;
+  // The pods above with any inter-pod affinity or anti-affinity term (kube-scheduler's
+  // PodsWithAffinity), and those with a required anti-affinity term (its
+  // PodsWithRequiredAntiAffinity), in arrival order; InterPodAffinity reads them.
+  std::vector<const Pod*> pods_with_affinity;
+  std::vector<const Pod*> pods_with_required_anti_affinity;
 
   int NumPods() const { return static_cast<int>(pod_uids.size()); }
 };
@@ -234,6 +239,20 @@ class ClusterCache {
   // exclusive request above it fits no NUMA node of the cluster. O(1).
   int LargestNumaNode() const;
 
+  // The nodes whose pods_with_affinity is not empty, in no particular order: what
+  // InterPodAffinity scans for existing pods' terms, so that a cluster without such pods costs
+  // it nothing per attempt.
+  const std::vector<const NodeInfo*>& NodesWithPodAffinity() const { return nodes_with_affinity_; }
+
+  // ---- Namespaces ------------------------------------------------------------------------
+  // The labels of namespace `name`, for inter-pod affinity's namespaceSelector; replaces what
+  // was set before. Generation() changes, no node's generation does.
+  void SetNamespaceLabels(std::string name, Labels labels);
+  // Forgets namespace `name` (nothing when unknown).
+  void RemoveNamespace(std::string_view name);
+  // The labels set for namespace `name`; nullptr when the cache was never told of it.
+  const Labels* NamespaceLabels(std::string_view name) const;
+
   uint64_t Generation() const { return generation_; }
 
  private:
@@ -245,6 +264,9 @@ class ClusterCache {
   // Adds `delta` to the affinity-group placement of a pod with `allocation` on `info`.
   void CountGroup(const Pod& pod, const std::optional<PodAllocation>& allocation,
                   NodeInfo& info, int delta);
+  // Adds (delta +1) or removes (-1) `pod` in info's inter-pod affinity lists and keeps
+  // nodes_with_affinity_ in step.
+  void CountPodAffinity(const Pod& pod, NodeInfo& info, int delta);
   // Adds `delta` to ExclusiveSizes() for a pod with `allocation`.
   void CountExclusive(const std::optional<PodAllocation>& allocation, int delta);
   void Touch(NodeInfo& info);
@@ -261,6 +283,8 @@ class ClusterCache {
   absl::flat_hash_map<std::string, PodEntry> pods_;
   absl::flat_hash_map<std::string, AffinityGroupPlacement> groups_;
   std::map<int, int> exclusive_sizes_;
+  std::vector<const NodeInfo*> nodes_with_affinity_;  // see NodesWithPodAffinity
+  absl::flat_hash_map<std::string, Labels> namespace_labels_;
   std::map<int, int64_t> numa_offers_;  // offer (> 0) -> NUMA nodes offering it, see NumaSlots
   std::map<int, int64_t> numa_sizes_;   // user CPUs -> NUMA nodes that size, see LargestNumaNode
   uint64_t generation_ = 0;

@@ -1,6 +1,6 @@
 // The scheduler's equivalence cache: the key tells apart every pod field a plugin reads, and
 // a scheduler that reuses results decides exactly as one that recomputes everything, through
-// pod churn, node updates, node removal and affinity groups.
+// pod churn, node updates, node removal, affinity groups and inter-pod (anti-)affinity.
 #include <functional>
 #include <memory>
 #include <random>
@@ -89,7 +89,13 @@ INSTANTIATE_TEST_SUITE_P(
         KeyCase{"extended request", [](Pod& p) { p.extended_requests["example.com/gpu"] = 1; }},
         KeyCase{"priority", [](Pod& p) { p.priority = 1000; }},
         KeyCase{"scheduler name", [](Pod& p) { p.scheduler_name = "huygens"; }},
-        KeyCase{"node name", [](Pod& p) { p.node_name = "n1"; }}),
+        KeyCase{"node name", [](Pod& p) { p.node_name = "n1"; }},
+        KeyCase{"required pod anti-affinity", [](Pod& p) {
+                  p.pod_affinity.required_anti.push_back({.label_selector = LabelSelector{}, .namespaces = {},
+                                                          .namespace_selector = std::nullopt, .topology_key = "zone",
+                                                          .match_label_keys = {}, .mismatch_label_keys = {}});
+                }},
+        KeyCase{"preferred pod affinity weight", [](Pod& p) { p.pod_affinity.preferred.push_back({.weight = 3, .term = {}}); }}),
     testing::SentenceName<KeyCase>);
 
 TEST(EquivalenceKey, FieldBoundariesCannotBeConfused) {
@@ -155,6 +161,7 @@ TEST(EquivalenceCache, DecidesExactlyAsRecomputingThroughChurnNodeUpdatesAndGrou
     Node n = MachineNode(fmt::format("n{}", i), shapes[static_cast<size_t>(i) % shapes.size()],
                          config);
     n.labels["zone"] = i % 4 == 0 ? "a" : "b";
+    n.labels["kubernetes.io/hostname"] = n.name;
     return n;
   };
   for (int i = 0; i < 160; ++i) {
@@ -167,6 +174,19 @@ TEST(EquivalenceCache, DecidesExactlyAsRecomputingThroughChurnNodeUpdatesAndGrou
     if (shape % 7 == 2) pod.node_selector["zone"] = "a";
     if (shape % 4 == 3) pod.spec.bind_policy = BindPolicy::kSpreadCores;
     if (shape % 9 == 4) pod.tolerations.push_back({"dedicated", TolerationOperator::kExists});
+    // Inter-pod affinity: replicas of a0 keep apart on hostname, and repel every a0 pod;
+    // some a2 pods would rather run in a zone with a1 pods.
+    const std::string app = fmt::format("a{}", shape % 3);
+    pod.labels["app"] = app;
+    PodAffinityTerm term{.label_selector = LabelSelector{.match_labels = {{"app", app}}, .match_expressions = {}},
+                         .namespaces = {}, .namespace_selector = std::nullopt,
+                         .topology_key = "kubernetes.io/hostname", .match_label_keys = {}, .mismatch_label_keys = {}};
+    if (shape % 11 == 3) pod.pod_affinity.required_anti.push_back(term);
+    if (shape % 13 == 2) {
+      term.label_selector->match_labels["app"] = "a1";
+      term.topology_key = "zone";
+      pod.pod_affinity.preferred.push_back({5, term});
+    }
     return pod;
   };
   std::vector<std::string> running;

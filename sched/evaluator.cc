@@ -1,5 +1,7 @@
 #include "sched/evaluator.h"
 
+#include <numeric>
+
 #include "absl/status/status.h"
 
 namespace huygens::sched {
@@ -66,7 +68,9 @@ absl::StatusOr<ScoreBreakdown> ProfileEvaluator::ScoreByPlugin(
     for (size_t i = 0; i < n; ++i) out.normalised[p * n + i] = plugin->Score(state_, *nodes[i]);
   }
   out.totals.assign(n, 0);
-  plugins_.AddWeightedScores(state_, out.normalised, out.totals);
+  std::vector<uint32_t> every(plugins_.scores.size());
+  std::iota(every.begin(), every.end(), uint32_t{0});
+  plugins_.AddWeightedScores(state_, every, out.normalised, out.totals);
   return out;
 }
 

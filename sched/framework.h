@@ -149,10 +149,16 @@ class CycleState {
   // profiles without the Huygens Reserve plugin).
   std::optional<PodAllocation> allocation;
 
+  // Set by a PreFilter when this attempt's Filter or Score results depend on more than the
+  // pod's equivalence key and the node judged (InterPodAffinity with terms in play reads other
+  // nodes' pods): the scheduler then neither reuses nor keeps them in its equivalence cache.
+  bool skip_equivalence_cache = false;
+
   // Starts a new attempt for `pod` (keeps slot objects and buffers).
   void Reset(PodPtr pod) {
     pod_ = std::move(pod);
     allocation.reset();
+    skip_equivalence_cache = false;
   }
 
  private:
@@ -187,7 +193,8 @@ class Plugin {
   // or Score results depend on apart from the node judged, for the scheduler's equivalence
   // cache (scheduler.h). The contract every plugin keeps: Filter(state, node) and
   // Score(state, node) are functions of the pod's equivalence key, this addition and the
-  // node's state (NodeInfo::generation) only. Called after the pod's facts are computed.
+  // node's state (NodeInfo::generation) only, unless its PreFilter set
+  // CycleState::skip_equivalence_cache. Called after the PreFilters.
   virtual void AppendEquivalenceKey(const CycleState& state, std::string& key) const {
     (void)state;
     (void)key;
@@ -230,6 +237,13 @@ class ScorePlugin : public virtual Plugin {
   virtual void NormalizeScore(CycleState& state, std::span<int64_t> scores) {
     (void)state;
     (void)scores;
+  }
+  // True when this attempt's Score would be 0 on every node and NormalizeScore would keep it
+  // so (kube-scheduler's PreScore returning Skip): the scheduler then leaves the plugin out of
+  // the attempt's weighted sum. Called after PreFilter and PreScore. Default false.
+  virtual bool SkipScore(const CycleState& state) const {
+    (void)state;
+    return false;
   }
 };
 

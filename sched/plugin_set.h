@@ -70,15 +70,17 @@ struct PluginSet {
     return Status();
   }
 
-  // The weighted sum of the score plugins over n nodes: `raw` holds score plugin p's raw score
-  // of node k at raw[p * n + k] (p in the order of `scores`, n = totals.size(); REQUIRES:
-  // raw.size() == scores.size() * n). Each plugin's row is normalised in place
-  // (NormalizeScore), then added times its weight into `totals`, which the caller zeroes.
-  void AddWeightedScores(CycleState& state, std::span<int64_t> raw, std::span<int64_t> totals) const {
+  // The weighted sum of the score plugins `active` (indices into `scores`, ascending) over n
+  // nodes: `raw` holds plugin active[j]'s raw score of node k at raw[j * n + k] (n =
+  // totals.size(); REQUIRES: raw.size() == active.size() * n). Each plugin's row is normalised
+  // in place (NormalizeScore), then added times its weight into `totals`, which the caller
+  // zeroes.
+  void AddWeightedScores(CycleState& state, std::span<const uint32_t> active, std::span<int64_t> raw,
+                         std::span<int64_t> totals) const {
     const size_t n = totals.size();
-    for (size_t p = 0; p < scores.size(); ++p) {
-      const auto& [plugin, weight] = scores[p];
-      std::span<int64_t> row = raw.subspan(p * n, n);
+    for (size_t j = 0; j < active.size(); ++j) {
+      const auto& [plugin, weight] = scores[active[j]];
+      std::span<int64_t> row = raw.subspan(j * n, n);
       plugin->NormalizeScore(state, row);
       for (size_t k = 0; k < n; ++k) totals[k] += weight * row[k];
     }

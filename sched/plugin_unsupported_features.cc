@@ -16,12 +16,10 @@ struct UnsupportedFeature {
 };
 
 // kube-scheduler v1.35's plugins for these are DynamicResources, VolumeBinding (with
-// VolumeRestrictions, VolumeZone, NodeVolumeLimits), InterPodAffinity and PodTopologySpread.
+// VolumeRestrictions, VolumeZone, NodeVolumeLimits) and PodTopologySpread.
 constexpr UnsupportedFeature kUnsupported[] = {
     {"resourceClaims", [](const Pod& p) { return !p.resource_claims.empty(); }},
     {"persistentVolumeClaim or ephemeral volumes", [](const Pod& p) { return !p.claim_volumes.empty(); }},
-    {"podAffinity", [](const Pod& p) { return p.pod_affinity; }},
-    {"podAntiAffinity", [](const Pod& p) { return p.pod_anti_affinity; }},
     {"topologySpreadConstraints", [](const Pod& p) { return p.topology_spread_constraints > 0; }},
 };
 

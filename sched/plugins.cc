@@ -13,6 +13,7 @@ absl::StatusOr<std::unique_ptr<Plugin>> NewPlugin(std::string_view name, const P
   if (name == "NodePorts") return NewNodePorts();
   if (name == "NodeResourcesFit") return NewNodeResourcesFit(profile.resource_scoring);
   if (name == "UnsupportedFeatures") return NewUnsupportedFeatures();
+  if (name == "InterPodAffinity") return NewInterPodAffinity(cache);
   if (name == "NumaFit") return NewNumaFit();
   if (name == "NumaScore") return NewNumaScore(cache);
   if (name == "SmtScore") return NewSmtScore();

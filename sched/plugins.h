@@ -43,6 +43,22 @@ std::unique_ptr<Plugin> NewNodePorts();
 // (Unschedulable; every failing resource is listed). Score: `scoring` over cpu and memory
 // (weights 1 each), 0..100.
 std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
+// PreFilter + Filter + Score: inter-pod affinity and anti-affinity (kube-scheduler v1.35.4's
+// InterPodAffinity, hardPodAffinityWeight 1), topology domains from the node labels named by
+// each term's topologyKey, pods counted from `cache` (bound and assumed) at PreFilter. Filter,
+// first failure wins: the pod's required affinity terms (a node lacking a topology key, or a
+// domain with no pod matching all terms, unless no pod matches anywhere and the pod matches
+// its own terms): "node(s) didn't match pod affinity rules" (UnschedulableAndUnresolvable); a
+// domain holding a pod its required anti-affinity selects: "node(s) didn't match pod
+// anti-affinity rules" (Unschedulable); a domain holding a pod whose required anti-affinity
+// selects it: "node(s) didn't satisfy existing pods anti-affinity rules" (Unschedulable).
+// Score: per domain, + weight of the pod's preferred affinity terms and - weight of its
+// preferred anti-affinity terms for each pod they select, the same for existing pods' preferred
+// terms selecting the pod, + 1 per existing pod's required affinity term selecting it;
+// normalised min-max to 0..100. A namespaceSelector reads ClusterCache::NamespaceLabels: a
+// namespace the cache does not know has no labels. Sets CycleState::skip_equivalence_cache
+// when any of this applies to the pod. REQUIRES: `cache` outlives the plugin.
+std::unique_ptr<Plugin> NewInterPodAffinity(const ClusterCache* cache);
 
 // ---- Huygens plugins -------------------------------------------------------------------
 // PreFilter: refuses a pod that asks for what huygens-scheduler cannot honour yet

@@ -487,10 +487,6 @@ INSTANTIATE_TEST_SUITE_P(
         UnsupportedCase{"claim volumes wait", [](Pod& p) { p.claim_volumes = {"data"}; },
                         "pod asks for persistentVolumeClaim or ephemeral volumes, which huygens-scheduler does "
                         "not support yet"},
-        UnsupportedCase{"pod affinity waits", [](Pod& p) { p.pod_affinity = true; },
-                        "pod asks for podAffinity, which huygens-scheduler does not support yet"},
-        UnsupportedCase{"pod anti-affinity waits", [](Pod& p) { p.pod_anti_affinity = true; },
-                        "pod asks for podAntiAffinity, which huygens-scheduler does not support yet"},
         UnsupportedCase{"topology spread waits", [](Pod& p) { p.topology_spread_constraints = 1; },
                         "pod asks for topologySpreadConstraints, which huygens-scheduler does not support yet"},
         UnsupportedCase{"several are named together",

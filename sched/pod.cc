@@ -74,7 +74,7 @@ static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 176,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
-static_assert(sizeof(void*) != 8 || sizeof(Pod) == 704,  // rebalance, resource_version, scheduling_gates: none
+static_assert(sizeof(void*) != 8 || sizeof(Pod) == 792,  // rebalance, resource_version, scheduling_gates: none
               "Pod changed: review AppendEquivalenceKey");
 
 namespace {
@@ -105,6 +105,43 @@ void Requirements(std::string& key, const std::vector<NodeSelectorRequirement>& 
 void Term(std::string& key, const NodeSelectorTerm& term) {
   Requirements(key, term.match_expressions);
   Requirements(key, term.match_fields);
+}
+
+void Selector(std::string& key, const std::optional<LabelSelector>& s) {
+  Int(key, s.has_value() ? static_cast<int64_t>(s->match_labels.size()) : -1);
+  if (!s.has_value()) return;
+  for (const auto& [k, v] : s->match_labels) {
+    Field(key, k);
+    Field(key, v);
+  }
+  Requirements(key, s->match_expressions);
+}
+
+void Strings(std::string& key, const std::vector<std::string>& values) {
+  Int(key, static_cast<int64_t>(values.size()));
+  for (const std::string& v : values) Field(key, v);
+}
+
+void AffinityTerm(std::string& key, const PodAffinityTerm& t) {
+  Selector(key, t.label_selector);
+  Strings(key, t.namespaces);
+  Selector(key, t.namespace_selector);
+  Field(key, t.topology_key);
+  Strings(key, t.match_label_keys);
+  Strings(key, t.mismatch_label_keys);
+}
+
+void AffinityTerms(std::string& key, const std::vector<PodAffinityTerm>& terms) {
+  Int(key, static_cast<int64_t>(terms.size()));
+  for (const PodAffinityTerm& t : terms) AffinityTerm(key, t);
+}
+
+void WeightedAffinityTerms(std::string& key, const std::vector<WeightedPodAffinityTerm>& terms) {
+  Int(key, static_cast<int64_t>(terms.size()));
+  for (const WeightedPodAffinityTerm& t : terms) {
+    Int(key, t.weight);
+    AffinityTerm(key, t.term);
+  }
 }
 
 void Containers(std::string& key, const std::vector<ContainerSpec>& containers) {
@@ -160,6 +197,10 @@ void AppendEquivalenceKey(const Pod& pod, std::string& key) {
     Int(key, t.weight);
     Term(key, t.preference);
   }
+  AffinityTerms(key, pod.pod_affinity.required);
+  WeightedAffinityTerms(key, pod.pod_affinity.preferred);
+  AffinityTerms(key, pod.pod_affinity.required_anti);
+  WeightedAffinityTerms(key, pod.pod_affinity.preferred_anti);
   Int(key, static_cast<int64_t>(pod.tolerations.size()));
   for (const Toleration& t : pod.tolerations) {
     Field(key, t.key);

@@ -2,8 +2,9 @@
 //
 // What it is: the pod's resource shape (PodSpec, from alloc/pod.h: uid, namespace, name,
 // containers, Huygens annotations) plus every field kube-scheduler's default filters read:
-// labels, nodeSelector, required and preferred node affinity, tolerations, host ports,
-// priority, schedulerName, spec.nodeName, extended-resource requests and creation order.
+// labels, nodeSelector, required and preferred node affinity, inter-pod affinity, tolerations,
+// host ports, priority, schedulerName, spec.nodeName, extended-resource requests and creation
+// order.
 // Field meanings and defaults follow the Kubernetes core/v1 API.
 //
 // Invariants: `spec.uid` is non-empty and unique in a cluster; `creation_index` is unique per
@@ -89,6 +90,8 @@ struct Pod {
   std::vector<NodeSelectorTerm> required_node_affinity;
   // spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;
+  // spec.affinity.podAffinity and podAntiAffinity (base/label_selector.h).
+  PodAffinity pod_affinity;
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;
   // Effective requests of extended resources other than huygens.io/isolated-cpu (which comes
@@ -104,12 +107,9 @@ struct Pod {
   std::string resource_version;
   bool rebalance = true;  // huygens.io/rebalance; false: the rebalancer never moves it
   // What the pod asks for that huygens-scheduler reads only to know it is asked
-  // (sched/plugin_unsupported_features.cc): the number of topologySpreadConstraints, whether
-  // it has required or preferred pod anti-affinity / affinity terms, the names of its
-  // persistentVolumeClaim and ephemeral volumes and of its spec.resourceClaims.
+  // (sched/plugin_unsupported_features.cc): the number of topologySpreadConstraints, the
+  // names of its persistentVolumeClaim and ephemeral volumes and of its spec.resourceClaims.
   int topology_spread_constraints = 0;
-  bool pod_anti_affinity = false;
-  bool pod_affinity = false;
   std::vector<std::string> claim_volumes;
   std::vector<std::string> resource_claims;
   // spec.schedulingGates' names: while any is left the pod is not attempted.
@@ -146,11 +146,13 @@ PodRequests ComputePodRequests(const Pod& pod);
 
 // Appends to `key` the pod's equivalence key: every field a Filter or Score plugin may read
 // (the PodSpec but uid and name; nodeSelector, node affinity, tolerations, host ports, extended
-// requests, pod-level requests, overhead, priority, schedulerName, spec.nodeName). Pods with equal keys are judged and
-// scored identically on a node in a given state, which the scheduler's equivalence cache
-// relies on. Left out: uid, name, labels (no plugin reads a pod's own labels: there is no
-// inter-pod affinity plugin), creation_index, resource_version, scheduling_gates (never attempted)
-// and what UnsupportedFeatures reads (a PreFilter: a pod it refuses reaches no Filter). A plugin that reads a new
+// requests, pod-level requests, overhead, priority, schedulerName, spec.nodeName, inter-pod
+// affinity terms). Pods with equal keys are judged and scored identically on a node in a given
+// state, which the scheduler's equivalence cache relies on. Left out: uid, name, labels (only
+// InterPodAffinity reads them, and it keeps an attempt where they matter out of the
+// equivalence cache: CycleState::skip_equivalence_cache), creation_index, resource_version,
+// scheduling_gates (never attempted) and what UnsupportedFeatures reads (a PreFilter: a pod it
+// refuses reaches no Filter). A plugin that reads a new
 // pod field must add it here; a static_assert on the struct sizes in pod.cc is the reminder.
 void AppendEquivalenceKey(const Pod& pod, std::string& key);
 

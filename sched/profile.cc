@@ -3,10 +3,10 @@
 namespace huygens::sched {
 namespace {
 
-// kube-scheduler's default filters for the fields Huygens models, cheapest first.
+// kube-scheduler's default filters for the fields Huygens models, in its order.
 std::vector<std::string> DefaultFilters() {
-  return {"NodeUnschedulable", "NodeName",  "TaintToleration",
-          "NodeAffinity",      "NodePorts", "NodeResourcesFit"};
+  return {"NodeUnschedulable", "NodeName",         "TaintToleration", "NodeAffinity",
+          "NodePorts",         "NodeResourcesFit", "InterPodAffinity"};
 }
 
 }  // namespace
@@ -18,7 +18,7 @@ Profile HuygensProfile() {
   p.filters = DefaultFilters();
   p.filters.push_back("NumaFit");
   p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3},
-              {"NumaScore", 12},       {"SmtScore", 1}};
+              {"InterPodAffinity", 2}, {"NumaScore", 12},    {"SmtScore", 1}};
   p.reserves = {"NumaReserve"};
   p.resource_scoring = ResourceScoring::kMostAllocated;
   return p;
@@ -28,8 +28,9 @@ Profile DefaultProfile() {
   Profile p;
   p.scheduler_name = "default-scheduler";
   p.filters = DefaultFilters();
-  // kube-scheduler's default weights: NodeResourcesFit 1, NodeAffinity 2, TaintToleration 3.
-  p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3}};
+  // kube-scheduler's default weights: NodeResourcesFit 1, NodeAffinity 2, TaintToleration 3,
+  // InterPodAffinity 2.
+  p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3}, {"InterPodAffinity", 2}};
   p.resource_scoring = ResourceScoring::kLeastAllocated;
   return p;
 }

@@ -16,9 +16,9 @@
 // Plugin names (one file each, sched/plugin_*.cc; see docs/scheduler.md):
 //   pre-filters: UnsupportedFeatures
 //   filters:  NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-//             NodeResourcesFit, NumaFit, NodeResourceTopologyMatch
-//   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, NumaScore, SmtScore,
-//             NodeResourceTopologyMatch
+//             NodeResourcesFit, InterPodAffinity, NumaFit, NodeResourceTopologyMatch
+//   scores:   NodeResourcesFit, NodeAffinity, TaintToleration, InterPodAffinity, NumaScore,
+//             SmtScore, NodeResourceTopologyMatch
 //   reserve:  NumaReserve
 //
 // Thread-safety: plain data.
@@ -90,13 +90,15 @@ struct Profile {
 
 // The Huygens profile (see the file comment). PreFilter: UnsupportedFeatures (dropped in
 // extender mode, scheduler/config.h's EffectiveProfiles). Filters: NodeUnschedulable, NodeName,
-// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, NumaFit. Scores (weight):
-// NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3), NumaScore (12:
-// its tiers then decide before the other scores, see plugin_numa_score.cc), SmtScore (1).
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, InterPodAffinity, NumaFit. Scores
+// (weight): NodeResourcesFit (1, most-allocated), NodeAffinity (2), TaintToleration (3),
+// InterPodAffinity (2), NumaScore (12: its tiers then decide before the other scores, see
+// plugin_numa_score.cc), SmtScore (1).
 // Reserve: NumaReserve.
 Profile HuygensProfile();
 
-// The stock-scheduler baseline: the same default filters and scores without any NUMA plugin
+// The stock-scheduler baseline: the same default filters and scores (InterPodAffinity weight 2,
+// kube-scheduler's) without any NUMA plugin
 // and without Reserve; NodeResourcesFit scores least-allocated; scheduler name
 // "default-scheduler".
 Profile DefaultProfile();

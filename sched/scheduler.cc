@@ -52,6 +52,7 @@ struct Scheduler::Impl {
   std::vector<const NodeInfo*> feasible;  // the same nodes, for PreScore and Score
   std::vector<int64_t> totals;
   std::vector<int64_t> plugin_scores;
+  std::vector<uint32_t> active_scores;  // this attempt's score plugins that do not skip
   absl::flat_hash_map<std::string, int> reason_counts;
   size_t next_start = 0;
 
@@ -114,7 +115,7 @@ std::pair<Scheduler::Impl::ClassResults*, bool> Scheduler::Impl::ResultsFor(
     const Profile& profile, size_t nodes) {
   ClassResults* results = &scratch;
   bool reuse = false;
-  if (profile.equivalence_cache) {
+  if (profile.equivalence_cache && !state.skip_equivalence_cache) {
     key.clear();
     AppendEquivalenceKey(state.pod(), key);
     for (const auto& plugin : plugins.owned) plugin->AppendEquivalenceKey(state, key);
@@ -257,9 +258,18 @@ absl::StatusOr<size_t> Scheduler::Impl::Score(const std::vector<NodeInfo*>& node
   if (Status s = plugins.RunPreScores(state, feasible, &failed); !s.ok()) {
     return absl::InternalError(PluginSet::ErrorMessage(*failed, s));
   }
-  // One pass over the feasible nodes: refresh stale raw scores and copy them out plugin by
-  // plugin (plugin_scores[p * num_feasible + k]), so each node's row is read once.
-  plugin_scores.resize(num_scores * num_feasible);
+  // Plugins that skip this attempt (ScorePlugin::SkipScore) add nothing: left out of the copy
+  // and the sum. Their raw scores are still refreshed with the rest, so a kept row stays whole.
+  active_scores.clear();
+  for (size_t p = 0; p < num_scores; ++p) {
+    if (!plugins.scores[p].first->SkipScore(state)) active_scores.push_back(static_cast<uint32_t>(p));
+  }
+  // One pass over the feasible nodes: refresh stale raw scores and copy the active plugins'
+  // out plugin by plugin (plugin_scores[j * num_feasible + k]), so each node's row is read once.
+  const size_t num_active = active_scores.size();
+  plugin_scores.resize(num_active * num_feasible);
+  const uint32_t* active = active_scores.data();
+  int64_t* out = plugin_scores.data();
   for (size_t k = 0; k < num_feasible; ++k) {
     const size_t i = feasible_index[k];
     int64_t* row = &results.scores[i * num_scores];
@@ -267,10 +277,10 @@ absl::StatusOr<size_t> Scheduler::Impl::Score(const std::vector<NodeInfo*>& node
       for (size_t p = 0; p < num_scores; ++p) row[p] = plugins.scores[p].first->Score(state, *feasible[k]);
       results.score_generation[i] = generations[i];
     }
-    for (size_t p = 0; p < num_scores; ++p) plugin_scores[p * num_feasible + k] = row[p];
+    for (size_t j = 0; j < num_active; ++j) out[j * num_feasible + k] = row[active[j]];
   }
   totals.assign(num_feasible, 0);
-  plugins.AddWeightedScores(state, plugin_scores, totals);
+  plugins.AddWeightedScores(state, active_scores, plugin_scores, totals);
   if (verdicts != nullptr) {  // feasible nodes are in visit order, as the verdicts
     size_t k = 0;
     for (NodeVerdict& v : *verdicts) {

@@ -23,7 +23,8 @@
 //
 // Equivalence cache (Huygens' own; Profile::equivalence_cache, on by default): Filter verdicts
 // and raw Scores are kept per pod equivalence key (AppendEquivalenceKey plus each plugin's
-// Plugin::AppendEquivalenceKey) and node, and reused while the node's generation is unchanged;
+// Plugin::AppendEquivalenceKey) and node, and reused while the node's generation is unchanged
+// (not for an attempt whose PreFilter set CycleState::skip_equivalence_cache);
 // NormalizeScore and the choice run on every attempt. Decisions are identical with and without
 // it (sched/equivalence_test.cc). At most 64 keys are kept (least recently used evicted).
 //

@@ -79,7 +79,7 @@ std::optional<sched::TaintEffect> ParseEffect(const std::string& s) {
   return std::nullopt;
 }
 
-// The pod codec's fields beyond the PodSpec (kube/pod_codec.h, rules 13 to 16) and the pod's
+// The pod codec's fields beyond the PodSpec (kube/pod_codec.h, rules 13 to 17) and the pod's
 // extended requests (its containers' and its overhead's).
 void TakeCodecFields(kube::PodObject&& decoded, sched::Pod& pod) {
   pod.extended_requests = PodExtendedRequests(pod.spec);
@@ -91,8 +91,7 @@ void TakeCodecFields(kube::PodObject&& decoded, sched::Pod& pod) {
   pod.scheduling_gates = std::move(decoded.scheduling_gates);
   pod.resource_claims = std::move(decoded.resource_claims);
   pod.claim_volumes = std::move(decoded.claim_volumes);
-  pod.pod_affinity = decoded.pod_affinity;
-  pod.pod_anti_affinity = decoded.pod_anti_affinity;
+  pod.pod_affinity = std::move(decoded.pod_affinity);
   pod.topology_spread_constraints = decoded.topology_spread_constraints;
 }
 

@@ -30,7 +30,8 @@ namespace huygens::scheduler {
 
 // The pod's scheduling view: what the pod codec reads (kube/pod_codec.h, its rules and errors),
 // plus labels, nodeSelector, node affinity, tolerations, host ports, priority and
-// schedulerName. `creation_index` is left 0 (the caller numbers pods in arrival order).
+// schedulerName (inter-pod affinity is the codec's, rule 13). `creation_index` is left 0 (the
+// caller numbers pods in arrival order).
 absl::StatusOr<sched::Pod> PodFromJson(const nlohmann::json& pod);
 
 // The pod's huygens.io/allocation annotation; nullopt when absent.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -573,6 +574,70 @@ TEST_F(ServiceTest, PodsAskingForWhatCannotBeHonouredOrThatDoNotFitWithOverheadW
                       e.value("note", "").find("topologySpreadConstraints") != std::string::npos);
   }
   EXPECT_TRUE(named) << "a FailedScheduling event names the feature";
+}
+
+// A Guaranteed 2-CPU pod (GuaranteedPod) labelled `labels`, with `affinity` as its
+// spec.affinity when not null.
+nlohmann::json AffinePod(const std::string& name, const nlohmann::json& labels,
+                         const nlohmann::json& affinity = nullptr) {
+  nlohmann::json pod = GuaranteedPod(name, 2);
+  pod["metadata"]["labels"] = labels;
+  if (!affinity.is_null()) pod["spec"]["affinity"] = affinity;
+  return pod;
+}
+
+// A required inter-pod affinity (`kind` podAffinity or podAntiAffinity) to pods labelled
+// app=`app` on the same node.
+nlohmann::json SameNodeAs(const char* kind, const std::string& app) {
+  return {{kind,
+           {{"requiredDuringSchedulingIgnoredDuringExecution",
+             {{{"labelSelector", {{"matchLabels", {{"app", app}}}}}, {"topologyKey", "kubernetes.io/hostname"}}}}}}};
+}
+
+TEST_F(ServiceTest, ReplicasWithRequiredAntiAffinityOnHostnameLandOnThreeNodes) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(server_->Create("pods", AffinePod(fmt::format("web-{}", i), {{"app", "web"}},
+                                                  SameNodeAs("podAntiAffinity", "web")))
+                    .ok());
+  }
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  ASSERT_TRUE(Eventually([&] { return Bound() == 3; })) << Bound();
+  service->Stop();
+  std::set<std::string> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.insert(server_->Get("pods", "default", fmt::format("web-{}", i))->at("spec").value("nodeName", ""));
+  }
+  EXPECT_EQ(nodes.size(), 3u);  // packing alone puts them on one node
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
+}
+
+TEST_F(ServiceTest, APodWithRequiredAffinityToADbPodLandsOnTheDbsNode) {
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(AddMachine(*server_, fmt::format("n{}", i), 16));
+  auto client = NewClient();
+  serving::MetricsRegistry registry;
+  auto service = NewService(client.get(), &registry);
+  service->Start();
+  // The db first, then an 8-CPU pod on every other node, which packing then prefers.
+  ASSERT_TRUE(server_->Create("pods", AffinePod("db", {{"app", "db"}})).ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 1; }));
+  const std::string db_node = server_->Get("pods", "default", "db")->at("spec").value("nodeName", "");
+  for (int i = 0; i < 4; ++i) {
+    const std::string node = fmt::format("n{}", i);
+    if (node == db_node) continue;
+    nlohmann::json filler = GuaranteedPod("filler-" + node, 8);
+    filler["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", node}};
+    ASSERT_TRUE(server_->Create("pods", filler).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return Bound() == 4; })) << Bound();
+  ASSERT_TRUE(server_->Create("pods", AffinePod("app", {{"app", "app"}}, SameNodeAs("podAffinity", "db"))).ok());
+  ASSERT_TRUE(Eventually([&] { return Bound() == 5; })) << Bound();
+  service->Stop();
+  EXPECT_EQ(server_->Get("pods", "default", "app")->at("spec").value("nodeName", ""), db_node);
+  EXPECT_THAT(CheckCluster(*server_).problems, IsEmpty());
 }
 
 // A pod author cannot decide CPUs: the allocation a user writes on a pending pod holds nothing
