@@ -290,6 +290,8 @@ TEST(PodCodecTest, Rule16WhatOnlyASchedulerReadsIsNoticed) {
   pod["spec"]["volumes"][1]["name"] = "data";
   pod["spec"]["topologySpreadConstraints"] = "zone";
   EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.topologySpreadConstraints: expected an array");
+}
+
 json WithPodAffinity(json affinity) {
   json pod = Pod();
   pod["spec"]["affinity"] = std::move(affinity);
