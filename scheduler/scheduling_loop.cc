@@ -5,7 +5,6 @@
 #include <chrono>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -232,10 +231,13 @@ std::set<std::string> SchedulingLoop::ApplyPodList(const kube::ObjectList& pods)
 bool SchedulingLoop::WriteFenceTokens(const std::vector<const json*>& pending,
                                       std::map<std::string, std::pair<std::string, std::string>>& wait) {
   constexpr std::size_t kFenceWriters = 8;
+  const std::size_t writers = std::min(kFenceWriters, pending.size());
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
-  std::mutex mu;  // guards `wait`
-  auto write = [&] {
+  // What each writer wrote (uid -> namespace, name), merged into `wait` once all are done: no
+  // state is shared between the writers but the two atomics.
+  std::vector<std::vector<std::pair<std::string, std::pair<std::string, std::string>>>> written(writers);
+  auto write = [&](std::size_t k) {
     for (std::size_t i; !failed && (i = next++) < pending.size();) {
       if (!*p_.leading || Term() != fence_term_) {
         if (!failed.exchange(true)) spdlog::warn("takeover fence: leadership changed while writing; abandoned");
@@ -254,14 +256,16 @@ bool SchedulingLoop::WriteFenceTokens(const std::vector<const json*>& pending,
         return;
       }
       Touch();  // a fence over thousands of pods is progress, not a hung loop (liveness)
-      std::lock_guard<std::mutex> lock(mu);
-      wait[(*r)["metadata"].value("uid", "")] = {ns, name};
+      written[k].push_back({(*r)["metadata"].value("uid", ""), {ns, name}});
     }
   };
-  std::vector<std::thread> writers;
-  for (std::size_t k = 1; k < std::min(kFenceWriters, pending.size()); ++k) writers.emplace_back(write);
-  write();
-  for (std::thread& t : writers) t.join();
+  std::vector<std::thread> threads;
+  for (std::size_t k = 1; k < writers; ++k) threads.emplace_back(write, k);
+  if (writers > 0) write(0);
+  for (std::thread& t : threads) t.join();
+  for (auto& pods : written) {
+    for (auto& [uid, key] : pods) wait[uid] = std::move(key);
+  }
   return !failed;
 }
 
