@@ -1,7 +1,8 @@
 // Label selectors: Kubernetes' requirement-on-labels semantics, shared by the scheduler's node
 // affinity (core/v1 NodeSelectorRequirement, sched/plugin_node_affinity.cc) and the
 // NumaAffinityGroup's pod selector (meta/v1 LabelSelector, kube/numa_affinity_group.h), and
-// inter-pod affinity terms (core/v1 PodAffinityTerm, sched/plugin_inter_pod_affinity.cc).
+// inter-pod affinity terms (core/v1 PodAffinityTerm, sched/plugin_inter_pod_affinity.cc) and
+// topology spread constraints (core/v1 TopologySpreadConstraint, sched/plugin_pod_topology_spread.cc).
 //
 // Semantics (k8s.io/apimachinery/pkg/labels, Requirement.Matches; core/v1 node affinity):
 //   In           the label is present and its value is one of `values`
@@ -112,6 +113,27 @@ struct PodAffinity {
     return required.empty() && preferred.empty() && required_anti.empty() && preferred_anti.empty();
   }
   friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
+};
+
+// core/v1 NodeInclusionPolicy: whether a topology spread constraint counts only the nodes
+// that pass the pod's node affinity (nodeAffinityPolicy) or tolerate the pod (nodeTaintsPolicy).
+enum class NodeInclusionPolicy { kHonor, kIgnore };
+
+// core/v1 TopologySpreadConstraint, with the API server's defaults in place: minDomains 1,
+// nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore. An absent label_selector selects no pod.
+// match_label_keys are applied at match time, as for PodAffinityTerm: each key the incoming
+// pod carries adds "key In (its value)" to the selector.
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  bool hard = true;  // whenUnsatisfiable DoNotSchedule; false: ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  int32_t min_domains = 1;
+  NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;
+  NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;
+  std::vector<std::string> match_label_keys;
+
+  friend bool operator==(const TopologySpreadConstraint&, const TopologySpreadConstraint&) = default;
 };
 
 }  // namespace huygens

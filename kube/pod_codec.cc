@@ -1,6 +1,9 @@
 #include "kube/pod_codec.h"
 
+#include <limits>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "base/json_fields.h"
@@ -181,11 +184,7 @@ absl::Status ReadSchedulingAsks(const json& spec, const std::string& who, PodObj
   HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "schedulingGates", who, all, out.scheduling_gates));
   HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "resourceClaims", who, all, out.resource_claims));
   auto claims_storage = [](const json& v) { return v.contains("persistentVolumeClaim") || v.contains("ephemeral"); };
-  HUYGENS_RETURN_IF_ERROR(ReadNamed(spec, "volumes", who, claims_storage, out.claim_volumes));
-  HUYGENS_ASSIGN_OR_RETURN(const json* spread,
-                           ArrayOf(spec, "topologySpreadConstraints", who, "spec.topologySpreadConstraints"));
-  out.topology_spread_constraints = static_cast<int>(spread->size());
-  return absl::OkStatus();
+  return ReadNamed(spec, "volumes", who, claims_storage, out.claim_volumes);
 }
 
 // Rules 3 and 4.
@@ -307,6 +306,72 @@ absl::Status ReadAffinityKind(const json& spec, std::string_view kind, const std
   return absl::OkStatus();
 }
 
+// Rule 18: `v` at `field` is null or an integer of at least 1.
+absl::StatusOr<std::optional<int32_t>> PositiveInt32(const json& v, const std::string& who, const std::string& field) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+    return Error(who, field, fmt::format("{} is not an integer of at least 1", v.dump()));
+  }
+  return static_cast<int32_t>(v.get<int64_t>());
+}
+
+// Rule 18: `v` at `field` is null (the default `absent`) or one of `a` and `b`, which map to
+// `va` and `vb`.
+template <typename T>
+absl::StatusOr<T> OneOf(const json& v, const std::string& who, const std::string& field, T absent,
+                        std::pair<const char*, T> a, std::pair<const char*, T> b) {
+  if (v.is_null()) return absent;
+  if (v == a.first) return a.second;
+  if (v == b.first) return b.second;
+  return Error(who, field, fmt::format("{} is not one of {}, {}", v.dump(), a.first, b.first));
+}
+
+// Rule 18: one element of spec.topologySpreadConstraints at `field`.
+absl::StatusOr<TopologySpreadConstraint> ReadSpreadConstraint(const json& c, const std::string& who,
+                                                              const std::string& field) {
+  if (!c.is_object()) return Error(who, field, fmt::format("expected an object, got {}", json_fields::TypeName(c)));
+  TopologySpreadConstraint out;
+  HUYGENS_ASSIGN_OR_RETURN(std::optional<int32_t> skew, PositiveInt32(MemberOrNull(c, "maxSkew"), who, field + ".maxSkew"));
+  if (!skew.has_value()) return Error(who, field + ".maxSkew", "missing");
+  out.max_skew = *skew;
+  HUYGENS_ASSIGN_OR_RETURN(out.topology_key, DecodeNonEmptyString(c, "topologyKey", who, field + ".topologyKey"));
+  const json& when = MemberOrNull(c, "whenUnsatisfiable");
+  if (when.is_null()) return Error(who, field + ".whenUnsatisfiable", "missing");
+  HUYGENS_ASSIGN_OR_RETURN(out.hard, OneOf(when, who, field + ".whenUnsatisfiable", true,
+                                           std::pair{"DoNotSchedule", true}, std::pair{"ScheduleAnyway", false}));
+  HUYGENS_ASSIGN_OR_RETURN(std::optional<int32_t> min_domains,
+                           PositiveInt32(MemberOrNull(c, "minDomains"), who, field + ".minDomains"));
+  if (min_domains.has_value() && !out.hard) {
+    return Error(who, field + ".minDomains", "can only be set when whenUnsatisfiable is DoNotSchedule");
+  }
+  out.min_domains = min_domains.value_or(1);
+  for (auto [key, policy, absent] :
+       {std::tuple{"nodeAffinityPolicy", &out.node_affinity_policy, NodeInclusionPolicy::kHonor},
+        std::tuple{"nodeTaintsPolicy", &out.node_taints_policy, NodeInclusionPolicy::kIgnore}}) {
+    HUYGENS_ASSIGN_OR_RETURN(*policy, OneOf(MemberOrNull(c, key), who, fmt::format("{}.{}", field, key), absent,
+                                            std::pair{"Honor", NodeInclusionPolicy::kHonor},
+                                            std::pair{"Ignore", NodeInclusionPolicy::kIgnore}));
+  }
+  if (const json& s = MemberOrNull(c, "labelSelector"); !s.is_null()) {
+    HUYGENS_ASSIGN_OR_RETURN(out.label_selector, DecodeLabelSelector(s, who, field + ".labelSelector"));
+  }
+  HUYGENS_ASSIGN_OR_RETURN(out.match_label_keys,
+                           DecodeStrings(MemberOrNull(c, "matchLabelKeys"), who, field + ".matchLabelKeys"));
+  return out;
+}
+
+// Rule 18.
+absl::Status ReadSpreadConstraints(const json& spec, const std::string& who, PodObject& out) {
+  const std::string field = "spec.topologySpreadConstraints";
+  HUYGENS_ASSIGN_OR_RETURN(const json* list, ArrayOf(spec, "topologySpreadConstraints", who, field));
+  for (std::size_t i = 0; list->is_array() && i < list->size(); ++i) {
+    HUYGENS_ASSIGN_OR_RETURN(TopologySpreadConstraint c,
+                             ReadSpreadConstraint((*list)[i], who, fmt::format("{}[{}]", field, i)));
+    out.topology_spread_constraints.push_back(std::move(c));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PodObject> DecodePod(const json& pod) {
   // Rule 1.
   if (!pod.is_object()) return absl::InvalidArgumentError("pod: not a JSON object");
@@ -358,6 +423,8 @@ absl::StatusOr<PodObject> DecodePod(const json& pod) {
   PodAffinity& affinity = out.pod_affinity;
   HUYGENS_RETURN_IF_ERROR(ReadAffinityKind(spec, "podAffinity", who, affinity.required, affinity.preferred));
   HUYGENS_RETURN_IF_ERROR(ReadAffinityKind(spec, "podAntiAffinity", who, affinity.required_anti, affinity.preferred_anti));
+  // Rule 18.
+  HUYGENS_RETURN_IF_ERROR(ReadSpreadConstraints(spec, who, out));
   return out;
 }
 

@@ -37,9 +37,9 @@
 //  14. spec.overhead (set by RuntimeClass admission): cpu, memory and extended resources (names
 //      with a domain, integer quantities); other resources are not read. An object when set.
 //  15. spec.schedulingGates, when present, is an array of objects, each with a non-empty name.
-//  16. What the pod asks for that only a scheduler reads: spec.resourceClaims (an array), the
-//      spec.volumes (an array of objects) that are persistentVolumeClaim or ephemeral volumes,
-//      and spec.topologySpreadConstraints (an array); names are kept, the terms are not read.
+//  16. What the pod asks for that only a scheduler reads: spec.resourceClaims (an array) and
+//      the spec.volumes (an array of objects) that are persistentVolumeClaim or ephemeral
+//      volumes; their names are kept.
 //  17. spec.affinity.podAffinity and spec.affinity.podAntiAffinity, when present, are objects
 //      whose requiredDuringSchedulingIgnoredDuringExecution, when present, is an array of
 //      PodAffinityTerm objects and whose preferredDuringSchedulingIgnoredDuringExecution is an
@@ -50,6 +50,13 @@
 //      empty namespaceSelector every namespace); namespaces, matchLabelKeys and
 //      mismatchLabelKeys are arrays of strings. Read into base/label_selector.h's PodAffinity;
 //      matchLabelKeys stay apart from the selector (the scheduler applies them, see there).
+//  18. spec.topologySpreadConstraints, when present, is an array of objects (the API server's
+//      validation): maxSkew an integer of at least 1; topologyKey a non-empty string;
+//      whenUnsatisfiable "DoNotSchedule" or "ScheduleAnyway"; minDomains, when present and not
+//      null, an integer of at least 1, and only with DoNotSchedule; nodeAffinityPolicy and
+//      nodeTaintsPolicy, when present and not null, "Honor" or "Ignore"; labelSelector as in
+//      rule 17; matchLabelKeys an array of strings. Read into base/label_selector.h's
+//      TopologySpreadConstraint, unset fields as the API server defaults them.
 // Unknown fields are ignored. Every error is InvalidArgument "pod <namespace>/<name>: <field>:
 // <problem>", e.g. `pod default/web: spec.containers[0].resources.requests.cpu: "4Gi" is not a
 // CPU quantity ...`.
@@ -100,10 +107,11 @@ struct PodObject {
   // Rule 15: spec.schedulingGates[].name, in order.
   std::vector<std::string> scheduling_gates;
   // Rule 16: spec.resourceClaims[].name; the names of the persistentVolumeClaim and ephemeral
-  // volumes; the number of topologySpreadConstraints.
+  // volumes.
   std::vector<std::string> resource_claims;
   std::vector<std::string> claim_volumes;
-  int topology_spread_constraints = 0;
+  // Rule 18: spec.topologySpreadConstraints, in order.
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
 
   // The pod holds no resources any more (IsTerminalPhase(phase)).
   bool terminal() const;

@@ -274,22 +274,100 @@ TEST(PodCodecTest, Rule16WhatOnlyASchedulerReadsIsNoticed) {
   auto plain = DecodePod(pod);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE(plain->resource_claims.empty() && plain->claim_volumes.empty());
-  EXPECT_EQ(plain->topology_spread_constraints, 0);
   pod["spec"]["resourceClaims"] = json::array({{{"name", "gpu"}, {"resourceClaimName", "c"}}});
   pod["spec"]["volumes"] = json::array({{{"name", "tmp"}, {"emptyDir", json::object()}},
                                         {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "d"}}}},
                                         {{"name", "scratch"}, {"ephemeral", json::object()}}});
-  pod["spec"]["topologySpreadConstraints"] = json::array({{{"maxSkew", 1}}, {{"maxSkew", 2}}});
   auto decoded = DecodePod(pod);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->resource_claims, (std::vector<std::string>{"gpu"}));
   EXPECT_EQ(decoded->claim_volumes, (std::vector<std::string>{"data", "scratch"}));
-  EXPECT_EQ(decoded->topology_spread_constraints, 2);
   pod["spec"]["volumes"][1].erase("name");
   EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.volumes[1].name: missing");
-  pod["spec"]["volumes"][1]["name"] = "data";
-  pod["spec"]["topologySpreadConstraints"] = "zone";
-  EXPECT_EQ(ErrorOf(pod), "pod default/web: spec.topologySpreadConstraints: expected an array");
+}
+
+json WithSpread(json constraints) {
+  json pod = Pod();
+  pod["spec"]["topologySpreadConstraints"] = std::move(constraints);
+  return pod;
+}
+
+TEST(PodCodecTest, Rule18TopologySpreadConstraintsAreReadWithTheApiServersDefaults) {
+  auto plain = DecodePod(Pod());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->topology_spread_constraints.empty());
+  json zone = {{"maxSkew", 1}, {"topologyKey", "topology.kubernetes.io/zone"}, {"whenUnsatisfiable", "DoNotSchedule"},
+               {"labelSelector", {{"matchLabels", {{"app", "web"}}}}}};
+  json host = {{"maxSkew", 3},
+               {"topologyKey", "kubernetes.io/hostname"},
+               {"whenUnsatisfiable", "ScheduleAnyway"},
+               {"nodeAffinityPolicy", "Ignore"},
+               {"nodeTaintsPolicy", "Honor"},
+               {"matchLabelKeys", {"pod-template-hash"}}};
+  json full = zone;
+  full["minDomains"] = 3;
+  auto decoded = DecodePod(WithSpread({zone, host, full}));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->topology_spread_constraints.size(), 3u);
+  const TopologySpreadConstraint& z = decoded->topology_spread_constraints[0];
+  EXPECT_EQ(z.max_skew, 1);
+  EXPECT_EQ(z.topology_key, "topology.kubernetes.io/zone");
+  EXPECT_TRUE(z.hard);
+  EXPECT_EQ(z.label_selector, (LabelSelector{.match_labels = {{"app", "web"}}, .match_expressions = {}}));
+  EXPECT_EQ(z.min_domains, 1);
+  EXPECT_EQ(z.node_affinity_policy, NodeInclusionPolicy::kHonor);
+  EXPECT_EQ(z.node_taints_policy, NodeInclusionPolicy::kIgnore);
+  const TopologySpreadConstraint& h = decoded->topology_spread_constraints[1];
+  EXPECT_EQ(h.max_skew, 3);
+  EXPECT_FALSE(h.hard);
+  EXPECT_FALSE(h.label_selector.has_value());
+  EXPECT_EQ(h.node_affinity_policy, NodeInclusionPolicy::kIgnore);
+  EXPECT_EQ(h.node_taints_policy, NodeInclusionPolicy::kHonor);
+  EXPECT_EQ(h.match_label_keys, (std::vector<std::string>{"pod-template-hash"}));
+  EXPECT_EQ(decoded->topology_spread_constraints[2].min_domains, 3);
+}
+
+TEST(PodCodecTest, Rule18BadTopologySpreadConstraintsNameTheirField) {
+  const json zone = {{"maxSkew", 1}, {"topologyKey", "zone"}, {"whenUnsatisfiable", "DoNotSchedule"}};
+  auto with = [&](const char* key, json value) {
+    json c = zone;
+    if (value.is_discarded()) {
+      c.erase(key);
+    } else {
+      c[key] = std::move(value);
+    }
+    return WithSpread({c});
+  };
+  const json gone = json::value_t::discarded;
+  const std::string at = "pod default/web: spec.topologySpreadConstraints[0]";
+  EXPECT_EQ(ErrorOf(WithSpread("zone")), "pod default/web: spec.topologySpreadConstraints: expected an array");
+  EXPECT_EQ(ErrorOf(WithSpread({"zone"})), at + ": expected an object, got string");
+  EXPECT_EQ(ErrorOf(with("maxSkew", gone)), at + ".maxSkew: missing");
+  EXPECT_EQ(ErrorOf(with("maxSkew", 0)), at + ".maxSkew: 0 is not an integer of at least 1");
+  EXPECT_EQ(ErrorOf(with("maxSkew", "1")), at + ".maxSkew: \"1\" is not an integer of at least 1");
+  EXPECT_EQ(ErrorOf(with("maxSkew", int64_t{1} << 40)), at + ".maxSkew: 1099511627776 is not an integer of at least 1");
+  EXPECT_EQ(ErrorOf(with("topologyKey", gone)), at + ".topologyKey: missing");
+  EXPECT_EQ(ErrorOf(with("topologyKey", "")), at + ".topologyKey: must not be empty");
+  EXPECT_EQ(ErrorOf(with("whenUnsatisfiable", gone)), at + ".whenUnsatisfiable: missing");
+  EXPECT_EQ(ErrorOf(with("whenUnsatisfiable", "Never")),
+            at + ".whenUnsatisfiable: \"Never\" is not one of DoNotSchedule, ScheduleAnyway");
+  EXPECT_EQ(ErrorOf(with("minDomains", -2)), at + ".minDomains: -2 is not an integer of at least 1");
+  json soft = zone;
+  soft["whenUnsatisfiable"] = "ScheduleAnyway";
+  soft["minDomains"] = 2;
+  EXPECT_EQ(ErrorOf(WithSpread({soft})), at + ".minDomains: can only be set when whenUnsatisfiable is DoNotSchedule");
+  EXPECT_EQ(ErrorOf(with("nodeAffinityPolicy", "honor")),
+            at + ".nodeAffinityPolicy: \"honor\" is not one of Honor, Ignore");
+  EXPECT_EQ(ErrorOf(with("nodeTaintsPolicy", 1)), at + ".nodeTaintsPolicy: 1 is not one of Honor, Ignore");
+  EXPECT_EQ(ErrorOf(with("labelSelector", {{"matchLabels", {{"app", 1}}}})),
+            at + ".labelSelector.matchLabels.app: expected a string, got integer");
+  EXPECT_EQ(ErrorOf(with("matchLabelKeys", "app")), at + ".matchLabelKeys: expected an array, got string");
+  // Explicit nulls are unset fields.
+  json nulls = zone;
+  nulls["minDomains"] = nullptr;
+  nulls["nodeAffinityPolicy"] = nullptr;
+  nulls["labelSelector"] = nullptr;
+  EXPECT_TRUE(DecodePod(WithSpread({nulls})).ok());
 }
 
 json WithPodAffinity(json affinity) {

@@ -119,6 +119,8 @@ absl::Status ClusterCache::AddNode(Node node) {
   }
   if (node.cpu_state != nullptr) raw->cpu_state = std::make_unique<NodeState>(*node.cpu_state);
   raw->node = std::move(node);
+  CountImages(raw->node, 1);
+  ++image_generation_;
   raw->index = static_cast<int>(order_.size());
   by_name_.emplace(raw->node.name, raw);
   order_.push_back(raw);
@@ -134,6 +136,11 @@ absl::Status ClusterCache::UpdateNode(Node node) {
   }
   NodeInfo& info = *it->second;
   node.cpu_state = info.node.cpu_state;  // the CPU state is kept (see the header)
+  if (node.images != info.node.images) {
+    CountImages(info.node, -1);
+    CountImages(node, 1);
+    ++image_generation_;
+  }
   info.node = std::move(node);
   Touch(info);
   return absl::OkStatus();
@@ -163,6 +170,8 @@ absl::Status ClusterCache::RemoveNode(std::string_view name) {
     std::erase(nodes_with_affinity_, info);
   }
   CountOffers(*info, -1);
+  CountImages(info->node, -1);
+  ++image_generation_;
   by_name_.erase(it);
   const int index = info->index;
   order_[static_cast<size_t>(index)] = order_.back();
@@ -262,11 +271,25 @@ const Labels* ClusterCache::NamespaceLabels(std::string_view name) const {
   return it == namespace_labels_.end() ? nullptr : &it->second;
 }
 
+void ClusterCache::CountImages(const Node& node, int delta) {
+  for (const auto& [name, size] : node.images) {
+    auto it = image_nodes_.try_emplace(name, 0).first;
+    if ((it->second += delta) == 0) image_nodes_.erase(it);
+  }
+}
+
+int ClusterCache::NodesWithImage(std::string_view image) const {
+  auto it = image_nodes_.find(Key(image));
+  return it == image_nodes_.end() ? 0 : it->second;
+}
+
 void ClusterCache::CountRequests(const Pod& pod, NodeInfo& info, int delta) {
   const PodRequests r = ComputePodRequests(pod);
   info.requested.cpu_milli += delta * r.cpu_milli;
   info.requested.memory_bytes += delta * r.memory_bytes;
   info.requested.isolated_cpus += delta * r.isolated_cpus;
+  info.requested.non_zero_cpu_milli += delta * r.non_zero_cpu_milli;
+  info.requested.non_zero_memory_bytes += delta * r.non_zero_memory_bytes;
   for (const auto& [name, amount] : pod.extended_requests) {
     auto it = info.requested_extended.try_emplace(name, 0).first;
     if ((it->second += delta * amount) == 0) info.requested_extended.erase(it);

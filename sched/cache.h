@@ -244,6 +244,15 @@ class ClusterCache {
   // it nothing per attempt.
   const std::vector<const NodeInfo*>& NodesWithPodAffinity() const { return nodes_with_affinity_; }
 
+  // ---- Images ----------------------------------------------------------------------------
+  // The number of nodes whose Node::images name `image` (kube-scheduler's image existence
+  // map); 0 for an image no node has.
+  int NodesWithImage(std::string_view image) const;
+  // Changes whenever what NodesWithImage or the number of nodes answer may have changed (a
+  // node added or removed, a node's images updated): the part of ImageLocality's score that
+  // no single node's generation covers.
+  uint64_t ImageGeneration() const { return image_generation_; }
+
   // ---- Namespaces ------------------------------------------------------------------------
   // The labels of namespace `name`, for inter-pod affinity's namespaceSelector; replaces what
   // was set before. Generation() changes, no node's generation does.
@@ -272,6 +281,8 @@ class ClusterCache {
   void Touch(NodeInfo& info);
   // Adds `delta` (+1 or -1) to numa_offers_ and numa_sizes_ for each of info.numa_capacity.
   void CountOffers(const NodeInfo& info, int delta);
+  // Adds `delta` (+1 or -1) to image_nodes_ for each image name of `node`.
+  void CountImages(const Node& node, int delta);
 
   // Node storage: a deque keeps addresses stable and neighbours close in memory; slots of
   // removed nodes are reused by later AddNode calls.
@@ -287,6 +298,8 @@ class ClusterCache {
   absl::flat_hash_map<std::string, Labels> namespace_labels_;
   std::map<int, int64_t> numa_offers_;  // offer (> 0) -> NUMA nodes offering it, see NumaSlots
   std::map<int, int64_t> numa_sizes_;   // user CPUs -> NUMA nodes that size, see LargestNumaNode
+  absl::flat_hash_map<std::string, int> image_nodes_;  // image name -> nodes, see NodesWithImage
+  uint64_t image_generation_ = 0;
   uint64_t generation_ = 0;
 };
 

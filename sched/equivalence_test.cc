@@ -95,7 +95,8 @@ INSTANTIATE_TEST_SUITE_P(
                                                           .namespace_selector = std::nullopt, .topology_key = "zone",
                                                           .match_label_keys = {}, .mismatch_label_keys = {}});
                 }},
-        KeyCase{"preferred pod affinity weight", [](Pod& p) { p.pod_affinity.preferred.push_back({.weight = 3, .term = {}}); }}),
+        KeyCase{"preferred pod affinity weight", [](Pod& p) { p.pod_affinity.preferred.push_back({.weight = 3, .term = {}}); }},
+        KeyCase{"topology spread constraint", [](Pod& p) { p.topology_spread_constraints.push_back({}); }}),
     testing::SentenceName<KeyCase>);
 
 TEST(EquivalenceKey, FieldBoundariesCannotBeConfused) {

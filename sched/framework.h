@@ -150,8 +150,10 @@ class CycleState {
   std::optional<PodAllocation> allocation;
 
   // Set by a PreFilter when this attempt's Filter or Score results depend on more than the
-  // pod's equivalence key and the node judged (InterPodAffinity with terms in play reads other
-  // nodes' pods): the scheduler then neither reuses nor keeps them in its equivalence cache.
+  // pod's equivalence key and the node judged (InterPodAffinity with terms in play and
+  // PodTopologySpread with constraints read other nodes' pods): the scheduler then neither
+  // reuses nor keeps them in its equivalence cache. A PreFilter only ever sets it: clearing it
+  // would undo an earlier plugin's.
   bool skip_equivalence_cache = false;
 
   // Starts a new attempt for `pod` (keeps slot objects and buffers).

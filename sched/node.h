@@ -69,6 +69,9 @@ struct Node {
   // heartbeat"): nothing would pin new exclusive CPUs there, so NumaFit refuses pods that ask
   // for them. Always false in the simulator.
   bool agent_silent = false;
+  // status.images: every name an image is known by on the node -> the image's size in bytes
+  // (each name of an image carries its size). What ImageLocality scores.
+  std::map<std::string, int64_t> images;
 };
 
 }  // namespace huygens::sched

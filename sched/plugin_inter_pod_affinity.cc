@@ -118,7 +118,7 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     const std::vector<PodAffinityTerm>& required = pod.pod_affinity.required;
     s.matches_own_terms = AllMatch(required, pod, pod);
     s.filter = !s.existing_anti.empty() || !required.empty() || !pod.pod_affinity.required_anti.empty();
-    state.skip_equivalence_cache = s.filter || !s.score.empty();
+    if (s.filter || !s.score.empty()) state.skip_equivalence_cache = true;  // never clears another plugin's
     return Status::Success();
   }
 

@@ -21,13 +21,17 @@
 namespace huygens::sched {
 namespace {
 
-using testing::PlainNode;
+using testing::LabelledPod;
+using testing::PlaceAll;
+using testing::Placed;
+using testing::ScoreCase;
+using testing::ZonedNode;
 using testing::Share;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 
-constexpr char kZone[] = "topology.kubernetes.io/zone";
-constexpr char kHost[] = "kubernetes.io/hostname";
+constexpr const char* kZone = testing::kZoneLabel;
+constexpr const char* kHost = testing::kHostnameLabel;
 constexpr char kAffinity[] = "node(s) didn't match pod affinity rules";
 constexpr char kAnti[] = "node(s) didn't match pod anti-affinity rules";
 constexpr char kExisting[] = "node(s) didn't satisfy existing pods anti-affinity rules";
@@ -55,12 +59,6 @@ PodAffinityTerm WithLabelKeys(PodAffinityTerm t, std::vector<std::string> match,
   return t;
 }
 
-Pod LabelledPod(std::string name, Labels labels, std::string ns = "default") {
-  Pod pod = testing::SharedPod(std::move(name), 100);
-  pod.spec.namespace_name = std::move(ns);
-  pod.labels = std::move(labels);
-  return pod;
-}
 
 Pod WithAffinity(Pod pod, std::vector<PodAffinityTerm> required, std::vector<PodAffinityTerm> required_anti) {
   pod.pod_affinity.required = std::move(required);
@@ -71,18 +69,8 @@ Pod WithAffinity(Pod pod, std::vector<PodAffinityTerm> required, std::vector<Pod
 // Nodes n1, n2 (zone a), n3 (zone b), n4 (no zone label), each labelled with its hostname.
 void AddNodes(ClusterCache& cache) {
   const std::map<std::string, std::string> zones = {{"n1", "a"}, {"n2", "a"}, {"n3", "b"}, {"n4", ""}};
-  for (const auto& [name, zone] : zones) {
-    Node node = PlainNode(name, 64000);
-    node.labels[kHost] = name;
-    if (!zone.empty()) node.labels[kZone] = zone;
-    ASSERT_TRUE(cache.AddNode(std::move(node)).ok());
-  }
+  for (const auto& [name, zone] : zones) ASSERT_TRUE(cache.AddNode(ZonedNode(name, zone)).ok());
 }
-
-struct Placed {
-  Pod pod;
-  std::string node;
-};
 
 struct FilterCase {
   std::string name;
@@ -99,7 +87,7 @@ TEST_P(InterPodAffinityFilter, MatchesKubeScheduler) {
   ClusterCache cache;
   AddNodes(cache);
   for (const auto& [ns, labels] : c.namespaces) cache.SetNamespaceLabels(ns, labels);
-  for (const Placed& p : c.existing) ASSERT_TRUE(cache.AddPod(Share(p.pod), p.node, std::nullopt).ok());
+  PlaceAll(cache, c.existing);
   auto plugin = NewInterPodAffinity(&cache);
   CycleState state;
   state.Reset(Share(c.pod));
@@ -216,20 +204,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- Score ---------------------------------------------------------------------------------
 
-struct ScoreCase {
-  std::string name;
-  std::vector<Placed> existing;
-  Pod pod;
-  std::vector<int64_t> want;  // normalised, per node n1..n4
-};
-
 class InterPodAffinityScore : public ::testing::TestWithParam<ScoreCase> {};
 
 TEST_P(InterPodAffinityScore, NormalisesLikeKubeScheduler) {
   const ScoreCase& c = GetParam();
   ClusterCache cache;
   AddNodes(cache);
-  for (const Placed& p : c.existing) ASSERT_TRUE(cache.AddPod(Share(p.pod), p.node, std::nullopt).ok());
+  PlaceAll(cache, c.existing);
   auto plugin = NewInterPodAffinity(&cache);
   CycleState state;
   state.Reset(Share(c.pod));

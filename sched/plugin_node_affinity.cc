@@ -36,13 +36,7 @@ class NodeAffinity final : public FilterPlugin, public ScorePlugin {
   std::string_view Name() const override { return "NodeAffinity"; }
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
-    const Pod& pod = state.pod();
-    if (!HasLabels(node.node.labels, pod.node_selector)) return Reject();
-    if (pod.required_node_affinity.empty()) return Status::Success();
-    for (const NodeSelectorTerm& term : pod.required_node_affinity) {
-      if (TermMatches(term, node.node)) return Status::Success();
-    }
-    return Reject();
+    return MatchesRequiredNodeAffinity(state.pod(), node.node) ? Status::Success() : Reject();
   }
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {
@@ -69,6 +63,13 @@ class NodeAffinity final : public FilterPlugin, public ScorePlugin {
 };
 
 }  // namespace
+
+bool MatchesRequiredNodeAffinity(const Pod& pod, const Node& node) {
+  if (!HasLabels(node.labels, pod.node_selector)) return false;
+  if (pod.required_node_affinity.empty()) return true;
+  return std::any_of(pod.required_node_affinity.begin(), pod.required_node_affinity.end(),
+                     [&](const NodeSelectorTerm& term) { return TermMatches(term, node); });
+}
 
 std::unique_ptr<Plugin> NewNodeAffinity() { return std::make_unique<NodeAffinity>(); }
 

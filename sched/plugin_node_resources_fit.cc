@@ -6,8 +6,9 @@
 // Exclusive pods count against the user pool through the node's allocatable (allocatable
 // mode: `cpu` is the user pool; isolated mode: huygens.io/isolated-cpu is).
 // Score: cpu and memory, weight 1 each, (allocatable - requested) or requested, as a share of
-// allocatable, times kMaxNodeScore, averaged. Unlike kube-scheduler, containers without requests
-// count as 0 (no 100m / 200Mi non-zero defaults).
+// allocatable, times kMaxNodeScore, averaged; requested counts the node's pods and the pod with
+// kube-scheduler's non-zero defaults for containers without a request (100m, 200 MiB;
+// PodRequests::non_zero_cpu_milli).
 #include "fmt/format.h"
 #include "sched/plugins.h"
 
@@ -55,9 +56,9 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
     const PodRequests& want = state.facts().requests;
     const NodeSummary& n = node.summary;
     const int64_t cpu =
-        ResourceScore(n.cpu_requested_milli + want.cpu_milli, n.cpu_allocatable_milli);
-    const int64_t memory =
-        ResourceScore(n.memory_requested_bytes + want.memory_bytes, n.memory_allocatable_bytes);
+        ResourceScore(node.requested.non_zero_cpu_milli + want.non_zero_cpu_milli, n.cpu_allocatable_milli);
+    const int64_t memory = ResourceScore(node.requested.non_zero_memory_bytes + want.non_zero_memory_bytes,
+                                         n.memory_allocatable_bytes);
     return (cpu + memory) / 2;
   }
 

@@ -16,14 +16,9 @@ class TaintToleration final : public FilterPlugin, public ScorePlugin {
 
   Status Filter(CycleState& state, const NodeInfo& node) override {
     if (!node.summary.hard_taints) return Status::Success();
-    for (const Taint& taint : node.node.taints) {
-      if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
-      if (!TaintTolerated(state.pod().tolerations, taint)) {
-        return Status::Unresolvable(
-            fmt::format("node(s) had untolerated taint {{{}: {}}}", taint.key, taint.value));
-      }
-    }
-    return Status::Success();
+    const Taint* taint = FirstUntoleratedHardTaint(state.pod().tolerations, node.node.taints);
+    if (taint == nullptr) return Status::Success();
+    return Status::Unresolvable(fmt::format("node(s) had untolerated taint {{{}: {}}}", taint->key, taint->value));
   }
 
   int64_t Score(CycleState& state, const NodeInfo& node) override {

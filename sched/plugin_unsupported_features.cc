@@ -15,12 +15,11 @@ struct UnsupportedFeature {
   bool (*asked)(const Pod&);
 };
 
-// kube-scheduler v1.35's plugins for these are DynamicResources, VolumeBinding (with
-// VolumeRestrictions, VolumeZone, NodeVolumeLimits) and PodTopologySpread.
+// kube-scheduler v1.35's plugins for these are DynamicResources and VolumeBinding (with
+// VolumeRestrictions, VolumeZone, NodeVolumeLimits).
 constexpr UnsupportedFeature kUnsupported[] = {
     {"resourceClaims", [](const Pod& p) { return !p.resource_claims.empty(); }},
     {"persistentVolumeClaim or ephemeral volumes", [](const Pod& p) { return !p.claim_volumes.empty(); }},
-    {"topologySpreadConstraints", [](const Pod& p) { return p.topology_spread_constraints > 0; }},
 };
 
 class UnsupportedFeatures final : public PreFilterPlugin {

@@ -12,8 +12,11 @@ absl::StatusOr<std::unique_ptr<Plugin>> NewPlugin(std::string_view name, const P
   if (name == "NodeAffinity") return NewNodeAffinity();
   if (name == "NodePorts") return NewNodePorts();
   if (name == "NodeResourcesFit") return NewNodeResourcesFit(profile.resource_scoring);
+  if (name == "NodeResourcesBalancedAllocation") return NewBalancedAllocation();
+  if (name == "ImageLocality") return NewImageLocality(cache);
   if (name == "UnsupportedFeatures") return NewUnsupportedFeatures();
   if (name == "InterPodAffinity") return NewInterPodAffinity(cache);
+  if (name == "PodTopologySpread") return NewPodTopologySpread(cache);
   if (name == "NumaFit") return NewNumaFit();
   if (name == "NumaScore") return NewNumaScore(cache);
   if (name == "SmtScore") return NewSmtScore();

@@ -9,6 +9,7 @@
 #define HUYGENS_SCHED_PLUGINS_H_
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -34,6 +35,9 @@ std::unique_ptr<Plugin> NewTaintToleration();
 // affinity/selector" (UnschedulableAndUnresolvable). Score: sum of weights of the matching
 // preferred terms, normalised to 0..100.
 std::unique_ptr<Plugin> NewNodeAffinity();
+// NodeAffinity's Filter as a predicate: the node carries the pod's spec.nodeSelector and matches
+// one of its required node affinity terms (kube-scheduler's GetRequiredNodeAffinity(pod).Match).
+bool MatchesRequiredNodeAffinity(const Pod& pod, const Node& node);
 // Filter: the pod's host ports must be free on the node. Reason "node(s) didn't have free
 // ports for the requested pod ports" (Unschedulable).
 std::unique_ptr<Plugin> NewNodePorts();
@@ -43,6 +47,19 @@ std::unique_ptr<Plugin> NewNodePorts();
 // (Unschedulable; every failing resource is listed). Score: `scoring` over cpu and memory
 // (weights 1 each), 0..100.
 std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
+// Score: kube-scheduler v1.35.4's NodeResourcesBalancedAllocation over cpu and memory: (1 - the
+// standard deviation of the node's requested shares with the pod) * 100; skipped for a pod that
+// requests neither.
+std::unique_ptr<Plugin> NewBalancedAllocation();
+// Score: kube-scheduler v1.35.4's ImageLocality: the sizes of the pod's container images
+// (Pod::container_images) present on the node (Node::images), each scaled by the share of the
+// cache's nodes that have it, clamped to [23 MiB, 1000 MiB * containers] and mapped to 0..100.
+// REQUIRES: `cache` outlives the plugin.
+std::unique_ptr<Plugin> NewImageLocality(const ClusterCache* cache);
+// A container image's name as ImageLocality matches it against the nodes' image names:
+// ":latest" appended when the last ':' does not come after the last '/' ("nginx" ->
+// "nginx:latest", "registry:5000/app" -> "registry:5000/app:latest"; "app@sha256:..." is kept).
+std::string NormalizedImageName(std::string_view image);
 // PreFilter + Filter + Score: inter-pod affinity and anti-affinity (kube-scheduler v1.35.4's
 // InterPodAffinity, hardPodAffinityWeight 1), topology domains from the node labels named by
 // each term's topologyKey, pods counted from `cache` (bound and assumed) at PreFilter. Filter,
@@ -59,11 +76,24 @@ std::unique_ptr<Plugin> NewNodeResourcesFit(ResourceScoring scoring);
 // namespace the cache does not know has no labels. Sets CycleState::skip_equivalence_cache
 // when any of this applies to the pod. REQUIRES: `cache` outlives the plugin.
 std::unique_ptr<Plugin> NewInterPodAffinity(const ClusterCache* cache);
+// PreFilter + Filter + PreScore + Score: the pod's spec.topologySpreadConstraints (kube-scheduler
+// v1.35.4's PodTopologySpread; the algorithm is at its definition), pods counted from `cache`
+// (bound and assumed, in the pod's namespace). Filter, per DoNotSchedule constraint: a node
+// without the topology key: "node(s) didn't match pod topology spread constraints (missing
+// required label)" (UnschedulableAndUnresolvable); a domain whose count with the pod would
+// exceed the global minimum by more than maxSkew (minDomains, nodeAffinityPolicy,
+// nodeTaintsPolicy and matchLabelKeys honoured): "node(s) didn't match pod topology spread
+// constraints" (Unschedulable). Score: ScheduleAnyway constraints, emptier domains higher,
+// 0..100. Sets CycleState::skip_equivalence_cache for a pod with constraints. Not modelled: the
+// cluster default constraints (kube-scheduler's system defaults spread pods selected by a
+// Service, ReplicaSet, StatefulSet or ReplicationController; huygens-scheduler does not watch
+// those) and terminating pods (counted until they are gone). REQUIRES: `cache` outlives the
+// plugin.
+std::unique_ptr<Plugin> NewPodTopologySpread(const ClusterCache* cache);
 
 // ---- Huygens plugins -------------------------------------------------------------------
 // PreFilter: refuses a pod that asks for what huygens-scheduler cannot honour yet
-// (spec.resourceClaims, persistentVolumeClaim or ephemeral volumes, pod affinity or
-// anti-affinity terms, topologySpreadConstraints), so that it waits instead of being placed as
+// (spec.resourceClaims, persistentVolumeClaim or ephemeral volumes), so that it waits instead of being placed as
 // if it had not asked. Reason "pod asks for <features>, which huygens-scheduler does not support
 // yet" (UnschedulableAndUnresolvable).
 std::unique_ptr<Plugin> NewUnsupportedFeatures();

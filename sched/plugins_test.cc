@@ -1,5 +1,6 @@
 // kube-scheduler's default plugins, case by case: NodeUnschedulable, NodeName,
-// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit; and Huygens' UnsupportedFeatures.
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, NodeResourcesBalancedAllocation;
+// and Huygens' UnsupportedFeatures.
 #include <memory>
 #include <string>
 #include <vector>
@@ -452,6 +453,134 @@ TEST(NodeResourcesFit, ABoundPodsOverheadAndPodLevelRequestsCountOnItsNode) {
   EXPECT_THAT(RunFilter(*plugin, cache, testing::SharedPod("b", 1001)).reasons(), ElementsAre("Insufficient cpu"));
 }
 
+TEST(NodeResourcesFit, RequestsMissingFromContainersCountWithKubeSchedulersNonZeroDefaults) {
+  Pod pod = testing::SharedPod("p", 0);  // no cpu, no memory request
+  ContainerSpec half;
+  half.name = "half";
+  half.cpu_request_milli = 500;  // no memory request
+  pod.spec.containers.push_back(half);
+  ContainerSpec init;
+  init.name = "init";
+  init.init = true;
+  pod.spec.init_containers.push_back(init);
+  constexpr int64_t kMi = int64_t{1} << 20;
+  const PodRequests r = ComputePodRequests(pod);
+  EXPECT_EQ(r.cpu_milli, 500);
+  EXPECT_EQ(r.memory_bytes, 0);
+  EXPECT_EQ(r.non_zero_cpu_milli, 100 + 500);
+  EXPECT_EQ(r.non_zero_memory_bytes, 2 * 200 * kMi);
+  // A pod-level request replaces the aggregate in both; the overhead adds to both.
+  const PodRequests level = ComputePodRequests(WithOverhead(WithPodLevel(pod, 2000, std::nullopt), 250, 0));
+  EXPECT_EQ(level.cpu_milli, 2250);
+  EXPECT_EQ(level.non_zero_cpu_milli, 2250);
+  EXPECT_EQ(level.non_zero_memory_bytes, 2 * 200 * kMi);
+}
+
+TEST(NodeResourcesFit, LeastAllocatedSeesBestEffortPodsThroughTheirNonZeroDefaults) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("empty", 1000)).ok());
+  ASSERT_TRUE(cache.AddNode(PlainNode("busy", 1000)).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(cache.AddPod(Share(testing::SharedPod("be-" + std::to_string(i), 0)), "busy", std::nullopt).ok());
+  }
+  const Pod pod = testing::SharedPod("p", 0);
+  auto plugin = NewNodeResourcesFit(ResourceScoring::kLeastAllocated);
+  auto* score = dynamic_cast<ScorePlugin*>(plugin.get());
+  CycleState state;
+  state.Reset(Share(pod));
+  ComputePodFacts(pod, state.mutable_facts());
+  // empty: cpu 100m of 1000m -> 90, memory 200 MiB of 64 GiB -> 99; (90 + 99) / 2.
+  EXPECT_EQ(score->Score(state, *cache.FindNode("empty")), 94);
+  // busy: cpu 600m -> 40, memory 1200 MiB -> 98.
+  EXPECT_EQ(score->Score(state, *cache.FindNode("busy")), 69);
+}
+
+// ---- NodeResourcesBalancedAllocation ---------------------------------------------------------
+
+TEST(BalancedAllocation, ScoresOneMinusHalfTheDifferenceOfTheCpuAndMemoryShares) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("n", 8000)).ok());  // 8 CPUs, 64 GiB
+  Pod busy = testing::SharedPod("busy", 4000);
+  busy.spec.containers[0].memory_request_bytes = int64_t{8} << 30;
+  ASSERT_TRUE(cache.AddPod(Share(busy), "n", std::nullopt).ok());
+  auto plugin = NewBalancedAllocation();
+  auto& score = dynamic_cast<ScorePlugin&>(*plugin);
+  auto run = [&](const Pod& pod, bool* skipped) {
+    CycleState state;
+    state.Reset(Share(pod));
+    ComputePodFacts(pod, state.mutable_facts());
+    *skipped = score.SkipScore(state);
+    return score.Score(state, *cache.FindNode("n"));
+  };
+  bool skipped = false;
+  // cpu (4 + 2) / 8 = 0.75, memory (8 + 0) / 64 = 0.125: 100 * (1 - 0.3125) = 68.75.
+  EXPECT_EQ(run(testing::SharedPod("p", 2000), &skipped), 68);
+  EXPECT_FALSE(skipped);
+  // cpu (4 + 12) / 8 caps at 1, memory 0.125: 100 * (1 - 0.4375).
+  EXPECT_EQ(run(testing::SharedPod("big", 12000), &skipped), 56);
+  // A pod that requests nothing skips the plugin (kube-scheduler's PreScore Skip).
+  EXPECT_EQ(run(testing::SharedPod("be", 0), &skipped), 0);
+  EXPECT_TRUE(skipped);
+}
+
+// ---- ImageLocality -----------------------------------------------------------------------------
+
+TEST(ImageLocality, NormalizedImageNameAddsLatestOnlyWhereNoTagFollowsTheLastSlash) {
+  EXPECT_EQ(NormalizedImageName("nginx"), "nginx:latest");
+  EXPECT_EQ(NormalizedImageName("nginx:1.25"), "nginx:1.25");
+  EXPECT_EQ(NormalizedImageName("registry:5000/app"), "registry:5000/app:latest");
+  EXPECT_EQ(NormalizedImageName("registry:5000/app:v2"), "registry:5000/app:v2");
+  EXPECT_EQ(NormalizedImageName("app@sha256:0123"), "app@sha256:0123");
+}
+
+TEST(ImageLocality, ScoresTheImagesOnTheNodeScaledByHowManyNodesHaveThem) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  ClusterCache cache;
+  Node n1 = PlainNode("n1", 4000);
+  n1.images = {{"app:1", 500 * kMiB}, {"sidecar:latest", 100 * kMiB}};
+  Node n2 = PlainNode("n2", 4000);
+  n2.images = {{"app:1", 500 * kMiB}};
+  for (const Node& n : {n1, n2, PlainNode("n3", 4000), PlainNode("n4", 4000)}) ASSERT_TRUE(cache.AddNode(n).ok());
+  Pod pod = BarePod();
+  pod.container_images = {"app:1", "sidecar:latest"};
+  auto plugin = NewImageLocality(&cache);
+  auto& score = dynamic_cast<ScorePlugin&>(*plugin);
+  CycleState state;
+  state.Reset(Share(pod));
+  auto scores = [&] {
+    std::vector<int64_t> out;
+    for (const NodeInfo* node : cache.Nodes()) out.push_back(score.Score(state, *node));
+    return out;
+  };
+  // n1: 500 MiB * 2/4 + 100 MiB * 1/4 = 275 MiB; n2: 250 MiB; over [23 MiB, 2 * 1000 MiB].
+  EXPECT_THAT(scores(), ElementsAre(12, 11, 0, 0));
+  std::string before;
+  plugin->AppendEquivalenceKey(state, before);
+  // A fifth node with the app image: n1 now 500 * 3/5 + 100 * 1/5 = 320 MiB, n2 300 MiB.
+  Node n5 = PlainNode("n5", 4000);
+  n5.images = {{"app:1", 500 * kMiB}};
+  ASSERT_TRUE(cache.AddNode(n5).ok());
+  EXPECT_THAT(scores(), ElementsAre(15, 14, 0, 0, 14));
+  std::string after;
+  plugin->AppendEquivalenceKey(state, after);
+  EXPECT_NE(before, after) << "a score that other nodes change is keyed on them";
+  // Updating a node's images counts the change (n1 200 + 20 MiB); an update that keeps them
+  // keeps the key.
+  n5.images.clear();
+  ASSERT_TRUE(cache.UpdateNode(n5).ok());
+  EXPECT_THAT(scores(), ElementsAre(9, 8, 0, 0, 0));
+  std::string cleared;
+  plugin->AppendEquivalenceKey(state, cleared);
+  n5.labels["x"] = "y";
+  ASSERT_TRUE(cache.UpdateNode(n5).ok());
+  std::string relabelled;
+  plugin->AppendEquivalenceKey(state, relabelled);
+  EXPECT_EQ(cleared, relabelled);
+  // A pod without images scores 0 everywhere.
+  state.Reset(Share(BarePod()));
+  EXPECT_THAT(scores(), ElementsAre(0, 0, 0, 0, 0));
+}
+
 // ---- UnsupportedFeatures ---------------------------------------------------------------------
 
 struct UnsupportedCase {
@@ -487,15 +616,13 @@ INSTANTIATE_TEST_SUITE_P(
         UnsupportedCase{"claim volumes wait", [](Pod& p) { p.claim_volumes = {"data"}; },
                         "pod asks for persistentVolumeClaim or ephemeral volumes, which huygens-scheduler does "
                         "not support yet"},
-        UnsupportedCase{"topology spread waits", [](Pod& p) { p.topology_spread_constraints = 1; },
-                        "pod asks for topologySpreadConstraints, which huygens-scheduler does not support yet"},
         UnsupportedCase{"several are named together",
                         [](Pod& p) {
                           p.resource_claims = {"gpu"};
-                          p.topology_spread_constraints = 2;
+                          p.claim_volumes = {"data"};
                         },
-                        "pod asks for resourceClaims, topologySpreadConstraints, which huygens-scheduler does "
-                        "not support yet"}),
+                        "pod asks for resourceClaims, persistentVolumeClaim or ephemeral volumes, which "
+                        "huygens-scheduler does not support yet"}),
     [](const auto& p) { return testing::SentenceName(p); });
 
 // ---- NodeUnschedulable and NodeName ---------------------------------------------------------

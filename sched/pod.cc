@@ -16,10 +16,17 @@ struct Amounts {
   }
 };
 
-// A container's requests after API defaulting (EffectiveRequest, alloc/pod.h).
-Amounts RequestsOf(const ContainerSpec& c) {
-  return {EffectiveRequest(c.cpu_request_milli, c.cpu_limit_milli),
-          EffectiveRequest(c.memory_request_bytes, c.memory_limit_bytes), c.isolated_cpus};
+constexpr int64_t kDefaultMilliCpuRequest = 100;                 // kube-scheduler's, for scores
+constexpr int64_t kDefaultMemoryRequest = int64_t{200} * 1024 * 1024;  // 200 MiB, the same
+
+// A container's requests after API defaulting (EffectiveRequest, alloc/pod.h); with
+// `non_zero`, a missing cpu or memory request takes kube-scheduler's scoring default.
+Amounts RequestsOf(const ContainerSpec& c, bool non_zero) {
+  Amounts a{EffectiveRequest(c.cpu_request_milli, c.cpu_limit_milli),
+            EffectiveRequest(c.memory_request_bytes, c.memory_limit_bytes), c.isolated_cpus};
+  if (non_zero && a.cpu == 0) a.cpu = kDefaultMilliCpuRequest;
+  if (non_zero && a.memory == 0) a.memory = kDefaultMemoryRequest;
+  return a;
 }
 
 Amounts Max(const Amounts& a, const Amounts& b) {
@@ -27,18 +34,14 @@ Amounts Max(const Amounts& a, const Amounts& b) {
           std::max(a.isolated, b.isolated)};
 }
 
-}  // namespace
-
-// component-helpers' resource.PodRequests (v1.35): the containers' aggregate, then the pod-level
-// requests where set (they replace the aggregate of their resource), then the overhead.
-PodRequests ComputePodRequests(const Pod& p) {
-  const PodSpec& pod = p.spec;
+// The containers' aggregate: max(app containers and sidecars, the largest init step).
+Amounts ContainerAggregate(const PodSpec& pod, bool non_zero) {
   Amounts sum;
-  for (const ContainerSpec& c : pod.containers) sum += RequestsOf(c);
+  for (const ContainerSpec& c : pod.containers) sum += RequestsOf(c, non_zero);
   // Init containers run in order; restartable ones (sidecars) keep running beside the rest.
   Amounts restartable, init_peak;
   for (const ContainerSpec& c : pod.init_containers) {
-    const Amounts r = RequestsOf(c);
+    const Amounts r = RequestsOf(c, non_zero);
     if (c.restartable) {
       sum += r;
       restartable += r;
@@ -49,13 +52,28 @@ PodRequests ComputePodRequests(const Pod& p) {
       init_peak = Max(init_peak, step);
     }
   }
-  const Amounts total = Max(sum, init_peak);
-  PodRequests out{total.cpu, total.memory, total.isolated};
-  if (pod.pod_cpu_request_milli > 0) out.cpu_milli = pod.pod_cpu_request_milli;  // KEP-2837
-  if (p.pod_cpu_request_milli.has_value()) out.cpu_milli = *p.pod_cpu_request_milli;
-  if (p.pod_memory_request_bytes.has_value()) out.memory_bytes = *p.pod_memory_request_bytes;
+  return Max(sum, init_peak);
+}
+
+}  // namespace
+
+// component-helpers' resource.PodRequests (v1.35): the containers' aggregate, then the pod-level
+// requests where set (they replace the aggregate of their resource), then the overhead. The
+// non-zero figures run the same steps with NonMissingContainerRequests, as kube-scheduler's
+// NodeInfo does.
+PodRequests ComputePodRequests(const Pod& p) {
+  const PodSpec& pod = p.spec;
+  const Amounts total = ContainerAggregate(pod, false);
+  const Amounts non_zero = ContainerAggregate(pod, true);
+  PodRequests out{total.cpu, total.memory, total.isolated, non_zero.cpu, non_zero.memory};
+  auto set_cpu = [&](int64_t milli) { out.cpu_milli = out.non_zero_cpu_milli = milli; };
+  if (pod.pod_cpu_request_milli > 0) set_cpu(pod.pod_cpu_request_milli);  // KEP-2837
+  if (p.pod_cpu_request_milli.has_value()) set_cpu(*p.pod_cpu_request_milli);
+  if (p.pod_memory_request_bytes.has_value()) out.memory_bytes = out.non_zero_memory_bytes = *p.pod_memory_request_bytes;
   out.cpu_milli += p.overhead_cpu_milli;
+  out.non_zero_cpu_milli += p.overhead_cpu_milli;
   out.memory_bytes += p.overhead_memory_bytes;
+  out.non_zero_memory_bytes += p.overhead_memory_bytes;
   return out;
 }
 
@@ -74,7 +92,7 @@ static_assert(sizeof(void*) != 8 || sizeof(ContainerSpec) == 176,
               "ContainerSpec changed: review AppendEquivalenceKey");
 static_assert(sizeof(void*) != 8 || sizeof(PodSpec) == 216,
               "PodSpec changed: review AppendEquivalenceKey");
-static_assert(sizeof(void*) != 8 || sizeof(Pod) == 792,  // rebalance, resource_version, scheduling_gates: none
+static_assert(sizeof(void*) != 8 || sizeof(Pod) == 840,  // rebalance, resource_version, scheduling_gates: none
               "Pod changed: review AppendEquivalenceKey");
 
 namespace {
@@ -144,6 +162,19 @@ void WeightedAffinityTerms(std::string& key, const std::vector<WeightedPodAffini
   }
 }
 
+void SpreadConstraints(std::string& key, const std::vector<TopologySpreadConstraint>& constraints) {
+  Int(key, static_cast<int64_t>(constraints.size()));
+  for (const TopologySpreadConstraint& c : constraints) {
+    Int(key, c.max_skew);
+    Field(key, c.topology_key);
+    Int(key, int64_t{c.hard});
+    Selector(key, c.label_selector);
+    Int(key, c.min_domains);
+    Int(key, static_cast<int64_t>(c.node_affinity_policy) << 1 | static_cast<int64_t>(c.node_taints_policy));
+    Strings(key, c.match_label_keys);
+  }
+}
+
 void Containers(std::string& key, const std::vector<ContainerSpec>& containers) {
   Int(key, static_cast<int64_t>(containers.size()));
   for (const ContainerSpec& c : containers) {
@@ -201,6 +232,8 @@ void AppendEquivalenceKey(const Pod& pod, std::string& key) {
   WeightedAffinityTerms(key, pod.pod_affinity.preferred);
   AffinityTerms(key, pod.pod_affinity.required_anti);
   WeightedAffinityTerms(key, pod.pod_affinity.preferred_anti);
+  SpreadConstraints(key, pod.topology_spread_constraints);
+  Strings(key, pod.container_images);
   Int(key, static_cast<int64_t>(pod.tolerations.size()));
   for (const Toleration& t : pod.tolerations) {
     Field(key, t.key);

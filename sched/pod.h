@@ -106,10 +106,14 @@ struct Pod {
   // Binding carries as its precondition ("" in the simulator).
   std::string resource_version;
   bool rebalance = true;  // huygens.io/rebalance; false: the rebalancer never moves it
+  // The image of each init container, then each app container, in spec order, as
+  // kube-scheduler's ImageLocality names it (":latest" added when the name has no tag).
+  std::vector<std::string> container_images;
+  // spec.topologySpreadConstraints (base/label_selector.h).
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
   // What the pod asks for that huygens-scheduler reads only to know it is asked
-  // (sched/plugin_unsupported_features.cc): the number of topologySpreadConstraints, the
-  // names of its persistentVolumeClaim and ephemeral volumes and of its spec.resourceClaims.
-  int topology_spread_constraints = 0;
+  // (sched/plugin_unsupported_features.cc): the names of its persistentVolumeClaim and
+  // ephemeral volumes and of its spec.resourceClaims.
   std::vector<std::string> claim_volumes;
   std::vector<std::string> resource_claims;
   // spec.schedulingGates' names: while any is left the pod is not attempted.
@@ -139,6 +143,12 @@ struct PodRequests {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   int64_t isolated_cpus = 0;  // huygens.io/isolated-cpu
+  // cpu and memory as kube-scheduler's scores count them (NodeInfo.NonZeroRequested, v1.35): the
+  // same sum with a container's missing cpu request taken as 100m and its missing memory request
+  // as 200 MiB (DefaultMilliCPURequest, DefaultMemoryRequest). A request written as 0 is
+  // missing here too (the codec keeps no difference).
+  int64_t non_zero_cpu_milli = 0;
+  int64_t non_zero_memory_bytes = 0;
 
   friend bool operator==(const PodRequests&, const PodRequests&) = default;
 };
@@ -147,10 +157,11 @@ PodRequests ComputePodRequests(const Pod& pod);
 // Appends to `key` the pod's equivalence key: every field a Filter or Score plugin may read
 // (the PodSpec but uid and name; nodeSelector, node affinity, tolerations, host ports, extended
 // requests, pod-level requests, overhead, priority, schedulerName, spec.nodeName, inter-pod
-// affinity terms). Pods with equal keys are judged and scored identically on a node in a given
-// state, which the scheduler's equivalence cache relies on. Left out: uid, name, labels (only
-// InterPodAffinity reads them, and it keeps an attempt where they matter out of the
-// equivalence cache: CycleState::skip_equivalence_cache), creation_index, resource_version,
+// affinity terms, topology spread constraints, container images). Pods with equal keys are judged and scored
+// identically on a node in a given state, which the scheduler's equivalence cache relies on.
+// Left out: uid, name, labels (only InterPodAffinity and PodTopologySpread read them, and they
+// keep an attempt where they matter out of the equivalence cache:
+// CycleState::skip_equivalence_cache), creation_index, resource_version,
 // scheduling_gates (never attempted) and what UnsupportedFeatures reads (a PreFilter: a pod it
 // refuses reaches no Filter). A plugin that reads a new
 // pod field must add it here; a static_assert on the struct sizes in pod.cc is the reminder.

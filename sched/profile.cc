@@ -5,8 +5,8 @@ namespace {
 
 // kube-scheduler's default filters for the fields Huygens models, in its order.
 std::vector<std::string> DefaultFilters() {
-  return {"NodeUnschedulable", "NodeName",         "TaintToleration", "NodeAffinity",
-          "NodePorts",         "NodeResourcesFit", "InterPodAffinity"};
+  return {"NodeUnschedulable", "NodeName",         "TaintToleration",   "NodeAffinity",
+          "NodePorts",         "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"};
 }
 
 }  // namespace
@@ -17,8 +17,14 @@ Profile HuygensProfile() {
   p.pre_filters = {"UnsupportedFeatures"};
   p.filters = DefaultFilters();
   p.filters.push_back("NumaFit");
-  p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3},
-              {"InterPodAffinity", 2}, {"NumaScore", 12},    {"SmtScore", 1}};
+  p.scores = {{"NodeResourcesFit", 1},
+              {"NodeAffinity", 2},
+              {"TaintToleration", 3},
+              {"PodTopologySpread", 2},
+              {"InterPodAffinity", 2},
+              {"ImageLocality", 1},
+              {"NumaScore", 12},
+              {"SmtScore", 1}};
   p.reserves = {"NumaReserve"};
   p.resource_scoring = ResourceScoring::kMostAllocated;
   return p;
@@ -29,8 +35,14 @@ Profile DefaultProfile() {
   p.scheduler_name = "default-scheduler";
   p.filters = DefaultFilters();
   // kube-scheduler's default weights: NodeResourcesFit 1, NodeAffinity 2, TaintToleration 3,
-  // InterPodAffinity 2.
-  p.scores = {{"NodeResourcesFit", 1}, {"NodeAffinity", 2}, {"TaintToleration", 3}, {"InterPodAffinity", 2}};
+  // PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1 (NodeResourcesBalancedAllocation 1 is
+  // left out: kOptionalScorePlugins).
+  p.scores = {{"NodeResourcesFit", 1},
+              {"NodeAffinity", 2},
+              {"TaintToleration", 3},
+              {"PodTopologySpread", 2},
+              {"InterPodAffinity", 2},
+              {"ImageLocality", 1}};
   p.resource_scoring = ResourceScoring::kLeastAllocated;
   return p;
 }

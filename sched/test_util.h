@@ -5,15 +5,18 @@
 #define HUYGENS_SCHED_TEST_UTIL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <cctype>
 
 #include "absl/base/internal/raw_logging.h"
 #include "gtest/gtest.h"
 #include "node/node_state.h"
+#include "sched/cache.h"
 #include "sched/node.h"
 #include "sched/pod.h"
 #include "topology/topology.h"
@@ -76,6 +79,48 @@ inline Node PlainNode(std::string name, int64_t cpu_milli) {
   node.allocatable.memory_bytes = int64_t{64} << 30;
   return node;
 }
+
+// Node labels the topology tests use (core/v1 LabelHostname and LabelTopologyZone).
+inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
+inline constexpr char kZoneLabel[] = "topology.kubernetes.io/zone";
+
+// PlainNode(name, 64 CPUs) labelled with its hostname and, unless `zone` is empty, its zone.
+inline Node ZonedNode(std::string name, const std::string& zone) {
+  Node node = PlainNode(name, 64000);
+  node.labels[kHostnameLabel] = name;
+  if (!zone.empty()) node.labels[kZoneLabel] = zone;
+  return node;
+}
+
+// SharedPod(name, 100m) in namespace `ns` with `labels`.
+inline Pod LabelledPod(std::string name, std::map<std::string, std::string> labels, std::string ns = "default") {
+  Pod pod = SharedPod(std::move(name), 100);
+  pod.spec.namespace_name = std::move(ns);
+  pod.labels = std::move(labels);
+  return pod;
+}
+
+// A pod and the node it is bound to, for cases that start from a running cluster.
+struct Placed {
+  Pod pod;
+  std::string node;
+};
+
+// Binds every pod of `placed` in `cache`, without allocations; a failure fails the test.
+inline void PlaceAll(ClusterCache& cache, const std::vector<Placed>& placed) {
+  for (const Placed& p : placed) {
+    ASSERT_TRUE(cache.AddPod(std::make_shared<const Pod>(p.pod), p.node, std::nullopt).ok()) << p.pod.spec.name;
+  }
+}
+
+// A table case of a Score plugin: the pods running, the pod judged and the normalised score
+// wanted on each node, in the test's node order.
+struct ScoreCase {
+  std::string name;
+  std::vector<Placed> existing;
+  Pod pod;
+  std::vector<int64_t> want;
+};
 
 // A parameterised test's name from its case's `name` sentence (non-alphanumerics -> '_').
 template <typename Case>

@@ -19,4 +19,12 @@ bool TaintTolerated(std::span<const Toleration> tolerations, const Taint& taint)
   return false;
 }
 
+const Taint* FirstUntoleratedHardTaint(std::span<const Toleration> tolerations, std::span<const Taint> taints) {
+  for (const Taint& taint : taints) {
+    if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    if (!TaintTolerated(tolerations, taint)) return &taint;
+  }
+  return nullptr;
+}
+
 }  // namespace huygens::sched

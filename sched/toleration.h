@@ -18,6 +18,11 @@ bool ToleratesTaint(const Toleration& toleration, const Taint& taint);
 // True when some toleration tolerates the taint.
 bool TaintTolerated(std::span<const Toleration> tolerations, const Taint& taint);
 
+// The first of `taints` with effect NoSchedule or NoExecute that no toleration tolerates
+// (kube-scheduler's FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc); nullptr
+// when there is none. The pointer is into `taints`.
+const Taint* FirstUntoleratedHardTaint(std::span<const Toleration> tolerations, std::span<const Taint> taints);
+
 }  // namespace huygens::sched
 
 #endif  // HUYGENS_SCHED_TOLERATION_H_

@@ -47,9 +47,16 @@ absl::StatusOr<ProfileConfig> ParseProfile(const YamlReader& r, const YAML::Node
       HUYGENS_ASSIGN_OR_RETURN(weight, r.Int(kv.second, f, 0, 100));
       auto it = std::find_if(p.profile.scores.begin(), p.profile.scores.end(),
                              [&](const sched::WeightedPlugin& w) { return w.name == name; });
+      const bool optional = std::find(std::begin(sched::kOptionalScorePlugins), std::end(sched::kOptionalScorePlugins),
+                                      name) != std::end(sched::kOptionalScorePlugins);
+      if (it == p.profile.scores.end() && optional) {
+        if (weight > 0) p.profile.scores.push_back({name, weight});
+        continue;
+      }
       if (it == p.profile.scores.end()) {
         std::string known;
         for (const auto& w : p.profile.scores) known += (known.empty() ? "" : ", ") + w.name;
+        for (const char* o : sched::kOptionalScorePlugins) known += fmt::format(", {}", o);
         return r.Error(kv.first, f, fmt::format("unknown score plugin (known: {})", known));
       }
       if (weight == 0) {
@@ -129,8 +136,10 @@ kind: SchedulerConfiguration     # optional; when present, exactly this
 schedulerName: huygens-scheduler # pods with this spec.schedulerName are scheduled (no profiles)
 profiles:                        # default: one profile named schedulerName; one per name
 - schedulerName: huygens-scheduler   # default: the top-level schedulerName
-  # Score plugin weights 0-100 (0 removes the plugin); these are the defaults.
-  pluginWeights: {NodeResourcesFit: 1, NodeAffinity: 2, TaintToleration: 3, NumaScore: 12, SmtScore: 1}
+  # Score plugin weights 0-100 (0 removes the plugin); these are the defaults. A weight for
+  # NodeResourcesBalancedAllocation adds it (kube-scheduler's default profile has it at 1; with
+  # it, raise NumaScore to 16 so that NumaScore's tiers still decide first).
+  pluginWeights: {NodeResourcesFit: 1, NodeAffinity: 2, TaintToleration: 3, PodTopologySpread: 2, InterPodAffinity: 2, ImageLocality: 1, NumaScore: 12, SmtScore: 1}
   percentageOfNodesToScore: 0    # kube-scheduler's: nodes scored per pod, in %; 0 = adaptive
   defaultTopologyPolicy: single-numa-node  # pods without huygens.io/topology-policy; default: the node's
   defaultBindPolicy: full-cores  # pods without huygens.io/bind-policy (packed, full-cores,

@@ -96,6 +96,27 @@ TEST(SchedulerConfig, OnlyTheStandaloneProfilesRefuseUnsupportedFeatures) {
   }
 }
 
+// NodeResourcesBalancedAllocation is in no built-in profile; a weight adds it, 0 leaves it out.
+TEST(SchedulerConfig, AWeightAddsAnOptionalScorePlugin) {
+  auto c = ParseSchedulerConfig("profiles: [{schedulerName: a, pluginWeights: {NodeResourcesBalancedAllocation: 1, NumaScore: 16}},"
+                                " {schedulerName: b, pluginWeights: {NodeResourcesBalancedAllocation: 0}}]\n",
+                                "config");
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto weight_of = [](const ProfileConfig& p, const std::string& name) {
+    for (const sched::WeightedPlugin& w : p.profile.scores) {
+      if (w.name == name) return w.weight;
+    }
+    return int64_t{0};
+  };
+  EXPECT_EQ(weight_of(c->profiles[0], "NodeResourcesBalancedAllocation"), 1);
+  EXPECT_EQ(weight_of(c->profiles[0], "NumaScore"), 16);
+  EXPECT_EQ(weight_of(c->profiles[1], "NodeResourcesBalancedAllocation"), 0);
+  EXPECT_EQ(c->profiles[1].profile.scores, sched::HuygensProfile().scores);
+  auto bad = ParseSchedulerConfig("profiles: [{pluginWeights: {Balanced: 1}}]\n", "config");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr(", NodeResourcesBalancedAllocation)"));
+}
+
 TEST(SchedulerConfig, TheHelpReferenceIsAValidFileWithEveryFieldAndTheDefaults) {
   auto c = ParseSchedulerConfig(kSchedulerConfigReference, "reference");
   ASSERT_TRUE(c.ok()) << c.status();

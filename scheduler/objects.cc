@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "fmt/format.h"
 #include "kube/pod_codec.h"
+#include "sched/plugins.h"
 #include "topology/nrt.h"
 
 namespace huygens::scheduler {
@@ -92,7 +93,7 @@ void TakeCodecFields(kube::PodObject&& decoded, sched::Pod& pod) {
   pod.resource_claims = std::move(decoded.resource_claims);
   pod.claim_volumes = std::move(decoded.claim_volumes);
   pod.pod_affinity = std::move(decoded.pod_affinity);
-  pod.topology_spread_constraints = decoded.topology_spread_constraints;
+  pod.topology_spread_constraints = std::move(decoded.topology_spread_constraints);
 }
 
 // The containers' ports with a hostPort > 0 (kube-scheduler's NodePorts reads those).
@@ -128,6 +129,12 @@ absl::StatusOr<sched::Pod> PodFromJson(const json& object) {
   pod.rebalance = decoded.rebalance;
   TakeCodecFields(std::move(decoded), pod);
   pod.host_ports = HostPortsOf(spec);
+  for (const char* key : {"initContainers", "containers"}) {
+    const json& list = MemberOrNull(spec, key);
+    for (const json& c : list.is_array() ? list : json::array()) {
+      pod.container_images.push_back(sched::NormalizedImageName(StringOrEmpty(c, "image")));
+    }
+  }
   HUYGENS_ASSIGN_OR_RETURN(pod.labels, StringMap(MemberOrNull(md, "labels"), what, "metadata.labels"));
   HUYGENS_ASSIGN_OR_RETURN(pod.node_selector, StringMap(MemberOrNull(spec, "nodeSelector"), what, "spec.nodeSelector"));
   const json& na = MemberOrNull(MemberOrNull(spec, "affinity"), "nodeAffinity");
@@ -207,6 +214,16 @@ absl::StatusOr<sched::Node> NodeFromJson(const json& object) {
       if (!effect) return Error(what, fmt::format("spec.taints[{}].effect", i), "unknown effect");
       t.effect = *effect;
       node.taints.push_back(std::move(t));
+    }
+  }
+  // status.images as the API server validated it; an entry of another shape names no image.
+  const json& images = MemberOrNull(MemberOrNull(object, "status"), "images");
+  for (const json& image : images.is_array() ? images : json::array()) {
+    const json& size = MemberOrNull(image, "sizeBytes");
+    const json& names = MemberOrNull(image, "names");
+    if (!size.is_number_integer() || !names.is_array()) continue;
+    for (const json& name : names) {
+      if (name.is_string()) node.images[name.get<std::string>()] = size.get<int64_t>();
     }
   }
   const json& allocatable = MemberOrNull(MemberOrNull(object, "status"), "allocatable");

@@ -29,8 +29,9 @@
 namespace huygens::scheduler {
 
 // The pod's scheduling view: what the pod codec reads (kube/pod_codec.h, its rules and errors),
-// plus labels, nodeSelector, node affinity, tolerations, host ports, priority and
-// schedulerName (inter-pod affinity is the codec's, rule 13). `creation_index` is left 0 (the
+// plus labels, nodeSelector, node affinity, tolerations, host ports, the containers' images
+// (sched::NormalizedImageName), priority and schedulerName (inter-pod affinity and topology
+// spread constraints are the codec's, rules 17 and 18). `creation_index` is left 0 (the
 // caller numbers pods in arrival order).
 absl::StatusOr<sched::Pod> PodFromJson(const nlohmann::json& pod);
 
@@ -44,8 +45,9 @@ bool PodIsTerminal(const nlohmann::json& pod);
 // True for a pod being deleted (metadata.deletionTimestamp set, kube/pod_codec.h rule 12).
 bool PodIsBeingDeleted(const nlohmann::json& pod);
 
-// The node's name, labels, taints, spec.unschedulable and status.allocatable (cpu, memory,
-// pods, extended resources). cpu_state is left null.
+// The node's name, labels, taints, spec.unschedulable, status.allocatable (cpu, memory, pods,
+// extended resources) and status.images (each name with its image's sizeBytes; entries of
+// another shape are skipped). cpu_state is left null.
 absl::StatusOr<sched::Node> NodeFromJson(const nlohmann::json& node);
 
 // The node's CPU state from its NodeResourceTopology: topology and pools from the Huygens

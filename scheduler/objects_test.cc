@@ -1,5 +1,6 @@
 // NodeStateFromNrt: the node's CPU state as the agent publishes it, including the per-NUMA
-// capacity factors (zone attribute huygens.io/capacity-factor).
+// capacity factors (zone attribute huygens.io/capacity-factor); and what NodeFromJson and
+// PodFromJson read for ImageLocality.
 #include "scheduler/objects.h"
 
 #include <map>
@@ -25,6 +26,33 @@ nlohmann::json PublishedNrt(const CpuTopology& topo,
   absl::StatusOr<nlohmann::json> nrt = BuildNrt(in);
   EXPECT_TRUE(nrt.ok()) << nrt.status();
   return nrt.ok() ? *nrt : nlohmann::json();
+}
+
+TEST(NodeFromJson, EveryNameOfAnImageCarriesItsSizeAndMalformedEntriesAreSkipped) {
+  const nlohmann::json node = {
+      {"metadata", {{"name", "n1"}}},
+      {"status",
+       {{"images",
+         {{{"names", {"docker.io/library/nginx@sha256:ab", "docker.io/library/nginx:1.25"}}, {"sizeBytes", 70000000}},
+          {{"names", {"app:v2"}}, {"sizeBytes", "big"}},
+          {{"names", "app:v3"}, {"sizeBytes", 5}},
+          "junk"}}}}};
+  absl::StatusOr<sched::Node> n = NodeFromJson(node);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->images, (std::map<std::string, int64_t>{{"docker.io/library/nginx:1.25", 70000000},
+                                                       {"docker.io/library/nginx@sha256:ab", 70000000}}));
+}
+
+TEST(PodFromJson, ContainerImagesAreNamedAsImageLocalityMatchesThem) {
+  const nlohmann::json pod = {
+      {"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "u1"}}},
+      {"spec",
+       {{"initContainers", {{{"name", "init"}, {"image", "registry:5000/setup"}}}},
+        {"containers", {{{"name", "app"}, {"image", "nginx:1.25"}}, {{"name", "side"}, {"image", "envoy"}}}}}}};
+  absl::StatusOr<sched::Pod> p = PodFromJson(pod);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->container_images,
+            (std::vector<std::string>{"registry:5000/setup:latest", "nginx:1.25", "envoy:latest"}));
 }
 
 TEST(NodeStateFromNrt, CapacityFactorsOfTheZonesBecomeTheNodesCapacity) {

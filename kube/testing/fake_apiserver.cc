@@ -57,6 +57,7 @@ const std::vector<ResourceType>& Types() {
       {"", "v1", "events", "event", "Event", true, {"ev"}, {}},
       {"events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}, {}},
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}},
+      {"node.k8s.io", "v1", "runtimeclasses", "runtimeclass", "RuntimeClass", false, {}, {}},
       {"topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "noderesourcetopology",
        "NodeResourceTopology", false, {"node-res-topo"}, {}},
       {"huygens.io", "v1alpha1", "numaaffinitygroups", "numaaffinitygroup", "NumaAffinityGroup", true, {"nag"},
