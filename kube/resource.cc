@@ -49,6 +49,12 @@ const ResourceRef& Namespaces() {
   static const ResourceRef r{"", "v1", "namespaces", "Namespace", false};
   return r;
 }
+
+const ResourceRef& RuntimeClasses() {
+  static const ResourceRef r{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false};
+  return r;
+}
+
 const ResourceRef& CoreEvents() {
   static const ResourceRef r{"", "v1", "events", "Event", true};
   return r;

@@ -41,6 +41,9 @@ const ResourceRef& NumaAffinityGroups();
 // Used by tests and tools only (the test cluster's clean-up): core v1 namespaces and events.
 const ResourceRef& Namespaces();
 const ResourceRef& CoreEvents();  // v1 events, the older form of events.k8s.io
+// Used by tests only: node.k8s.io/v1 runtimeclasses (cluster-scoped), whose overhead the API
+// server's RuntimeClass admission copies into a pod's spec.overhead.
+const ResourceRef& RuntimeClasses();
 
 // A resourceVersion as a number, for ordering two versions from one API server: kube-apiserver
 // writes etcd's revision as a decimal string (and so does the fake server), which grows with

@@ -30,7 +30,7 @@ bool HasStatusSubresource(const ResourceRef& r) {
 
 const ResourceRef* ResourceByQualifiedName(std::string_view qualified) {
   for (const ResourceRef* r : {&Pods(), &Nodes(), &Leases(), &Events(), &NodeResourceTopologies(), &Namespaces(),
-                               &CoreEvents(), &NumaAffinityGroups()}) {
+                               &CoreEvents(), &NumaAffinityGroups(), &RuntimeClasses()}) {
     std::string name = r->group.empty() ? r->resource : r->resource + "." + r->group;
     if (name == qualified) return r;
   }
