@@ -9,6 +9,9 @@
 // allocatable, times kMaxNodeScore, averaged; requested counts the node's pods and the pod with
 // kube-scheduler's non-zero defaults for containers without a request (100m, 200 MiB;
 // PodRequests::non_zero_cpu_milli).
+#include <algorithm>
+#include <utility>
+
 #include "fmt/format.h"
 #include "sched/plugins.h"
 
@@ -55,11 +58,18 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   int64_t Score(CycleState& state, const NodeInfo& node) override {
     const PodRequests& want = state.facts().requests;
     const NodeSummary& n = node.summary;
-    const int64_t cpu =
-        ResourceScore(node.requested.non_zero_cpu_milli + want.non_zero_cpu_milli, n.cpu_allocatable_milli);
-    const int64_t memory = ResourceScore(node.requested.non_zero_memory_bytes + want.non_zero_memory_bytes,
-                                         n.memory_allocatable_bytes);
-    return (cpu + memory) / 2;
+    // kube-scheduler's resourceAllocationScorer: a resource the node has none of is left out of
+    // the average (weights 1 each).
+    int64_t sum = 0;
+    int64_t resources = 0;
+    for (auto [requested, allocatable] :
+         {std::pair{node.requested.non_zero_cpu_milli + want.non_zero_cpu_milli, n.cpu_allocatable_milli},
+          std::pair{node.requested.non_zero_memory_bytes + want.non_zero_memory_bytes, n.memory_allocatable_bytes}}) {
+      if (allocatable <= 0) continue;
+      sum += ResourceScore(requested, allocatable);
+      ++resources;
+    }
+    return resources == 0 ? 0 : sum / resources;
   }
 
  private:
@@ -68,12 +78,19 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
     return it == alloc.extended.end() ? 0 : it->second;
   }
 
+  // kube-scheduler's leastRequestedScore and mostRequestedScore, in whole numbers as there.
+  // REQUIRES: allocatable > 0. More requested than allocatable (pods without requests count the
+  // non-zero defaults) scores 0 least-allocated and, capped, 100 most-allocated.
   int64_t ResourceScore(int64_t requested, int64_t allocatable) const {
-    if (allocatable <= 0 || requested > allocatable) return 0;
-    // In floating point: bytes x 100 could overflow int64 on very large nodes.
-    const double share = static_cast<double>(requested) / static_cast<double>(allocatable);
-    const double used = scoring_ == ResourceScoring::kMostAllocated ? share : 1.0 - share;
-    return static_cast<int64_t>(used * static_cast<double>(kMaxNodeScore));
+    if (scoring_ == ResourceScoring::kMostAllocated) return Percent(std::min(requested, allocatable), allocatable);
+    if (requested > allocatable) return 0;
+    return Percent(allocatable - requested, allocatable);
+  }
+
+  // floor(part * kMaxNodeScore / whole) for 0 <= part <= whole, without the product (bytes x 100
+  // could overflow int64 on very large nodes): part = q * whole + r gives 100q + floor(100r / whole).
+  static int64_t Percent(int64_t part, int64_t whole) {
+    return part / whole * kMaxNodeScore + part % whole * kMaxNodeScore / whole;
   }
 
   ResourceScoring scoring_;

@@ -44,9 +44,10 @@ constexpr char kConstraintsNotMatch[] = "node(s) didn't match pod topology sprea
 constexpr char kNodeLabelNotMatch[] = "node(s) didn't match pod topology spread constraints (missing required label)";
 constexpr int64_t kIgnoredNode = -1;  // a raw score no counted node can have
 
-// One constraint of the pod with its effective selector (nullopt: selects nothing).
+// One constraint of the pod with its effective selector (nullopt: selects nothing). A copy: the
+// scratch outlives the attempt, and the pod may go before the next PreFilter clears it.
 struct Constraint {
-  const TopologySpreadConstraint* spec = nullptr;
+  TopologySpreadConstraint spec;
   std::optional<LabelSelector> selector;
 
   bool Matches(const Labels& labels) const { return selector.has_value() && selector->Matches(labels); }
@@ -59,7 +60,7 @@ void CollectConstraints(const Pod& pod, bool hard, std::vector<Constraint>& out)
   out.clear();
   for (const TopologySpreadConstraint& c : pod.topology_spread_constraints) {
     if (c.hard != hard) continue;
-    Constraint k{&c, c.label_selector};
+    Constraint k{c, c.label_selector};
     if (k.selector.has_value()) {
       for (const std::string& key : c.match_label_keys) {
         auto own = pod.labels.find(key);
@@ -73,7 +74,7 @@ void CollectConstraints(const Pod& pod, bool hard, std::vector<Constraint>& out)
 // Whether the node carries the topology key of every constraint.
 bool HasAllKeys(const Node& node, const std::vector<Constraint>& constraints) {
   for (const Constraint& c : constraints) {
-    if (!node.labels.contains(c.spec->topology_key)) return false;
+    if (!node.labels.contains(c.spec.topology_key)) return false;
   }
   return true;
 }
@@ -125,14 +126,14 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       if (!HasAllKeys(node, s.hard)) continue;
       Inclusion inclusion(pod, node);
       for (size_t i = 0; i < s.hard.size(); ++i) {
-        if (!inclusion.Includes(*s.hard[i].spec)) continue;
-        s.hard_counts[i][node.labels.at(s.hard[i].spec->topology_key)] += CountOnNode(*info, s.hard[i], pod);
+        if (!inclusion.Includes(s.hard[i].spec)) continue;
+        s.hard_counts[i][node.labels.at(s.hard[i].spec.topology_key)] += CountOnNode(*info, s.hard[i], pod);
       }
     }
     s.hard_min.assign(s.hard.size(), 0);
     for (size_t i = 0; i < s.hard.size(); ++i) {
       const DomainCounts& domains = s.hard_counts[i];
-      if (domains.size() < static_cast<size_t>(s.hard[i].spec->min_domains)) continue;  // minimum 0
+      if (domains.size() < static_cast<size_t>(s.hard[i].spec.min_domains)) continue;  // minimum 0
       int64_t min = std::numeric_limits<int32_t>::max();  // no domain at all: nothing is skewed
       for (const auto& [value, count] : domains) min = std::min(min, count);
       s.hard_min[i] = min;
@@ -145,12 +146,12 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
     if (s == nullptr || s->hard.empty()) return Status::Success();
     for (size_t i = 0; i < s->hard.size(); ++i) {
       const Constraint& c = s->hard[i];
-      auto label = node.node.labels.find(c.spec->topology_key);
+      auto label = node.node.labels.find(c.spec.topology_key);
       if (label == node.node.labels.end()) return Status::Unresolvable(kNodeLabelNotMatch);
       auto domain = s->hard_counts[i].find(label->second);
       const int64_t count = domain == s->hard_counts[i].end() ? 0 : domain->second;
       const int64_t self = c.Matches(state.pod().labels) ? 1 : 0;
-      if (count + self - s->hard_min[i] > c.spec->max_skew) return Status::Unschedulable(kConstraintsNotMatch);
+      if (count + self - s->hard_min[i] > c.spec.max_skew) return Status::Unschedulable(kConstraintsNotMatch);
     }
     return Status::Success();
   }
@@ -166,13 +167,13 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       if (!HasAllKeys(info->node, s.soft)) continue;  // ignored: scores 0
       ++counted_nodes;
       for (size_t i = 0; i < s.soft.size(); ++i) {
-        const std::string& key = s.soft[i].spec->topology_key;
+        const std::string& key = s.soft[i].spec.topology_key;
         if (key != kHostnameLabel) s.soft_counts[i].try_emplace(info->node.labels.at(key), 0);
       }
     }
     s.soft_weight.assign(s.soft.size(), 0.0);
     for (size_t i = 0; i < s.soft.size(); ++i) {
-      const bool hostname = s.soft[i].spec->topology_key == kHostnameLabel;
+      const bool hostname = s.soft[i].spec.topology_key == kHostnameLabel;
       const size_t domains = hostname ? counted_nodes : s.soft_counts[i].size();
       s.soft_weight[i] = std::log(static_cast<double>(domains + 2));
     }
@@ -181,8 +182,8 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
       if (!HasAllKeys(node, s.soft)) continue;
       Inclusion inclusion(pod, node);
       for (size_t i = 0; i < s.soft.size(); ++i) {
-        auto domain = s.soft_counts[i].find(node.labels.at(s.soft[i].spec->topology_key));
-        if (domain == s.soft_counts[i].end() || !inclusion.Includes(*s.soft[i].spec)) continue;
+        auto domain = s.soft_counts[i].find(node.labels.at(s.soft[i].spec.topology_key));
+        if (domain == s.soft_counts[i].end() || !inclusion.Includes(s.soft[i].spec)) continue;
         domain->second += CountOnNode(*info, s.soft[i], pod);
       }
     }
@@ -196,14 +197,14 @@ class PodTopologySpread final : public PreFilterPlugin, public FilterPlugin, pub
     double score = 0;
     for (size_t i = 0; i < s->soft.size(); ++i) {
       const Constraint& c = s->soft[i];
-      const std::string& value = node.node.labels.at(c.spec->topology_key);
+      const std::string& value = node.node.labels.at(c.spec.topology_key);
       int64_t count = 0;
-      if (c.spec->topology_key == kHostnameLabel) {
+      if (c.spec.topology_key == kHostnameLabel) {
         count = CountOnNode(node, c, state.pod());
       } else if (auto domain = s->soft_counts[i].find(value); domain != s->soft_counts[i].end()) {
         count = domain->second;
       }
-      score += static_cast<double>(count) * s->soft_weight[i] + static_cast<double>(c.spec->max_skew - 1);
+      score += static_cast<double>(count) * s->soft_weight[i] + static_cast<double>(c.spec.max_skew - 1);
     }
     return std::llround(score);
   }

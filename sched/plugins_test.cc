@@ -495,6 +495,32 @@ TEST(NodeResourcesFit, LeastAllocatedSeesBestEffortPodsThroughTheirNonZeroDefaul
   EXPECT_EQ(score->Score(state, *cache.FindNode("busy")), 69);
 }
 
+TEST(NodeResourcesFit, MoreRequestedThanAllocatableCapsMostAllocatedAndAResourceTheNodeLacksIsLeftOut) {
+  ClusterCache cache;
+  ASSERT_TRUE(cache.AddNode(PlainNode("full", 1000)).ok());
+  Node no_memory = PlainNode("no-memory", 1000);
+  no_memory.allocatable.memory_bytes = 0;
+  ASSERT_TRUE(cache.AddNode(no_memory).ok());
+  for (int i = 0; i < 12; ++i) {  // 1200m of non-zero cpu on a 1000m node
+    ASSERT_TRUE(cache.AddPod(Share(testing::SharedPod("be-" + std::to_string(i), 0)), "full", std::nullopt).ok());
+  }
+  const Pod pod = testing::SharedPod("p", 0);
+  auto score_on = [&](ResourceScoring scoring, const char* node) {
+    auto plugin = NewNodeResourcesFit(scoring);
+    CycleState state;
+    state.Reset(Share(pod));
+    ComputePodFacts(pod, state.mutable_facts());
+    return dynamic_cast<ScorePlugin&>(*plugin).Score(state, *cache.FindNode(node));
+  };
+  // cpu 1300m of 1000m: most-allocated caps it at 100 (kube-scheduler's mostRequestedScore),
+  // least-allocated gives 0; memory 13 x 200 MiB of 64 GiB: 3, and 96 left.
+  EXPECT_EQ(score_on(ResourceScoring::kMostAllocated, "full"), (100 + 3) / 2);
+  EXPECT_EQ(score_on(ResourceScoring::kLeastAllocated, "full"), (0 + 96) / 2);
+  // No memory at all: the score is cpu's alone (100m of 1000m), not averaged with a 0.
+  EXPECT_EQ(score_on(ResourceScoring::kMostAllocated, "no-memory"), 10);
+  EXPECT_EQ(score_on(ResourceScoring::kLeastAllocated, "no-memory"), 90);
+}
+
 // ---- NodeResourcesBalancedAllocation ---------------------------------------------------------
 
 TEST(BalancedAllocation, ScoresOneMinusHalfTheDifferenceOfTheCpuAndMemoryShares) {
