@@ -216,10 +216,7 @@ TEST_P(InterPodAffinityScore, NormalisesLikeKubeScheduler) {
   state.Reset(Share(c.pod));
   ASSERT_TRUE(dynamic_cast<PreFilterPlugin&>(*plugin).PreFilter(state).ok());
   auto& score = dynamic_cast<ScorePlugin&>(*plugin);
-  std::vector<int64_t> got;
-  for (const char* name : {"n1", "n2", "n3", "n4"}) got.push_back(score.Score(state, *cache.FindNode(name)));
-  score.NormalizeScore(state, got);
-  EXPECT_THAT(got, ElementsAreArray(c.want));
+  EXPECT_THAT(testing::NormalisedScores(score, state, cache, {"n1", "n2", "n3", "n4"}), ElementsAreArray(c.want));
 }
 
 Pod Preferring(Pod pod, std::vector<WeightedPodAffinityTerm> affinity, std::vector<WeightedPodAffinityTerm> anti) {

@@ -211,15 +211,9 @@ TEST_P(PodTopologySpreadScore, NormalisesLikeKubeScheduler) {
   CycleState state;
   state.Reset(Share(c.pod));
   ASSERT_TRUE(dynamic_cast<PreFilterPlugin&>(*plugin).PreFilter(state).ok());
-  std::vector<const NodeInfo*> feasible;
-  for (const std::string& name : kNodes) feasible.push_back(cache.FindNode(name));
-  ASSERT_TRUE(dynamic_cast<PreScorePlugin&>(*plugin).PreScore(state, feasible).ok());
   auto& score = dynamic_cast<ScorePlugin&>(*plugin);
-  ASSERT_FALSE(score.SkipScore(state));
-  std::vector<int64_t> got;
-  for (const NodeInfo* node : feasible) got.push_back(score.Score(state, *node));
-  score.NormalizeScore(state, got);
-  EXPECT_THAT(got, ElementsAreArray(c.want));
+  EXPECT_THAT(testing::NormalisedScores(score, state, cache, kNodes), ElementsAreArray(c.want));
+  EXPECT_FALSE(score.SkipScore(state));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "node/node_state.h"
 #include "sched/cache.h"
+#include "sched/framework.h"
 #include "sched/node.h"
 #include "sched/pod.h"
 #include "topology/topology.h"
@@ -121,6 +122,22 @@ struct ScoreCase {
   Pod pod;
   std::vector<int64_t> want;
 };
+
+// Runs a score plugin's scoring for the pod in `state` (after its PreFilter) over `nodes`, all
+// taken as feasible: PreScore when the plugin has one, Score per node, NormalizeScore. Returns
+// the normalised scores in `nodes` order; a failed PreScore fails the test.
+inline std::vector<int64_t> NormalisedScores(ScorePlugin& plugin, CycleState& state, const ClusterCache& cache,
+                                             const std::vector<std::string>& nodes) {
+  std::vector<const NodeInfo*> feasible;
+  for (const std::string& name : nodes) feasible.push_back(cache.FindNode(name));
+  if (auto* pre = dynamic_cast<PreScorePlugin*>(&plugin)) {
+    EXPECT_TRUE(pre->PreScore(state, feasible).ok());
+  }
+  std::vector<int64_t> scores;
+  for (const NodeInfo* node : feasible) scores.push_back(plugin.Score(state, *node));
+  plugin.NormalizeScore(state, scores);
+  return scores;
+}
 
 // A parameterised test's name from its case's `name` sentence (non-alphanumerics -> '_').
 template <typename Case>
